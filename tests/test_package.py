@@ -1,0 +1,29 @@
+"""The package as a user meets it: the console script, the docs site, a failing example failing the suite."""
+import json, os, shutil, subprocess, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+def test_console_script():
+    r = subprocess.run(['ramabana', '--help'], capture_output=True, text=True)
+    assert r.returncode == 0 and 'config' in r.stdout, r.stderr
+
+def test_failing_example_fails(tmp_path):
+    "A notebook whose example cell fails makes nbdev-test exit non-zero, so the suite fails."
+    nb = dict(cells=[dict(cell_type='code', id='a1', metadata={}, execution_count=None, outputs=[],
+                          source='from fastcore.test import test_eq\ntest_eq(1, 2)')],
+              metadata={}, nbformat=4, nbformat_minor=5)
+    p = tmp_path/'bad.ipynb'
+    p.write_text(json.dumps(nb))
+    r = subprocess.run(['nbdev-test', str(p)], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0
+
+def test_docs_site(tmp_path):
+    "The offline docs build gives every notebook a page and an index linking them."
+    r = subprocess.run([sys.executable, 'tools/docs.py', '--out', str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    index = (tmp_path/'index.html').read_text()
+    for nb in (ROOT/'nbs').glob('*.ipynb'):
+        page = tmp_path/(nb.stem + '.html')
+        assert page.exists(), page
+        assert f'href="{nb.stem}.html"' in index
