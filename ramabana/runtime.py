@@ -8,12 +8,15 @@ from __future__ import annotations
 import os, re, sys, math, time, select, threading, contextvars, contextlib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from fastcore.basics import patch
 from .core import RamabanaError, get
 
 # %% auto #0
-__all__ = ['CHARS_PER_TOKEN', 'RESERVE', 'THINK_OPEN', 'THINK_CLOSE', 'MAX_KEEP', 'LOCK_WAIT', 'estimate_tokens', 'threshold',
-           'should_compact', 'halvings', 'answer_only', 'RunError', 'ChatTemplateError', 'interesting', 'captured',
-           'capture']
+__all__ = ['CHARS_PER_TOKEN', 'RESERVE', 'THINK_OPEN', 'THINK_CLOSE', 'MAX_KEEP', 'LOCK_WAIT', 'Q_NOTICE', 'READ_NOTICE',
+           'APPROVAL_NOTICE', 'BTW_NOTICE', 'ACTION_NOTICE', 'CONTINUE_NOTICE', 'SIMPLER_NOTICE', 'NEXT_NOTICE',
+           'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'estimate_tokens', 'threshold', 'should_compact', 'halvings',
+           'answer_only', 'RunError', 'ChatTemplateError', 'interesting', 'captured', 'capture', 'prompt_notices',
+           'notices_block', 'ThinkFilter', 'render_template', 'prefills_think', 'Usage']
 
 # %% ../nbs/02_runtime.ipynb #665c754d
 CHARS_PER_TOKEN = 3.25
@@ -199,3 +202,218 @@ def capture(fn, *a, **kw):
             if e.native_output and hasattr(e, 'add_note'): e.add_note('native output: ' + ' | '.join(e.native_output))
         raise
     return res, cap.problems
+
+# %% ../nbs/02_runtime.ipynb #59f62f3d
+Q_NOTICE = ("The user asked a question. Answer it, then stop: do not begin the work the question hints at until "
+            "they ask for it.")
+READ_NOTICE = ("The user wants something read. Read all of it (the whole file, cell or page) before you answer, "
+               "not only the part you expect to matter.")
+APPROVAL_NOTICE = ("This approval covers only what the user explicitly agreed to. Do not treat it as a yes to "
+                   "everything you proposed earlier; ask about anything else.")
+BTW_NOTICE = ("This is a side request. Deal with it briefly, then go back to the task you were doing and say where "
+              "you are picking it up.")
+ACTION_NOTICE = ("The user asked for an action. Do the work, then check that it worked (run it, test it, read it "
+                 "back) before you reply, and say how you checked.")
+CONTINUE_NOTICE = "`.` means: continue with the task as agreed, from where you stopped."
+SIMPLER_NOTICE = "`;` means: say your last answer again, shorter and in plainer words."
+NEXT_NOTICE = "`,` means: tell the user what they need to decide or answer next, and nothing else."
+SHORTCUTS = {'.': CONTINUE_NOTICE, ';': SIMPLER_NOTICE, ',': NEXT_NOTICE}
+
+APPROVALS = {'go', 'go ahead', 'ok', 'okay', 'k', 'do it', 'yes', 'y', 'yep', 'yeah', 'sure', 'proceed', 'lgtm',
+             'sounds good', 'go for it', 'ship it', 'approved', 'continue', 'please do', 'yes please', 'ok go'}
+ACTION_VERBS = set('''fix add run rename remove delete write create update change refactor implement make move test
+build install replace convert edit clean commit split merge extract document rewrite debug set use try plot load save
+export drop sort format generate optimise optimize simplify repair apply patch insert append revert undo restore
+translate port upgrade tidy wrap migrate deploy configure enable disable compute calculate train fit draw'''.split())
+_AS_NAME = re.compile(r'\bas\s+`?[A-Za-z_][\w.\-/]*`?$')
+
+# %% ../nbs/02_runtime.ipynb #9536a8f5
+def _words(p): return re.findall(r"[a-z][a-z'\-]*", p.lower())
+
+def prompt_notices(prompt): # the text the user submitted
+    "Notices a submitted prompt earns, after aai-coding's `UserPromptSubmit` hook."
+    p = (prompt or '').strip()
+    if p in SHORTCUTS: return [SHORTCUTS[p]]
+    if p.endswith('?'): return [Q_NOTICE]
+    low, ws = p.lower(), _words(p)
+    res = []
+    if any(s in low for s in ('please read', 'read the', 'have a look at')): res.append(READ_NOTICE)
+    if ' '.join(ws) in APPROVALS: res.append(APPROVAL_NOTICE)
+    btw = bool(ws) and ws[0] == 'btw'
+    if btw: res.append(BTW_NOTICE)
+    rest = ws[1:] if btw else ws
+    if rest and rest[0] == 'please': rest = rest[1:]
+    if (rest and rest[0] in ACTION_VERBS) or _AS_NAME.search(p): res.append(ACTION_NOTICE)
+    return res
+
+def notices_block(prompt): # the text the user submitted
+    "The notices for `prompt` as one reminder to append to it, or `''`."
+    ns = prompt_notices(prompt)
+    return '\n\n<system-reminder>\n' + '\n'.join(ns) + '\n</system-reminder>' if ns else ''
+
+# %% ../nbs/02_runtime.ipynb #40cefc6e
+def _tag_prefix(s, tag=THINK_CLOSE):
+    "Length of the longest end of `s` that could begin `tag`."
+    for n in range(min(len(s), len(tag) - 1), 0, -1):
+        if tag.startswith(s[-n:]): return n
+    return 0
+
+class ThinkFilter:
+    "Drop a template-opened thinking block out of a raw chunk stream. A tool call re-arms it."
+    def __init__(self): self.thinking, self.thought, self.answer, self._held, self._lead = True, 0, 0, '', True
+
+    def rearm(self):
+        "A tool call ended the answer: the next reply starts inside a new thought."
+        self.thought += len(self._held)
+        self.thinking, self._held, self._lead = True, '', True
+
+    def feed(self, text):
+        "The part of the streamed `text` that is answer."
+        if not text: return ''
+        if self.thinking:
+            buf = self._held + text
+            i = buf.find(THINK_CLOSE)
+            if i < 0:
+                n = _tag_prefix(buf)
+                self._held = buf[len(buf)-n:] if n else ''
+                self.thought += len(buf) - n
+                return ''
+            self.thought += i
+            self.thinking, self._held, text = False, '', buf[i+len(THINK_CLOSE):]
+        if self._lead:
+            text = text.lstrip()
+            if not text: return ''
+            self._lead = False
+        self.answer += len(text)
+        return text
+
+    def end(self):
+        "The stream is over: a tag fragment still held back was thinking."
+        self.thought += len(self._held); self._held = ''
+
+# %% ../nbs/02_runtime.ipynb #212144ac
+@patch
+def _chunk(self:ThinkFilter, c):
+    "`c` filtered, or None to drop it."
+    if isinstance(c, str): return self.feed(c) or None
+    if not isinstance(c, dict): return c
+    if 'choices' in c:
+        chs, out = c.get('choices') or [], []
+        for ch in chs:
+            d = dict(ch.get('delta') or {})
+            if d.get('content'):
+                d['content'] = self.feed(d['content'])
+                if not d['content']: del d['content']
+            if d.get('tool_calls'): self.rearm()
+            out.append({**ch, 'delta': d})
+        keep = any(set(o['delta']) - {'content'} or o.get('finish_reason') for o in out) or c.get('usage') \
+               or not chs or any(o['delta'].get('content') for o in out)
+        return {**c, 'choices': out} if keep else None
+    parts = c.get('content')
+    if isinstance(parts, str):
+        t = self.feed(parts)
+        return {**c, 'content': t} if t or set(c) - {'content'} else None
+    if not isinstance(parts, list): return c
+    res = []
+    for p in parts:
+        if isinstance(p, dict) and p.get('type') == 'text':
+            if t := self.feed(p.get('text', '')): res.append({**p, 'text': t})
+        else:
+            res.append(p)
+            if isinstance(p, dict) and p.get('type') in ('tool_call', 'tool_use', 'function_call'): self.rearm()
+    if not res: return None
+    return c if res == parts else {**c, 'content': res}
+
+@patch
+def __call__(self:ThinkFilter, chunks):
+    "Filter a stream of chunks, yielding what the user should see."
+    for c in chunks:
+        if (o := self._chunk(c)) is not None: yield o
+    self.end()
+
+# %% ../nbs/02_runtime.ipynb #a51f55f9
+_PROBE = 'ramabana-probe-7f3a'
+
+def _raise(msg): raise ChatTemplateError(f'the chat template raised: {msg}')
+
+def _jinja_env():
+    "A sandboxed Jinja2 environment with the globals, filters and tags chat templates expect."
+    import json, jinja2, jinja2.ext, jinja2.sandbox  # only needed when a template is inspected
+    class Generation(jinja2.ext.Extension):
+        "transformers' `{% generation %}` marks the assistant's part; rendering keeps its body as it is."
+        tags = {'generation'}
+        def parse(self, parser):
+            next(parser.stream)
+            return parser.parse_statements(('name:endgeneration',), drop_needle=True)
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                                        extensions=[jinja2.ext.loopcontrols, Generation])
+    env.globals.update(raise_exception=_raise, strftime_now=lambda fmt: time.strftime(fmt))
+    env.filters['tojson'] = lambda x, indent=None, ensure_ascii=False, **kw: json.dumps(x, indent=indent,
+                                                                                       ensure_ascii=ensure_ascii)
+    return env
+
+def render_template(template, # Jinja2 chat template text
+                    messages, # OpenAI-style messages
+                    add_generation_prompt=True, **kw): # `tools`, `enable_thinking` and such, when wanted
+    "Render a chat template the way llama.cpp and transformers do."
+    import jinja2
+    env = _jinja_env()
+    try: tpl = env.from_string(template)
+    except jinja2.TemplateError as e: raise ChatTemplateError(f'could not parse the chat template: {e}') from None
+    try: return tpl.render(messages=messages, add_generation_prompt=add_generation_prompt, bos_token='<s>',
+                           eos_token='</s>', **kw)
+    except ChatTemplateError: raise
+    # a template is foreign code: whatever goes wrong while it runs is the template's fault, so say so
+    except Exception as e: raise ChatTemplateError(f'could not render the chat template: {type(e).__name__}: {e}') from None
+
+def prefills_think(chat): # a chat template, or an object or dict holding one as `chat_template`
+    "Whether this model's chat template opens a `<think>` block and leaves the model to close it."
+    t = chat.get('chat_template') if isinstance(chat, dict) else getattr(chat, 'chat_template', chat)
+    if not t: return False
+    tail = render_template(t, [{'role': 'user', 'content': _PROBE}]).rpartition(_PROBE)[2]
+    return tail.rfind(THINK_OPEN) > tail.rfind(THINK_CLOSE)
+
+# %% ../nbs/02_runtime.ipynb #7549ee9d
+_NUMS = ('input', 'output', 'total', 'cached', 'cache_write', 'reasoning', 'cost', 'turns')
+
+@dataclass
+class Usage:
+    "Token counts and cost for a turn or a session; values add up."
+    model: str = ''
+    input: int = 0
+    output: int = 0
+    total: int = 0
+    cached: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+    cost: float = 0.0
+    turns: int = 0
+
+    def _op(self, o, sign, model):
+        if o is None: return Usage(**self.dict())
+        if not isinstance(o, Usage): return NotImplemented
+        return Usage(model, **{k: getattr(self, k) + sign * getattr(o, k) for k in _NUMS})
+
+    def __add__(self, o): return self._op(o, 1, (o.model if isinstance(o, Usage) else '') or self.model)
+    def __radd__(self, o): return self._op(o, 1, self.model)  # `None + u` and `sum(..., None)`
+    def __sub__(self, o): return self._op(o, -1, self.model)  # a later total less an earlier one
+    def dict(self): return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __repr__(self):
+        k = lambda n: f'{n:,}'
+        parts = [self.model or '?', f'in {k(self.input)}' + (f' ({k(self.cached)} cached)' if self.cached else ''),
+                 f'out {k(self.output)}' + (f' ({k(self.reasoning)} reasoning)' if self.reasoning else '')]
+        if self.cache_write: parts.append(f'cache write {k(self.cache_write)}')
+        parts += [f'${self.cost:.4f}', f"{self.turns} turn{'' if self.turns == 1 else 's'}"]
+        return ' · '.join(parts)
+
+# %% ../nbs/02_runtime.ipynb #353cdfec
+@patch(cls_method=True)
+def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
+                model='', cost=0.0, turns=1):
+    "A `Usage` from an OpenAI-shaped `usage` dict."
+    u = u or {}
+    pd, cd = u.get('prompt_tokens_details') or {}, u.get('completion_tokens_details') or {}
+    i, o = u.get('prompt_tokens') or 0, u.get('completion_tokens') or 0
+    return cls(model, i, o, u.get('total_tokens') or i + o, pd.get('cached_tokens') or 0,
+               u.get('cache_write_tokens') or 0, cd.get('reasoning_tokens') or 0, cost, turns)
