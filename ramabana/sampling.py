@@ -113,7 +113,9 @@ def _read_number(k, v):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None, ('rejected', f'expected a number, got {_jtype(v)}')
     if isinstance(v, float) and not math.isfinite(v): return None, ('rejected', f'{v} is not a finite number')
-    if m['kind'] is float: return float(v), None
+    if m['kind'] is float:
+        try: return float(v), None
+        except OverflowError: return None, ('rejected', 'too large for a number')  # an integer past 1e308
     if isinstance(v, float):
         if not v.is_integer(): return None, ('rejected', f'expected a whole number, got {v}')
         v = int(v)
@@ -134,7 +136,8 @@ _ALIAS_OF = {c: a for a, c in ALIASES.items()}
 def extract_client_sampling(body) -> tuple[InferenceConfig, list[dict]]:
     "The sampling fields of an OpenAI request `body`, and what had to be rejected or normalised. Never raises."
     if not isinstance(body, dict):
-        return InferenceConfig(), [issue('(body)', _jtype(body), 'rejected', 'the request body is not a JSON object, '
+        shown = _jtype(body) if isinstance(body, (list, dict)) else body
+        return InferenceConfig(), [issue('(body)', shown, 'rejected', 'the request body is not a JSON object, '
                                          'so no sampling field was read')]
     vals, issues = {}, []
     for k in FIELDS:
@@ -342,18 +345,13 @@ def _gate(client:InferenceConfig, issues:list, body) -> tuple[InferenceConfig, l
     return InferenceConfig(**keep), issues + dropped
 
 def _clean_body(body:dict, issues:list, trust_client:bool) -> dict:
-    "A copy of `body` without aliases, normalised keys, gated keys and a rejected reasoning_effort."
-    out = dict(body)
+    "`body` without any sampling key (or alias), except rejected values left for upstream's own 400."
+    leave = {}
     for i in issues:
-        f = i['field']; k = ALIASES.get(f, f)
-        if k not in _META: continue
-        gated = not trust_client and k not in CLIENT_AUTHORITATIVE
-        if i['action'] == 'rejected' and not gated and k != 'reasoning_effort':
-            if f != k and out.get(k) is None: out[k] = i['value']   # keep it for upstream's 400, under the real name
-            continue
-        if f == k or i['action'] != 'normalised': out.pop(k, None)
-    for a in ALIASES: out.pop(a, None)
-    return out
+        k = ALIASES.get(i['field'], i['field'])
+        if i['action'] == 'rejected' and k in _META and k != 'reasoning_effort' and (trust_client or k in CLIENT_AUTHORITATIVE):
+            leave[k] = i['value']
+    return {**{k: v for k, v in body.items() if k not in _META and k not in ALIASES}, **leave}
 
 # %% ../nbs/01_sampling.ipynb #ab26d48d
 def sampling_for_request(body, # the client's OpenAI request body (any JSON value; never changed)
@@ -367,24 +365,18 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     "Resolve the sampling ladder for one request: the patched body, the config, its sources and the issues."
     user, auto, ctx = _model_layers(model, ctx)
     client, issues = extract_client_sampling(body)
-    if not isinstance(body, dict): body_ok = False
-    else:
-        body_ok = True
-        if not trust_client: client, issues = _gate(client, issues, body)
+    if not trust_client and isinstance(body, dict): client, issues = _gate(client, issues, body)
     layers = [_rung(cli, 'cli sampling'), client, _rung(profile, 'profile'), user, _rung(global_, 'global sampling'), auto]
     cfg, srcs = resolve_layers_with_sources(layers, _floor(ctx))
-    ceiling = None
-    cap = agentic_temperature_ceiling(ctx.is_reasoning)
-    t_src = srcs['temperature']
-    if (cap is not None and _has_tools(body) and cfg.temperature is not None and cfg.temperature > cap
-        and (t_src.kind == 'floor' or t_src == ParamSource.layer(5))):
-        ceiling = {'field': 'temperature', 'from': cfg.temperature, 'to': cap, 'source': t_src.name}
+    ceiling, cap, t_src = None, agentic_temperature_ceiling(ctx.is_reasoning), srcs['temperature'].name
+    # only over a temperature nobody chose, and never upwards
+    if cap is not None and _has_tools(body) and t_src in ('floor', 'model_auto') and cfg.temperature > cap:
+        ceiling = {'field': 'temperature', 'from': cfg.temperature, 'to': cap, 'source': t_src}
         cfg = dataclasses.replace(cfg, temperature=cap)
-    out = body
-    if body_ok: out = {**_clean_body(body, issues, trust_client), **cfg.to_openai_json_patch()}
+    out = {**_clean_body(body, issues, trust_client), **cfg.to_openai_json_patch()} if isinstance(body, dict) else body
     return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling)
 
-# %% ../nbs/01_sampling.ipynb #0f6b30ca
+# %% ../nbs/01_sampling.ipynb #5e29a1ef
 class Explanation:
     "Which rung supplied each sampling value; Markdown in a notebook, plain text via `str`."
     header = ('field', 'value', 'source')
