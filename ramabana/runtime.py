@@ -5,7 +5,7 @@ the engine's native output, token usage, and the tree of runs that can be cancel
 
 # %% ../nbs/02_runtime.ipynb #c5c6921d
 from __future__ import annotations
-import os, re, sys, math, time, select, threading, contextvars, contextlib
+import os, re, sys, math, time, select, threading, contextvars, contextlib, collections
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from fastcore.basics import patch
@@ -14,9 +14,11 @@ from .core import RamabanaError, get
 # %% auto #0
 __all__ = ['CHARS_PER_TOKEN', 'RESERVE', 'THINK_OPEN', 'THINK_CLOSE', 'MAX_KEEP', 'LOCK_WAIT', 'Q_NOTICE', 'READ_NOTICE',
            'APPROVAL_NOTICE', 'BTW_NOTICE', 'ACTION_NOTICE', 'CONTINUE_NOTICE', 'SIMPLER_NOTICE', 'NEXT_NOTICE',
-           'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'estimate_tokens', 'threshold', 'should_compact', 'halvings',
-           'answer_only', 'RunError', 'ChatTemplateError', 'interesting', 'captured', 'capture', 'prompt_notices',
-           'notices_block', 'ThinkFilter', 'render_template', 'prefills_think', 'Usage']
+           'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'RUN_STATES', 'ENDED', 'MAX_NOTES', 'AIR_CALLS', 'AIR_CHARS',
+           'AIR_NOTICE', 'estimate_tokens', 'threshold', 'should_compact', 'halvings', 'answer_only', 'RunError',
+           'ChatTemplateError', 'interesting', 'captured', 'capture', 'prompt_notices', 'notices_block', 'ThinkFilter',
+           'render_template', 'prefills_think', 'Usage', 'status_line', 'said_before_call', 'Run', 'current_run',
+           'run_context']
 
 # %% ../nbs/02_runtime.ipynb #665c754d
 CHARS_PER_TOKEN = 3.25
@@ -417,3 +419,262 @@ def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
     i, o = u.get('prompt_tokens') or 0, u.get('completion_tokens') or 0
     return cls(model, i, o, u.get('total_tokens') or i + o, pd.get('cached_tokens') or 0,
                u.get('cache_write_tokens') or 0, cd.get('reasoning_tokens') or 0, cost, turns)
+
+# %% ../nbs/02_runtime.ipynb #60c1a474
+_SKIP_LINE = re.compile(r'^(?:```|~~~|>|<|\|)')
+
+def status_line(text, # what the model said
+                n:int=80): # clip to this many characters
+    "The last line of `text` worth showing as a status, without bullet or bold, clipped to `n` chars."
+    for line in reversed((text or '').splitlines()):
+        line = line.strip()
+        if not line or _SKIP_LINE.match(line): continue
+        line = re.sub(r'^(?:[-*+•]|\d+[.)]|#+)\s+', '', line)
+        line = re.sub(r'(\*\*|__|`)', '', line).strip()
+        if line: return line[:n].strip()
+    return ''
+
+def _text(content):
+    "The text of a message's `content`, a string or a list of parts."
+    if isinstance(content, str): return content
+    if isinstance(content, list):
+        return ''.join(p if isinstance(p, str) else p.get('text', '') for p in content
+                       if isinstance(p, str) or (isinstance(p, dict) and p.get('type', 'text') == 'text'))
+    return ''
+
+def said_before_call(hist): # a backend's messages, oldest first
+    "The text of the message that made the latest tool call in `hist`, or ''."
+    for m in reversed(hist or []):
+        if m.get('role') == 'assistant' and m.get('tool_calls'): return _text(m.get('content'))
+        if m.get('role') == 'user': return ''
+    return ''
+
+# %% ../nbs/02_runtime.ipynb #13182326
+class _Budget:
+    "Tool calls the whole run tree may make; None is unlimited."
+    def __init__(self, limit): self.limit, self.used, self.lock = limit, 0, threading.Lock()
+    def draw(self, n=1):
+        with self.lock:
+            if self.limit is not None and self.used + n > self.limit: return False
+            self.used += n
+            return True
+
+# %% ../nbs/02_runtime.ipynb #d17ee83a
+RUN_STATES = ('pending', 'running', 'completed', 'failed', 'cancelled', 'detached', 'terminated')
+ENDED = frozenset(RUN_STATES[2:])
+MAX_NOTES = 100
+AIR_CALLS, AIR_CHARS = 8, 100
+AIR_NOTICE = ("You have made several tool calls in a row without telling the user anything. In a sentence or two, "
+              "say where the work stands and what you are doing next.")
+
+@dataclass(eq=False)
+class Run:
+    "A foreground or delegated model call with bounded cancellation."
+    id: str
+    kind: str = 'root'                 # 'root' (the user's turn) or 'child' (a sub-agent)
+    question: str = ''
+    model: str = ''
+    parent: Run|None = None
+    grace: float = 0.25                # seconds `cancel` waits for the backend to stop
+    state: str = 'pending'
+    started: float = 0.0
+    ended: float = 0.0
+    backend: object = None
+    log: Path|str|None = None          # the transcript file `write` appends to
+    status: str = ''
+    answer: str = ''
+    budget: int|None = None            # tool calls for the whole tree (a root's; children share it)
+    error: BaseException|None = field(default=None, repr=False)
+    children: list = field(default_factory=list, repr=False)
+    notes: collections.deque = field(default_factory=lambda: collections.deque(maxlen=MAX_NOTES), repr=False)
+
+    def __post_init__(self):
+        if self.kind not in ('root', 'child'): raise RunError(f"run {self.id!r}: kind should be 'root' or 'child', got {self.kind!r}")
+        if self.state not in RUN_STATES: raise RunError(f"run {self.id!r}: unknown state {self.state!r}")
+        self._lock, self._done, self._stopping = threading.RLock(), threading.Event(), False
+        self._budget = self.parent._budget if self.parent is not None else _Budget(self.budget)
+        self._heard, self._inbox, self._quiet, self._last, self._streak = [], collections.deque(), 0, None, 0
+
+    def __repr__(self): return f'Run({self.id!r}, {self.kind}, {self.state}, calls={self.calls})'
+
+    @property
+    def root(self):
+        "The run at the top of this tree."
+        return self if self.parent is None else self.parent.root
+    @property
+    def over(self): return self.state in ENDED
+    @property
+    def stopped(self):
+        "True once the run was asked to stop or has ended: a backend stops yielding and drops late output."
+        return self._stopping or self.over
+    @property
+    def calls(self): return self._budget.used
+    @property
+    def elapsed(self): return ((self.ended or time.time()) - self.started) if self.started else 0.0
+
+# %% ../nbs/02_runtime.ipynb #fdc18320
+@patch
+def start(self:Run, backend=None):
+    "Begin running, with `backend` doing the model work."
+    with self._lock:
+        if self.state != 'pending': raise RunError(f'run {self.id!r} cannot start: it is {self.state}')
+        if backend is not None: self.backend = backend
+        self.state, self.started = 'running', time.time()
+    return self
+
+@patch
+def _end(self:Run, state):
+    with self._lock:
+        if self.over and not (state == 'terminated' and self.state != 'terminated'): return False
+        self.state, self.ended = state, time.time()
+    self._done.set()
+    return True
+
+@patch
+def finish(self:Run, answer:str|None=None, error:BaseException|None=None):
+    "The backend is done: completed, failed, or cancelled if a stop was asked for. Ignored once the run is over."
+    with self._lock:
+        if self.over: return self
+        if answer is not None: self.answer = answer
+        if error is not None: self.error = error
+        self._end('cancelled' if self._stopping else 'failed' if error is not None else 'completed')
+    return self
+
+@patch
+def wait(self:Run, timeout:float|None=None):
+    "Wait until the run is over; True if it is."
+    return self._done.wait(timeout)
+
+# %% ../nbs/02_runtime.ipynb #f3a1f763
+def _call(obj, name):
+    "Call `obj.name()` if it has one."
+    if callable(f := getattr(obj, name, None)): f()
+
+@patch
+def _ask_stop(self:Run):
+    with self._lock:
+        if self.over: return
+        self._stopping = True
+    for c in list(self.children): c._ask_stop()
+    _call(self.backend, 'cancel')
+
+@patch
+def _settle(self:Run, deadline):
+    for c in list(self.children): c._settle(deadline)
+    if not self._done.wait(max(0.0, deadline - time.monotonic())): self._end('detached')
+
+@patch
+def cancel(self:Run, grace:float|None=None):
+    "Ask the backend (and every child's) to stop; a run still going after `grace` seconds is detached."
+    if self.over: return self
+    self._ask_stop()
+    self._settle(time.monotonic() + (self.grace if grace is None else grace))
+    return self
+
+@patch
+def detach(self:Run):
+    "Treat the run (and its children) as over now; whatever the backend sends later is ignored."
+    self._stopping = True
+    for c in list(self.children): c.detach()
+    self._end('detached')
+    return self
+
+@patch
+def terminate(self:Run):
+    "End the run (and its children) whatever its state, and close its backend."
+    self._stopping = True
+    for c in list(self.children): c.terminate()
+    if self._end('terminated'): _call(self.backend, 'close')
+    return self
+
+# %% ../nbs/02_runtime.ipynb #02763ae1
+@patch
+def child(self:Run, id:str|None=None, question:str='', model:str='', **kw):
+    "A sub-agent's run under this one, sharing the tree's tool-call budget."
+    with self._lock:
+        c = Run(id or f'{self.id}.{len(self.children) + 1}', 'child', question, model or self.model, parent=self,
+                grace=self.grace, **kw)
+        self.children.append(c)
+    return c
+
+@patch
+def draw(self:Run, n:int=1):
+    "Take `n` tool calls from the tree's budget; False when it cannot."
+    return self._budget.draw(n)
+
+# %% ../nbs/02_runtime.ipynb #7829923f
+@patch
+def hear(self:Run, text:str):
+    "Take a piece of the model's streamed text."
+    if text: self._heard.append(text)
+
+@patch
+def on_call(self:Run):
+    "A tool call is starting: update `status` and `notes` from what the model said before it."
+    said = ''.join(self._heard) or said_before_call(getattr(self.backend, 'hist', None))
+    self._heard = []
+    if line := status_line(said):
+        self.status = line
+        self.note(line)
+    self._quiet = self._quiet + 1 if len(said.strip()) < AIR_CHARS else 0
+    return self
+
+@patch
+def note(self:Run, text:str):
+    "Keep `text` for the live pane (the last `MAX_NOTES`) and write it to the transcript."
+    self.notes.append(text)
+    self.write(text)
+
+@patch
+def write(self:Run, line:str):
+    "Append `line` to the run's transcript file, when it has one."
+    if not self.log: return
+    p = Path(self.log)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with self._lock, p.open('a', encoding='utf-8') as f: f.write(line.rstrip('\n') + '\n')
+
+# %% ../nbs/02_runtime.ipynb #78a18c5a
+@patch
+def tell(self:Run, msg:str):
+    "Queue a message from the user for this run."
+    self._inbox.append(msg)
+
+@patch
+def drain_inbox(self:Run) -> list:
+    "The queued messages, oldest first; the queue is left empty."
+    res = []
+    while True:
+        try: res.append(self._inbox.popleft())
+        except IndexError: return res  # empty: everything queued so far has been handed over
+
+# %% ../nbs/02_runtime.ipynb #069c0424
+@patch
+def air(self:Run) -> str:
+    "A reminder to tell the user where things stand, after a quiet streak of tool calls; else ''."
+    if self._quiet < AIR_CALLS: return ''
+    self._quiet = 0
+    return AIR_NOTICE
+
+@patch
+def repeated(self:Run, call, # the tool call: name and arguments, any JSON-able value
+             result) -> int: # what it returned
+    "How many times in a row this call has returned this result (1 the first time)."
+    import json
+    key = json.dumps([call, result], sort_keys=True, default=repr)
+    self._streak = self._streak + 1 if key == self._last else 1
+    self._last = key
+    return self._streak
+
+# %% ../nbs/02_runtime.ipynb #9a9a615a
+_current: contextvars.ContextVar = contextvars.ContextVar('ramabana_run', default=None)
+
+def current_run() -> Run|None:
+    "The run the current thread or task works for, or None."
+    return _current.get()
+
+@contextlib.contextmanager
+def run_context(run:Run|None):
+    "Make `run` the current run inside a `with` block."
+    tok = _current.set(run)
+    try: yield run
+    finally: _current.reset(tok)
