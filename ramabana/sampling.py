@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, difflib, dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Sequence, NamedTuple
+from typing import Any, Sequence
 from fastcore.basics import patch
 from .core import ConfigError, ModelSpec, format_table
 
@@ -285,7 +285,13 @@ def resolve_with_defaults(self:InferenceConfig, model=None, global_=None, model_
     "`resolve_with_profile` with no profile selected."
     return self.resolve_with_profile(None, model, global_, model_ctx)
 
-# %% ../nbs/01_sampling.ipynb #de44c497
+# %% ../nbs/01_sampling.ipynb #8bcbdc37
+for _f in (with_hardcoded_defaults, reasoning_floor, reasoning_profile, agentic_temperature_ceiling,
+           extract_client_sampling, resolve_layers_with_sources):
+    setattr(InferenceConfig, _f.__name__, staticmethod(_f))
+del _f
+
+# %% ../nbs/01_sampling.ipynb #cf7ed225
 @dataclass
 class SamplingResult:
     "What the pipeline decided for one request."
@@ -315,7 +321,7 @@ def _jsonable(v):
     if isinstance(v, dict): return {str(k): _jsonable(x) for k, x in v.items()}
     return repr(v)
 
-# %% ../nbs/01_sampling.ipynb #1b5bac45
+# %% ../nbs/01_sampling.ipynb #c494e3c5
 def _rung(x, where) -> InferenceConfig|None:
     c = config_from_dict(x, where)
     return c if c is not None and c.set_fields() else None
@@ -332,7 +338,7 @@ def _model_layers(model, ctx):
 def _has_tools(body) -> bool:
     return isinstance(body, dict) and any(isinstance(body.get(k), list) and body.get(k) for k in ('tools', 'functions'))
 
-# %% ../nbs/01_sampling.ipynb #fd377a1e
+# %% ../nbs/01_sampling.ipynb #181ca978
 def _gate(client:InferenceConfig, issues:list, body) -> tuple[InferenceConfig, list]:
     "Drop the client's non-authoritative fields, reporting each; rejected ones are already out of the config."
     keep, dropped = {}, []
@@ -353,7 +359,7 @@ def _clean_body(body:dict, issues:list, trust_client:bool) -> dict:
             leave[k] = i['value']
     return {**{k: v for k, v in body.items() if k not in _META and k not in ALIASES}, **leave}
 
-# %% ../nbs/01_sampling.ipynb #ab26d48d
+# %% ../nbs/01_sampling.ipynb #60da1836
 def sampling_for_request(body, # the client's OpenAI request body (any JSON value; never changed)
                          *, cli=None, # explicit override rung: InferenceConfig or dict
                          profile=None, # the selected profile: InferenceConfig or dict
@@ -376,7 +382,7 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     out = {**_clean_body(body, issues, trust_client), **cfg.to_openai_json_patch()} if isinstance(body, dict) else body
     return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling)
 
-# %% ../nbs/01_sampling.ipynb #5e29a1ef
+# %% ../nbs/01_sampling.ipynb #e36d0b75
 class Explanation:
     "Which rung supplied each sampling value; Markdown in a notebook, plain text via `str`."
     header = ('field', 'value', 'source')
