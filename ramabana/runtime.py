@@ -131,26 +131,27 @@ class _Tee:
     def _pump(self):
         poll, out_ok = select.poll(), True
         poll.register(self.r, select.POLLIN)
-        while True:
-            if not poll.poll(100):
-                if self.stop: return
-                continue
-            data = os.read(self.r, 65536)
-            if not data: return
-            if out_ok:
-                try: _write_all(self.saved, data)
-                except OSError: out_ok = False  # the original output went away: keep capturing, stop copying
-            self.buf += data
-            if len(self.buf) > 2 * MAX_KEEP: del self.buf[:-MAX_KEEP]
+        try:
+            while True:
+                if not poll.poll(100):
+                    if self.stop: return
+                    continue
+                data = os.read(self.r, 65536)
+                if not data: return
+                if out_ok:
+                    try: _write_all(self.saved, data)
+                    except OSError: out_ok = False  # the original output went away: keep capturing, stop copying
+                self.buf += data
+                if len(self.buf) > 2 * MAX_KEEP: del self.buf[:-MAX_KEEP]
+        finally:  # this thread owns both descriptors, so none is closed while it may still use it
+            os.close(self.r); os.close(self.saved)
 
     def close(self):
-        "Restore the descriptor, let the reader drain, free everything."
-        try: os.dup2(self.saved, self.fd)
-        finally:
-            # EOF arrives at once unless a child process inherited the pipe; then stop waiting for it
-            self.thread.join(2.0)
-            if self.thread.is_alive(): self.stop = True; self.thread.join()
-            os.close(self.r); os.close(self.saved)
+        "Restore the descriptor, let the reader drain, and return the kept bytes."
+        os.dup2(self.saved, self.fd)
+        # EOF arrives at once unless a child process inherited the pipe; then stop once it falls quiet
+        self.thread.join(2.0)
+        if self.thread.is_alive(): self.stop = True; self.thread.join(2.0)
         return bytes(self.buf[-MAX_KEEP:])
 
 # %% ../nbs/02_runtime.ipynb #07b8a76d
@@ -191,7 +192,7 @@ class captured:
     @property
     def problems(self): return interesting(self.text)
 
-# %% ../nbs/02_runtime.ipynb #1e215c84
+# %% ../nbs/02_runtime.ipynb #c8c83924
 def capture(fn, *a, **kw):
     "Call `fn` and return `(result, problems)`; an exception carries them out as `native_output`."
     cap = captured()
@@ -205,7 +206,7 @@ def capture(fn, *a, **kw):
         raise
     return res, cap.problems
 
-# %% ../nbs/02_runtime.ipynb #59f62f3d
+# %% ../nbs/02_runtime.ipynb #1680eb40
 Q_NOTICE = ("The user asked a question. Answer it, then stop: do not begin the work the question hints at until "
             "they ask for it.")
 READ_NOTICE = ("The user wants something read. Read all of it (the whole file, cell or page) before you answer, "
@@ -229,7 +230,7 @@ export drop sort format generate optimise optimize simplify repair apply patch i
 translate port upgrade tidy wrap migrate deploy configure enable disable compute calculate train fit draw'''.split())
 _AS_NAME = re.compile(r'\bas\s+`?[A-Za-z_][\w.\-/]*`?$')
 
-# %% ../nbs/02_runtime.ipynb #9536a8f5
+# %% ../nbs/02_runtime.ipynb #e1bb0a7d
 def _words(p): return re.findall(r"[a-z][a-z'\-]*", p.lower())
 
 def prompt_notices(prompt): # the text the user submitted
@@ -253,7 +254,7 @@ def notices_block(prompt): # the text the user submitted
     ns = prompt_notices(prompt)
     return '\n\n<system-reminder>\n' + '\n'.join(ns) + '\n</system-reminder>' if ns else ''
 
-# %% ../nbs/02_runtime.ipynb #40cefc6e
+# %% ../nbs/02_runtime.ipynb #7d36b7b4
 def _tag_prefix(s, tag=THINK_CLOSE):
     "Length of the longest end of `s` that could begin `tag`."
     for n in range(min(len(s), len(tag) - 1), 0, -1):
@@ -293,7 +294,7 @@ class ThinkFilter:
         "The stream is over: a tag fragment still held back was thinking."
         self.thought += len(self._held); self._held = ''
 
-# %% ../nbs/02_runtime.ipynb #212144ac
+# %% ../nbs/02_runtime.ipynb #d64927f5
 @patch
 def _chunk(self:ThinkFilter, c):
     "`c` filtered, or None to drop it."
@@ -333,7 +334,7 @@ def __call__(self:ThinkFilter, chunks):
         if (o := self._chunk(c)) is not None: yield o
     self.end()
 
-# %% ../nbs/02_runtime.ipynb #a51f55f9
+# %% ../nbs/02_runtime.ipynb #9b642ff8
 _PROBE = 'ramabana-probe-7f3a'
 
 def _raise(msg): raise ChatTemplateError(f'the chat template raised: {msg}')
@@ -375,7 +376,7 @@ def prefills_think(chat): # a chat template, or an object or dict holding one as
     tail = render_template(t, [{'role': 'user', 'content': _PROBE}]).rpartition(_PROBE)[2]
     return tail.rfind(THINK_OPEN) > tail.rfind(THINK_CLOSE)
 
-# %% ../nbs/02_runtime.ipynb #7549ee9d
+# %% ../nbs/02_runtime.ipynb #01ef6a40
 _NUMS = ('input', 'output', 'total', 'cached', 'cache_write', 'reasoning', 'cost', 'turns')
 
 @dataclass
@@ -392,7 +393,7 @@ class Usage:
     turns: int = 0
 
     def _op(self, o, sign, model):
-        if o is None: return Usage(**self.dict())
+        if o is None or (type(o) is int and o == 0): return Usage(**self.dict())  # sum()'s start, None or 0
         if not isinstance(o, Usage): return NotImplemented
         return Usage(model, **{k: getattr(self, k) + sign * getattr(o, k) for k in _NUMS})
 
@@ -409,7 +410,7 @@ class Usage:
         parts += [f'${self.cost:.4f}', f"{self.turns} turn{'' if self.turns == 1 else 's'}"]
         return ' · '.join(parts)
 
-# %% ../nbs/02_runtime.ipynb #353cdfec
+# %% ../nbs/02_runtime.ipynb #e1fd08f3
 @patch(cls_method=True)
 def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
                 model='', cost=0.0, turns=1):
@@ -420,7 +421,7 @@ def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
     return cls(model, i, o, u.get('total_tokens') or i + o, pd.get('cached_tokens') or 0,
                u.get('cache_write_tokens') or 0, cd.get('reasoning_tokens') or 0, cost, turns)
 
-# %% ../nbs/02_runtime.ipynb #60c1a474
+# %% ../nbs/02_runtime.ipynb #bb6773f4
 _SKIP_LINE = re.compile(r'^(?:```|~~~|>|<|\|)')
 
 def status_line(text, # what the model said
@@ -449,7 +450,7 @@ def said_before_call(hist): # a backend's messages, oldest first
         if m.get('role') == 'user': return ''
     return ''
 
-# %% ../nbs/02_runtime.ipynb #13182326
+# %% ../nbs/02_runtime.ipynb #d16afc20
 class _Budget:
     "Tool calls the whole run tree may make; None is unlimited."
     def __init__(self, limit): self.limit, self.used, self.lock = limit, 0, threading.Lock()
@@ -459,7 +460,7 @@ class _Budget:
             self.used += n
             return True
 
-# %% ../nbs/02_runtime.ipynb #d17ee83a
+# %% ../nbs/02_runtime.ipynb #4773182f
 RUN_STATES = ('pending', 'running', 'completed', 'failed', 'cancelled', 'detached', 'terminated')
 ENDED = frozenset(RUN_STATES[2:])
 MAX_NOTES = 100
@@ -512,7 +513,7 @@ class Run:
     @property
     def elapsed(self): return ((self.ended or time.time()) - self.started) if self.started else 0.0
 
-# %% ../nbs/02_runtime.ipynb #fdc18320
+# %% ../nbs/02_runtime.ipynb #55723939
 @patch
 def start(self:Run, backend=None):
     "Begin running, with `backend` doing the model work."
@@ -545,7 +546,7 @@ def wait(self:Run, timeout:float|None=None):
     "Wait until the run is over; True if it is."
     return self._done.wait(timeout)
 
-# %% ../nbs/02_runtime.ipynb #f3a1f763
+# %% ../nbs/02_runtime.ipynb #41e36c2a
 def _call(obj, name):
     "Call `obj.name()` if it has one."
     if callable(f := getattr(obj, name, None)): f()
@@ -587,7 +588,7 @@ def terminate(self:Run):
     if self._end('terminated'): _call(self.backend, 'close')
     return self
 
-# %% ../nbs/02_runtime.ipynb #02763ae1
+# %% ../nbs/02_runtime.ipynb #28f97ba0
 @patch
 def child(self:Run, id:str|None=None, question:str='', model:str='', **kw):
     "A sub-agent's run under this one, sharing the tree's tool-call budget."
@@ -602,7 +603,7 @@ def draw(self:Run, n:int=1):
     "Take `n` tool calls from the tree's budget; False when it cannot."
     return self._budget.draw(n)
 
-# %% ../nbs/02_runtime.ipynb #7829923f
+# %% ../nbs/02_runtime.ipynb #7fec0b53
 @patch
 def hear(self:Run, text:str):
     "Take a piece of the model's streamed text."
@@ -633,7 +634,7 @@ def write(self:Run, line:str):
     p.parent.mkdir(parents=True, exist_ok=True)
     with self._lock, p.open('a', encoding='utf-8') as f: f.write(line.rstrip('\n') + '\n')
 
-# %% ../nbs/02_runtime.ipynb #78a18c5a
+# %% ../nbs/02_runtime.ipynb #8f8f28a6
 @patch
 def tell(self:Run, msg:str):
     "Queue a message from the user for this run."
@@ -647,7 +648,7 @@ def drain_inbox(self:Run) -> list:
         try: res.append(self._inbox.popleft())
         except IndexError: return res  # empty: everything queued so far has been handed over
 
-# %% ../nbs/02_runtime.ipynb #069c0424
+# %% ../nbs/02_runtime.ipynb #8f2a5a70
 @patch
 def air(self:Run) -> str:
     "A reminder to tell the user where things stand, after a quiet streak of tool calls; else ''."
@@ -665,7 +666,7 @@ def repeated(self:Run, call, # the tool call: name and arguments, any JSON-able 
     self._last = key
     return self._streak
 
-# %% ../nbs/02_runtime.ipynb #9a9a615a
+# %% ../nbs/02_runtime.ipynb #ef3acbcc
 _current: contextvars.ContextVar = contextvars.ContextVar('ramabana_run', default=None)
 
 def current_run() -> Run|None:
