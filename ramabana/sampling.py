@@ -12,11 +12,11 @@ from fastcore.basics import patch
 from .core import ConfigError, ModelSpec, format_table
 
 # %% auto #0
-__all__ = ['I32_MAX', 'U32_MAX', 'FIELDS', 'COUPLED', 'CLIENT_AUTHORITATIVE', 'ALIASES', 'ReasoningEffort', 'InferenceConfig',
-           'issue', 'read_field', 'extract_client_sampling', 'config_from_dict', 'SamplingLayer', 'ParamSource',
-           'FieldSources', 'ModelSamplingContext', 'resolve_layers_with_sources', 'with_hardcoded_defaults',
-           'reasoning_floor', 'reasoning_profile', 'agentic_temperature_ceiling', 'SamplingResult',
-           'sampling_for_request', 'Explanation', 'explain']
+__all__ = ['I32_MAX', 'U32_MAX', 'FIELDS', 'COUPLED', 'CLIENT_AUTHORITATIVE', 'ALIASES', 'LOCAL_RUNTIMES', 'ReasoningEffort',
+           'InferenceConfig', 'issue', 'read_field', 'extract_client_sampling', 'config_from_dict', 'SamplingLayer',
+           'ParamSource', 'FieldSources', 'ModelSamplingContext', 'resolve_layers_with_sources',
+           'with_hardcoded_defaults', 'reasoning_floor', 'reasoning_profile', 'agentic_temperature_ceiling',
+           'SamplingResult', 'sampling_for_request', 'Explanation', 'explain']
 
 # %% ../nbs/01_sampling.ipynb #62c643b7
 I32_MAX, U32_MAX = 2**31 - 1, 2**32 - 1
@@ -215,6 +215,7 @@ class ModelSamplingContext:
     "What resolution needs to know about the target model."
     is_reasoning: bool = False
     defaults_origin: str = 'user'   # 'user' or 'auto': who wrote the model's stored defaults
+    hosted: bool = False            # a hosted API: no floor and no auto rung, its own defaults apply
 
 # %% ../nbs/01_sampling.ipynb #ea56065a
 def _first(layers, k):
@@ -256,8 +257,11 @@ def agentic_temperature_ceiling(is_reasoning:bool) -> float|None:
     "The highest temperature a tool-carrying turn should decode at: none for reasoning models, 0.3 otherwise."
     return None if is_reasoning else 0.3
 
-# %% ../nbs/01_sampling.ipynb #794c427d
+# %% ../nbs/01_sampling.ipynb #20d742ba
 def _floor(ctx:ModelSamplingContext) -> InferenceConfig:
+    # A hosted API documents its own defaults and rejects values some models do not take (OpenAI's reasoning models
+    # refuse a temperature other than 1), so nothing is sent for it that nobody chose.
+    if ctx.hosted: return InferenceConfig()
     return reasoning_floor() if ctx.is_reasoning else with_hardcoded_defaults()
 
 def _model_rungs(model, ctx):
@@ -326,12 +330,15 @@ def _rung(x, where) -> InferenceConfig|None:
     c = config_from_dict(x, where)
     return c if c is not None and c.set_fields() else None
 
+LOCAL_RUNTIMES = ('llamacpp', 'litert')  # engines we run: the ladder's floor and auto rung apply to them
+
 def _model_layers(model, ctx):
     "(model_user, model_auto, ctx) for `model`: a `ModelSpec`, a config or a dict."
     if isinstance(model, ModelSpec):
-        ctx = ctx or ModelSamplingContext(is_reasoning=model.reasoning, defaults_origin='user' if model.sampling else 'auto')
+        ctx = ctx or ModelSamplingContext(is_reasoning=model.reasoning, defaults_origin='user' if model.sampling else 'auto',
+                                          hosted=model.runtime not in LOCAL_RUNTIMES)
         user = _rung(model.sampling, f"model '{model.name}' sampling")
-        return user, (reasoning_profile() if ctx.is_reasoning else None), ctx
+        return user, (reasoning_profile() if ctx.is_reasoning and not ctx.hosted else None), ctx
     ctx = ctx or ModelSamplingContext()
     return (*_model_rungs(_rung(model, 'model sampling'), ctx), ctx)
 
@@ -382,7 +389,7 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     out = {**_clean_body(body, issues, trust_client), **cfg.to_openai_json_patch()} if isinstance(body, dict) else body
     return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling)
 
-# %% ../nbs/01_sampling.ipynb #e36d0b75
+# %% ../nbs/01_sampling.ipynb #d7e8f943
 class Explanation:
     "Which rung supplied each sampling value; Markdown in a notebook, plain text via `str`."
     header = ('field', 'value', 'source')
