@@ -520,7 +520,10 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
     cid,created = f'chatcmpl-{next(self._ids):032d}',int(time.time())
     base = dict(created=created, id=cid, model=self.model, system_fingerprint=self.build_info, object='chat.completion.chunk')
     delay = opts.get('delay', 0.2) if mode == 'slow_prefill' else 0
-    def chunk(delta=None, finish=None, **kw): return dict(choices=[dict(finish_reason=finish, index=0, delta=delta or {})], **base, **kw)
+    def chunk(delta=None, finish=None, **kw):
+        c = dict(choices=[dict(finish_reason=finish, index=0, delta=delta or {})], **base, **kw)
+        if mode == 'no_choices': del c['choices']
+        return c
 
     async def prefill():
         "Read the prompt batch by batch; yields progress after each batch."
@@ -545,9 +548,7 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
                     if mode == 'stream_error': yield _sse({'error': dict(code=500, message=opts.get('message', 'stream failed'), type='server_error')})
                     elif opts.get('abrupt'): scope['ramabana.transport'].close()
                     return
-                c = chunk(d)
-                if mode == 'no_choices': del c['choices']
-                yield _sse(c)
+                yield _sse(chunk(d))
             yield _sse(chunk(finish=pl.finish_reason))
             yield _sse(dict(base, choices=[], usage=usage, timings=tm))
             yield _sse('[DONE]')
