@@ -8,12 +8,14 @@ import asyncio, dataclasses, json, os, socket, threading, time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 from fastcore.basics import patch
+import httpx
 from .core import RamabanaError
 
 # %% auto #0
 __all__ = ['N_VOCAB', 'DEFAULT_PARAMS', 'FAULTS', 'TestingError', 'LoggedRequest', 'BackgroundServer', 'toy_tokenize', 'token_id',
            'chat_template', 'template_caps', 'render_prompt', 'Reply', 'tool_call', 'as_reply', 'slot_params', 'Slot',
-           'Fault', 'overflow_error', 'FakeLlamaServer', 'Plan', 'assemble', 'common_prefix']
+           'Fault', 'overflow_error', 'FakeLlamaServer', 'Plan', 'assemble', 'common_prefix', 'exchange',
+           'append_exchange', 'read_cassette', 'record', 'RecordingProxy', 'CassetteServer']
 
 # %% ../nbs/04_testing.ipynb #ff4fa140
 class TestingError(RamabanaError):
@@ -594,3 +596,126 @@ def app(self:FakeLlamaServer):
         Route('/v1/models', models), Route('/models', models),
         Route('/tokenize', tokenize, methods=['POST']), Route('/apply-template', apply_template, methods=['POST']),
         Route('/v1/chat/completions', chat, methods=['POST']), Route('/chat/completions', chat, methods=['POST'])])
+
+# %% ../nbs/04_testing.ipynb #295e45ee
+_KEEP_HEADERS = ('content-type', 'retry-after')
+
+def _parse(b:bytes|str):
+    "JSON if it parses, else the text (None when empty)."
+    if isinstance(b, bytes): b = b.decode('utf-8', 'replace')
+    if not b: return None
+    try: return json.loads(b)
+    except ValueError: return b
+
+def exchange(method:str, path:str, req_body:bytes, status:int, headers, content:bytes|None=None, events:list|None=None) -> dict:
+    "One cassette line: the request and the response (`events` for a stream, else `content`)."
+    resp = dict(status=status, headers={k: headers[k] for k in _KEEP_HEADERS if k in headers})
+    if events is not None: resp['events'] = events
+    else: resp['body'] = _parse(content or b'')
+    return dict(request=dict(method=method, path=path, body=_parse(req_body)), response=resp)
+
+def append_exchange(cassette, ex:dict):
+    "Append exchange `ex` to the JSONL `cassette`."
+    with open(cassette, 'a') as f: f.write(json.dumps(ex, ensure_ascii=False) + '\n')
+
+def read_cassette(cassette) -> list[dict]:
+    "The exchanges in a JSONL cassette."
+    with open(cassette) as f: return [json.loads(l) for l in f if l.strip()]
+
+def _events(lines) -> list:
+    "The `data:` payloads of SSE lines."
+    return [_parse(l[6:]) for l in lines if l.startswith('data: ')]
+
+# %% ../nbs/04_testing.ipynb #17ccfd65
+def record(url:str, # base URL of the server, e.g. `http://127.0.0.1:8080`
+           body:dict|None, # JSON body; streamed if `body['stream']`
+           cassette, # JSONL file to append to
+           path:str='/v1/chat/completions', method:str='POST',
+           headers:dict|None=None, # sent, never recorded
+           timeout:float=300) -> dict:
+    "Send one request to `url+path`, append the exchange to `cassette`, and return it."
+    content = json.dumps(body).encode() if body is not None else b''
+    hdrs = {'content-type': 'application/json', **(headers or {})}
+    with httpx.Client(timeout=timeout) as c, c.stream(method, url+path, content=content, headers=hdrs) as r:
+        if 'text/event-stream' in r.headers.get('content-type', ''): ex = exchange(method, path, content, r.status_code, r.headers, events=_events(r.iter_lines()))
+        else: ex = exchange(method, path, content, r.status_code, r.headers, r.read())
+    append_exchange(cassette, ex)
+    return ex
+
+# %% ../nbs/04_testing.ipynb #4805433d
+class RecordingProxy(BackgroundServer):
+    "A server forwarding every request to `upstream` and appending each exchange to a JSONL cassette."
+    def __init__(self, upstream:str, cassette, timeout:float=300, **kw):
+        super().__init__(**kw)
+        self.upstream,self.cassette,self.upstream_timeout = upstream.rstrip('/'),cassette,timeout
+
+    def app(self):
+        from starlette.applications import Starlette
+        from starlette.responses import Response, StreamingResponse
+        from starlette.routing import Route
+        async def forward(req):
+            body = await req.body()
+            hdrs = {k: v for k,v in req.headers.items() if k not in ('host', 'content-length')}
+            url = self.upstream + req.url.path + (f'?{req.url.query}' if req.url.query else '')
+            cl = httpx.AsyncClient(timeout=self.upstream_timeout)
+            r = await cl.send(cl.build_request(req.method, url, content=body, headers=hdrs), stream=True)
+            keep = {k: r.headers[k] for k in _KEEP_HEADERS if k in r.headers}
+            if 'text/event-stream' not in r.headers.get('content-type', ''):
+                try: data = await r.aread()
+                finally: await r.aclose(); await cl.aclose()
+                append_exchange(self.cassette, exchange(req.method, req.url.path, body, r.status_code, r.headers, data))
+                return Response(data, r.status_code, headers=keep)
+            async def relay():
+                lines = []
+                try:
+                    async for line in r.aiter_lines():
+                        lines.append(line)
+                        yield (line + '\n').encode()
+                finally:
+                    await r.aclose(); await cl.aclose()
+                    append_exchange(self.cassette, exchange(req.method, req.url.path, body, r.status_code, r.headers, events=_events(lines)))
+            return StreamingResponse(relay(), r.status_code, headers=keep)
+        methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
+        return Starlette(routes=[Route('/{path:path}', forward, methods=methods)])
+
+# %% ../nbs/04_testing.ipynb #73d35a53
+def _key(method, path, body) -> str:
+    return json.dumps([method.upper(), path, body], sort_keys=True)
+
+class CassetteServer(BackgroundServer):
+    "Replays the exchanges of a JSONL cassette over HTTP, with no model and no network."
+    def __init__(self, cassette, **kw):
+        super().__init__(**kw)
+        self.exchanges = read_cassette(cassette)
+        self.misses: list[LoggedRequest] = []
+        self._by_key: dict[str, deque] = {}
+        for ex in self.exchanges:
+            q = ex['request']
+            self._by_key.setdefault(_key(q['method'], q['path'], q['body']), deque()).append(ex['response'])
+
+    def lookup(self, method:str, path:str, body) -> dict|None:
+        "The recorded response for this request, if any."
+        q = self._by_key.get(_key(method, path, body))
+        if not q: return None
+        return q.popleft() if len(q) > 1 else q[0]
+
+    def app(self):
+        from starlette.applications import Starlette
+        from starlette.responses import JSONResponse, Response, StreamingResponse
+        from starlette.routing import Route
+        async def replay(req):
+            resp = self.lookup(req.method, req.url.path, _parse(await req.body()))
+            if resp is None:
+                self.misses.append(self.requests[-1])
+                return JSONResponse({'error': dict(code=404, type='cassette_miss',
+                                                   message=f'no recorded exchange for {req.method} {req.url.path} with this body')}, 404)
+            hdrs = {k: v for k,v in resp['headers'].items() if k != 'content-type'}
+            ctype = resp['headers'].get('content-type')
+            if 'events' in resp:
+                async def events():
+                    for e in resp['events']: yield _sse(e)
+                return StreamingResponse(events(), resp['status'], headers=hdrs, media_type=ctype or 'text/event-stream')
+            b = resp['body']
+            content = b'' if b is None else b.encode() if isinstance(b, str) else json.dumps(b, ensure_ascii=False, separators=(',', ':')).encode()
+            return Response(content, resp['status'], headers=hdrs, media_type=ctype)
+        return Starlette(routes=[Route('/{path:path}', replay, methods=['GET', 'POST', 'PUT', 'DELETE', 'PATCH'])])
