@@ -19,7 +19,7 @@ __all__ = ['EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'TAGS_PROMPT', 'TAGS_REMINDER'
            'text_of', 'parse_args', 'split_image', 'response_schema', 'text_key', 'turn_keys', 'ReasoningStore',
            'store_for', 'strip_reasoning', 'thinking_budget', 'tool_names', 'Translator', 'Decoder',
            'AnthropicTranslator', 'anthropic_usage', 'AnthropicDecoder', 'GeminiTranslator', 'gemini_usage',
-           'GeminiDecoder', 'to_tags', 'parse_tags', 'describes_call', 'drop_schema', 'HostedUpstream',
+           'GeminiDecoder', 'to_tags', 'parse_tags', 'describes_call', 'task_path', 'HostedUpstream',
            'OpenAICompatibleUpstream', 'OpenAIUpstream', 'TranslatingUpstream', 'AnthropicUpstream', 'GeminiUpstream']
 
 # %% ../nbs/07_providers.ipynb #4ab907e7
@@ -510,12 +510,16 @@ def describes_call(text:str, names:Iterable[str]) -> bool:
 # %% ../nbs/07_providers.ipynb #7376bdf1
 TAGS_CHANNEL: set[str] = set()   # names of models moved to the tags channel in this session
 
-def drop_schema(body:dict) -> dict:
-    "`body` without its `response_format`."
-    return {k: v for k, v in body.items() if k != 'response_format'}
+def task_path(call:Call) -> Path|None:
+    "The call's task directory: the one it carries, else the named task's, else None (keep reasoning in memory)."
+    if call.task_dir: return Path(call.task_dir)
+    if call.task:
+        from ramabana.core import task_dir
+        return task_dir(call.task)
+    return None
 
 class HostedUpstream(Upstream):
-    "Policy shared by hosted upstreams: reasoning stripped, schema resent once without, tags channel on refusal."
+    "Policy shared by hosted upstreams: client reasoning stripped, tags channel when tools are refused."
     caps = Capabilities(source='docs')
     keep_reasoning = False
 
@@ -532,27 +536,17 @@ class HostedUpstream(Upstream):
             return
         sent = False
         try:
-            async for c in self._schema_once(body, call): sent = True; yield c
+            async for c in self.send(body, call): sent = True; yield c
         except ToolsRejected as e:
             if sent or not body.get('tools'): raise
             TAGS_CHANNEL.add(self.spec.name)
             call.retry('tools_rejected', e.message)
             async for c in self._tags(body, call): yield c
 
-    async def _schema_once(self, body, call):
-        "`send`, and once more without `response_format` when the service refuses the schema before answering."
-        sent = False
-        try:
-            async for c in self.send(body, call): sent = True; yield c
-        except SchemaRejected as e:
-            if sent or 'response_format' not in body: raise
-            call.retry('schema_rejected', e.message)
-            async for c in self.send(drop_schema(body), call): yield c
-
     async def _collect(self, body, call) -> dict:
         "One whole answer: text, reasoning, finish reason and usage."
         res = dict(text='', reasoning='', finish=None, usage=None, model='')
-        async for c in self._schema_once(body, call):
+        async for c in self.send(body, call):
             res['model'] = c.get('model') or res['model']
             if c.get('usage'): res['usage'] = c['usage']
             for ch in c.get('choices') or []:
@@ -638,7 +632,7 @@ class TranslatingUpstream(HostedUpstream):
         return b if re.search(r'/v1(beta\d*)?$', b) else f'{b}/{version}'
 
     async def send(self, body, call):
-        store, model = store_for(call.task_dir), self.spec.model_id
+        store, model = store_for(task_path(call)), self.spec.model_id
         req = self.translator(model, lambda m: store.get(m, self.runtime, model)).request(body)
         dec, url = self.decoder(model), self.url()
         text, ids, started = '', [], False
