@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 from fastcore.basics import patch
 from .core import get, task_dir
-from .runtime import (estimate_tokens, threshold, should_compact, halvings, answer_only, CHARS_PER_TOKEN)
+from .runtime import estimate_tokens, should_compact, halvings, answer_only, CHARS_PER_TOKEN
 
 # %% auto #0
 __all__ = ['SUMMARY_PREFIX', 'SUMMARISE_SP', 'SUMMARISE', 'UPDATE_SUMMARISE', 'SURGICAL_POLICY', 'REORIENT', 'IMG_TOKENS',
@@ -396,7 +396,7 @@ def compact_notebook_context(prompt, fits:Callable[[str], bool]):
     k = min(L, 1 + _largest(lambda k: k == 0 or not fits(_render(prompt, blocks, set(order[:k]))), L))
     return _render(prompt, blocks, set(order[:k]))
 
-# %% ../nbs/03_compaction.ipynb #1798d39b
+# %% ../nbs/03_compaction.ipynb #7833c2b5
 IMG_TOKENS = 1600     # tokens a picture or recording counts for
 EST_MARGIN = 1.15     # factor on an estimated count before deciding a fit
 KEEP_RECENT = 20_000  # tokens of recent conversation a compaction keeps as they are
@@ -412,7 +412,7 @@ def margin() -> float:
     v = get('window.margin')
     return EST_MARGIN if v is None else v
 
-# %% ../nbs/03_compaction.ipynb #be882bb5
+# %% ../nbs/03_compaction.ipynb #b61980c3
 _MEDIA_TYPES = ('image_url', 'input_image', 'image', 'input_audio', 'audio', 'file')
 _MAGIC = [(b'\x89PNG', '.png'), (b'\xff\xd8\xff', '.jpg'), (b'GIF8', '.gif'), (b'%PDF', '.pdf'), (b'OggS', '.ogg'),
           (b'ID3', '.mp3'), (b'\xff\xfb', '.mp3'), (b'fLaC', '.flac')]
@@ -444,7 +444,7 @@ def _media(p) -> tuple[bytes, str]:
         return b, f'.{fmt}' if fmt and _suffix(b) == '.bin' else _suffix(b)
     return json.dumps(p).encode(), '.json'
 
-# %% ../nbs/03_compaction.ipynb #e8d8597b
+# %% ../nbs/03_compaction.ipynb #837ed408
 def msg_tokens(m, count=None) -> int:
     "One message's tokens: its text, its tool calls' names and arguments, and `img_tokens()` per picture."
     c = m.get('content') if isinstance(m, dict) else m
@@ -452,7 +452,7 @@ def msg_tokens(m, count=None) -> int:
     calls = sum(estimate_tokens(n + (a if isinstance(a, str) else json.dumps(a, default=str)), count) for n, a in tool_rows(m))
     return estimate_tokens(msg_text(m), count) + calls + pics * img_tokens()
 
-# %% ../nbs/03_compaction.ipynb #3f333868
+# %% ../nbs/03_compaction.ipynb #c53955eb
 HOW_TO_READ = 'read it in parts with view_file(path, start=N)'
 
 def spill(task:str|None=None, sub:str='spill') -> Callable[[bytes, str], Path]:
@@ -472,7 +472,7 @@ def omitted(n:int, path, how:str='') -> str:
     "The note left where `n` characters were cut: where the whole text is, and how to read it."
     return f'[… {n:,} characters cut here; full text at {path}; {how or HOW_TO_READ}]'
 
-# %% ../nbs/03_compaction.ipynb #aa67d966
+# %% ../nbs/03_compaction.ipynb #3c95ceea
 def excerpt(text, room:int, save, how:str='', count=None, tail:int=0) -> str:
     "`text` cut to its start and end within `room` tokens, last `tail` characters kept; the whole goes to `save`."
     text = text or ''
@@ -514,7 +514,7 @@ def fit_content(c, room:int, save, how:str='', count=None, tail:int=0):
             out[i] = {**out[i], 'text': cut} if isinstance(out[i], dict) else cut
     return out + ([_note_part(parts, note)] if note else [])
 
-# %% ../nbs/03_compaction.ipynb #676c8da8
+# %% ../nbs/03_compaction.ipynb #4bd5e646
 TRIMMED = '[tool result trimmed to make room]'
 
 def trim_hist(hist:list, need:int, count=None, keep:int=2, save=None, how:str='') -> int:
@@ -543,7 +543,7 @@ def trim_hist(hist:list, need:int, count=None, keep:int=2, save=None, how:str=''
         freed += before - msg_tokens(hist[i], count)
     return freed
 
-# %% ../nbs/03_compaction.ipynb #27ee71a3
+# %% ../nbs/03_compaction.ipynb #f6a39e1c
 class Compactor:
     "Decide when to compact a backend's conversation, and do it."
     def __init__(self,
@@ -575,7 +575,7 @@ class Compactor:
         reserve = self.reserve if self.reserve is not None else get('window.reserve')
         return bool(self.auto) and should_compact(backend.used_tokens, backend.spec.ctx, reserve)
 
-# %% ../nbs/03_compaction.ipynb #c86e907f
+# %% ../nbs/03_compaction.ipynb #98bfc844
 def _count(backend): return getattr(backend, 'count_tokens', None)
 
 @patch
