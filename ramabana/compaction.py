@@ -8,7 +8,7 @@ import re, json, html, base64, hashlib, binascii
 from pathlib import Path
 from typing import Callable, NamedTuple
 from fastcore.basics import patch
-from .core import get, task_dir
+from .core import ConfigError, get, task_dir
 from .runtime import estimate_tokens, should_compact, halvings, answer_only, CHARS_PER_TOKEN
 
 # %% auto #0
@@ -442,7 +442,7 @@ def _media(p) -> tuple[bytes, str]:
     if data and (b := _b64(data)) is not None:
         fmt = inner.get('format')
         return b, f'.{fmt}' if fmt and _suffix(b) == '.bin' else _suffix(b)
-    return json.dumps(p).encode(), '.json'
+    return json.dumps(p, default=str).encode(), '.json'
 
 # %% ../nbs/03_compaction.ipynb #837ed408
 def msg_tokens(m, count=None) -> int:
@@ -450,7 +450,7 @@ def msg_tokens(m, count=None) -> int:
     c = m.get('content') if isinstance(m, dict) else m
     pics = sum(map(is_media, c)) if isinstance(c, (list, tuple)) else 0
     calls = sum(estimate_tokens(n + (a if isinstance(a, str) else json.dumps(a, default=str)), count) for n, a in tool_rows(m))
-    return estimate_tokens(msg_text(m), count) + calls + pics * img_tokens()
+    return estimate_tokens(msg_text(m), count) + calls + (pics * img_tokens() if pics else 0)   # config only read when needed
 
 # %% ../nbs/03_compaction.ipynb #c53955eb
 HOW_TO_READ = 'read it in parts with view_file(path, start=N)'
@@ -553,7 +553,7 @@ class Compactor:
                  kernel_alive:bool=True,     # what the reorientation note may promise
                  on_compact:Callable|None=None,  # called with each new summary
                  strategy:str='summary'):    # 'summary' (a model writes it) or 'surgical' (no model)
-        if strategy not in ('summary', 'surgical'): raise ValueError(f"strategy should be 'summary' or 'surgical', got {strategy!r}")
+        if strategy not in ('summary', 'surgical'): raise ConfigError(f"compaction strategy should be 'summary' or 'surgical', got {strategy!r}")
         self.reserve, self._keep_recent, self.auto, self.strategy = reserve, keep_recent, auto, strategy
         self.kernel_alive, self.on_compact = kernel_alive, on_compact
         self.count, self.last, self.note = 0, '', 'not compacted'
@@ -579,17 +579,17 @@ class Compactor:
 def _count(backend): return getattr(backend, 'count_tokens', None)
 
 @patch
-def overhead(self:Compactor, backend) -> int:
+def overhead(self:Compactor, backend, sizes=None) -> int:
     "What `backend`'s window holds besides its conversation (system prompt, tool schemas), by subtraction."
-    return max(0, (getattr(backend, 'used_tokens', 0) or 0) - sum(msg_tokens(m, _count(backend)) for m in backend.hist or []))
+    if sizes is None: sizes = [msg_tokens(m, _count(backend)) for m in backend.hist or []]
+    return max(0, (getattr(backend, 'used_tokens', 0) or 0) - sum(sizes))
 
 @patch
 def split(self:Compactor, backend) -> tuple[list, list]:
     "`backend`'s history as (older messages to compact, recent messages to keep)."
     msgs, count = list(backend.hist or []), _count(backend)
     sizes = [msg_tokens(m, count) for m in msgs]
-    overhead = max(0, (getattr(backend, 'used_tokens', 0) or 0) - sum(sizes))
-    room = min(self.budget(backend.spec.ctx, overhead), max(MIN_COMPACT, sum(sizes) // 2))
+    room = min(self.budget(backend.spec.ctx, self.overhead(backend, sizes)), max(MIN_COMPACT, sum(sizes) // 2))
     start, used = len(msgs), 0
     while start > 0 and used + sizes[start - 1] <= room: start -= 1; used += sizes[start]
     while start < len(msgs) and msg_role(msgs[start]) != 'user': start += 1
@@ -626,7 +626,7 @@ def compact(self:Compactor, backend, summariser=None, extra:str='', summary_ctx:
     if not older: self.note = 'everything is recent; nothing to compact'; return ''
     count = _count(backend)
     if self.strategy == 'surgical' or summariser is None:
-        text, how = self.surgical(older, self.budget(backend.spec.ctx, self.overhead(backend)) // 4, count), 'surgically'
+        text, how = self.surgical(older, self.budget(backend.spec.ctx, self.overhead(backend)) // 4, count), 'into surgical history'
     else:
         room = None
         if summary_ctx:   # the summariser's window holds its system prompt, the request and its answer
