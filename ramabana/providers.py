@@ -15,9 +15,9 @@ from .gateway import (Capabilities, Upstream, OpenAIChatUpstream, Call, register
                               BrokenStream, MalformedResponse, UpstreamUnavailable, UpstreamError)
 
 # %% auto #0
-__all__ = ['EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'TAGS_PROMPT', 'TAGS_REMINDER', 'TAGS_CHANNEL', 'OPENAI_PARAMS', 'usage',
-           'text_of', 'parse_args', 'split_image', 'response_schema', 'text_key', 'turn_keys', 'ReasoningStore',
-           'store_for', 'strip_reasoning', 'thinking_budget', 'tool_names', 'Translator', 'Decoder',
+__all__ = ['EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'TAGS_PROMPT', 'TAGS_REMINDER', 'TAGS_CHANNEL', 'OPENAI_PARAMS',
+           'usage', 'text_of', 'parse_args', 'split_image', 'response_schema', 'text_key', 'turn_keys',
+           'ReasoningStore', 'store_for', 'strip_reasoning', 'thinking_budget', 'tool_names', 'Translator', 'Decoder',
            'AnthropicTranslator', 'anthropic_usage', 'AnthropicDecoder', 'GeminiTranslator', 'gemini_usage',
            'GeminiDecoder', 'to_tags', 'parse_tags', 'describes_call', 'task_path', 'HostedUpstream',
            'OpenAICompatibleUpstream', 'OpenAIUpstream', 'TranslatingUpstream', 'AnthropicUpstream', 'GeminiUpstream']
@@ -211,8 +211,9 @@ class Decoder:
         "Chunks owed when the transport ends; none where the provider sends its own end marker."
         return []
 
-# %% ../nbs/07_providers.ipynb #8d145ca8
+# %% ../nbs/07_providers.ipynb #c52bc63a
 DEFAULT_MAX_TOKENS = 8192
+EPHEMERAL = {'type': 'ephemeral'}
 
 class AnthropicTranslator(Translator):
     "OpenAI chat request -> Anthropic Messages request."
@@ -246,8 +247,8 @@ class AnthropicTranslator(Translator):
         return {'type': 'tool_result', 'tool_use_id': msg.get('tool_call_id'), 'content': content}
 
     def envelope(self, system, turns, body, sampling) -> dict:
-        req = dict(model=self.model, messages=[{'role': r, 'content': p} for r, p in turns], stream=True)
-        if system: req['system'] = system
+        req = dict(model=self.model, messages=[{'role': r, 'content': p} for r, p in self._cached(turns)], stream=True)
+        if system: req['system'] = [{'type': 'text', 'text': system, 'cache_control': EPHEMERAL}]
         maxtok = body.get('max_completion_tokens') or body.get('max_tokens') or DEFAULT_MAX_TOKENS
         if body.get('stop'): req['stop_sequences'] = [body['stop']] if isinstance(body['stop'], str) else list(body['stop'])
         if tools := body.get('tools'):
@@ -271,6 +272,13 @@ class AnthropicTranslator(Translator):
         if (schema := response_schema(body)) is not None:
             req['output_config'] = {'format': {'type': 'json_schema', 'schema': schema}}
         return req
+
+    @staticmethod
+    def _cached(turns):
+        "Turns with a cache breakpoint on the last block of the last message (copied: replayed blocks stay as stored)."
+        if not turns or not turns[-1][1] or turns[-1][1][-1].get('type') in ('thinking', 'redacted_thinking'): return turns
+        last = turns[-1][1][-1]
+        return turns[:-1] + [(turns[-1][0], turns[-1][1][:-1] + [{**last, 'cache_control': EPHEMERAL}])]
 
     @staticmethod
     def _loop_without_thinking(turns) -> bool:
@@ -593,10 +601,8 @@ OPENAI_PARAMS = {'model', 'messages', 'stream', 'stream_options', 'temperature',
 class OpenAICompatibleUpstream(HostedUpstream, OpenAIChatUpstream):
     "Any OpenAI-compatible chat completions service at the profile's `base_url`."
     runtime = 'openai_compatible'
-    def __init__(self, spec, client=None, reasoning_history:str|None=None):
-        super().__init__(spec, client)
-        self.keep_reasoning = (reasoning_history or get('inference.reasoning_history')) == 'keep'
-        self.caps = Capabilities(reasoning_replay=self.keep_reasoning, source='docs')
+    keep_reasoning = True   # the gateway already removed `reasoning_content` unless reasoning_history is keep
+    caps = Capabilities(reasoning_replay=False, source='docs')
 
     async def send(self, body, call):
         async for c in OpenAIChatUpstream.stream(self, body, call): yield c
@@ -605,8 +611,6 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
     "OpenAI's chat completions API."
     runtime = 'openai'
     default_base_url = 'https://api.openai.com/v1'
-    def __init__(self, spec, client=None, reasoning_history=None):
-        super().__init__(spec, client, 'drop')  # OpenAI does not take earlier reasoning back
 
     def prepare(self, body, call):
         body = {k: v for k, v in super().prepare(body, call).items() if k in OPENAI_PARAMS}
