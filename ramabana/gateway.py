@@ -60,6 +60,7 @@ class GatewayError(RamabanaError):
     "An error the gateway answers with: an HTTP `status`, an OpenAI-style `code`, and `retry_after` seconds if known."
     status: int = 500
     code: str = 'upstream_error'
+    from_event: bool = False   # raised from an error event inside a stream
     def __init__(self, message:str, status:int|None=None, code:str|None=None, retry_after:float|None=None,
                  param:str|None=None):
         message = redact(message)
@@ -164,7 +165,9 @@ def classify_error(status:int, text:str, headers=None) -> GatewayError:
     where = f'upstream {status}: {msg}'
     if any(p.search(text or '') for p in OVERFLOW_PATTERNS): return ContextOverflow(msg, param='messages')
     if status == 500 and _TOOLPARSE_RX.search(text or ''): return BadToolCall(where)
-    if status in (429, 529) or status >= 500: return RateLimited(where, status=status, retry_after=ra)
+    if status in (429, 529) or status >= 500:
+        code = 'rate_limit_exceeded' if status == 429 else 'overloaded' if status in (503, 529) else 'upstream_server_error'
+        return RateLimited(where, status=status, code=code, retry_after=ra)
     if status in (400, 422) and _TOOLS_RX.search(msg): return ToolsRejected(where)
     if status in (400, 422) and _SCHEMA_RX.search(msg): return SchemaRejected(where, param='response_format')
     code = {401: 'invalid_api_key', 403: 'permission_denied', 404: 'model_not_found'}.get(status, 'upstream_error')
@@ -313,7 +316,9 @@ def parse_chunk(data:str) -> dict:
         err = ch['error']
         st = err.get('code') if isinstance(err, dict) else None
         st = st if isinstance(st, int) and 400 <= st < 600 else ch.get('status') if isinstance(ch.get('status'), int) else 500
-        raise classify_error(st, data)
+        e = classify_error(st, data)
+        e.from_event = True   # the spec answers an error event with its status; it is not sent again
+        raise e
     if not isinstance(ch.get('choices'), list):
         if 'prompt_progress' in ch: return ch     # llama.cpp may send progress on its own
         raise MalformedResponse(f'upstream event has no choices: {data[:200]!r}')
@@ -687,6 +692,7 @@ def _backoff(self:Gateway, k:int) -> float:
 
 def _next_attempt(self:Gateway, e:GatewayError, n:dict, body:dict):
     "(reason, wait, body) for sending again after `e`, or None to give up."
+    if e.from_event: return None
     if isinstance(e, BrokenStream): why, limit, wait = 'broken_stream', 1, 0.0
     elif isinstance(e, BadToolCall): why, limit, wait = 'tool_call_parse', 2, 0.0
     elif isinstance(e, SchemaRejected) and 'response_format' in body:
@@ -862,11 +868,27 @@ def _headers(ex:Exchange) -> dict:
         h['x-ramabana-sampling'] = txt if len(txt) < 4000 else json.dumps([{'truncated': len(ex.issues)}])
     return h
 
-async def _sse(ex:Exchange, first, agen):
+def _commits(ch:dict, progress:bool) -> bool:
+    "Whether `ch` is worth starting the client's response for: content, a finish, or progress the client asked for."
+    for c in ch.get('choices') or ():
+        d = c.get('delta') or {}
+        if c.get('finish_reason') or d.get('content') or d.get('reasoning_content') or d.get('tool_calls'): return True
+    return bool(progress and ch.get('prompt_progress'))
+
+async def _head(ex:Exchange, agen, progress:bool) -> list:
+    "The chunks up to the first one that commits the response; an error before it keeps its own status."
+    head = []
+    async for ch in agen:
+        if ch is DISCARD: head.clear(); continue   # the client has seen none of it
+        head.append(ch)
+        if _commits(ch, progress): break
+    return head
+
+async def _sse(ex:Exchange, head:list, agen):
     "The client's event stream: chunks, then `[DONE]`; a failure after the start is an error event."
     status, err = 200, None
     try:
-        if first is not None: yield b'data: ' + _json_bytes(first) + b'\n\n'
+        for ch in head: yield b'data: ' + _json_bytes(ch) + b'\n\n'
         async for ch in agen: yield b'data: ' + _json_bytes(ch) + b'\n\n'
         yield b'data: [DONE]\n\n'
     except GatewayError as e:
@@ -891,10 +913,9 @@ async def chat_completions(request):
         body = check_request(await read_json(request, gw.max_body))
         ex = await gw.open_call(body, request.headers, t0)
         agen = ex.chunks()
-        try: first = await agen.__anext__()
-        except StopAsyncIteration: first = None
+        head = await _head(ex, agen, body.get('return_progress') is True)
         if ex.stream:
-            return StreamingResponse(_sse(ex, first, agen), media_type='text/event-stream',
+            return StreamingResponse(_sse(ex, head, agen), media_type='text/event-stream',
                                      headers={**_headers(ex), 'cache-control': 'no-cache'})
         async for _ in agen: pass
         ex.finish(200)
