@@ -266,6 +266,7 @@ def reorient(kernel_alive:bool=True, skills:tuple=()) -> str:
               if kernel_alive else
               "The conversation above was compacted, and the Python kernel has restarted since: its namespace is "
               "empty. Nothing you defined before exists any more; recreate what you need when you need it.")
+    if isinstance(skills, str): skills = (skills,)
     named = f' ({", ".join(skills)})' if skills else ''
     skill = f"Skill text you read earlier{named} is no longer in your context: read it again with `read_skill` before relying on it."
     done = ("The summary describes the work so far. If the latest request is already answered and nothing is left "
