@@ -539,8 +539,12 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
     async def events():
         finished = False
         try:
+            ping,last = body.get('sse_ping_interval', 30),time.monotonic()
             async for pp in prefill():
-                if body.get('return_progress'): yield _sse(chunk({'role': 'assistant', 'content': None}, prompt_progress=pp))
+                if body.get('return_progress'):
+                    yield _sse(chunk({'role': 'assistant', 'content': None}, prompt_progress=pp)); last = time.monotonic()
+                elif ping > 0 and time.monotonic() - last >= ping:
+                    yield b':\n\n'; last = time.monotonic()  # an SSE comment keeps idle-timeout clients waiting
             if mode == 'not_json':
                 yield b'data: <html>502 Bad Gateway</html>\n\n'; finished = True; return
             yield _sse(chunk({'role': 'assistant', 'content': None}))
@@ -551,8 +555,10 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
                     elif opts.get('abrupt'): scope['ramabana.transport'].close()
                     return
                 yield _sse(chunk(d))
-            yield _sse(chunk(finish=pl.finish_reason))
-            yield _sse(dict(base, choices=[], usage=usage, timings=tm))
+            if (body.get('stream_options') or {}).get('include_usage'):
+                yield _sse(chunk(finish=pl.finish_reason))
+                yield _sse(dict(base, choices=[], usage=usage, timings=tm))
+            else: yield _sse(chunk(finish=pl.finish_reason, timings=tm))
             yield _sse('[DONE]')
             finished = True
             slot.tokens = toks + gen_toks
@@ -597,7 +603,7 @@ def app(self:FakeLlamaServer):
         Route('/tokenize', tokenize, methods=['POST']), Route('/apply-template', apply_template, methods=['POST']),
         Route('/v1/chat/completions', chat, methods=['POST']), Route('/chat/completions', chat, methods=['POST'])])
 
-# %% ../nbs/04_testing.ipynb #295e45ee
+# %% ../nbs/04_testing.ipynb #c852f86f
 _KEEP_HEADERS = ('content-type', 'retry-after')
 
 def _parse(b:bytes|str):
@@ -626,7 +632,7 @@ def _events(lines) -> list:
     "The `data:` payloads of SSE lines."
     return [_parse(l[6:]) for l in lines if l.startswith('data: ')]
 
-# %% ../nbs/04_testing.ipynb #17ccfd65
+# %% ../nbs/04_testing.ipynb #fc77c7d4
 def record(url:str, # base URL of the server, e.g. `http://127.0.0.1:8080`
            body:dict|None, # JSON body; streamed if `body['stream']`
            cassette, # JSONL file to append to
@@ -642,7 +648,7 @@ def record(url:str, # base URL of the server, e.g. `http://127.0.0.1:8080`
     append_exchange(cassette, ex)
     return ex
 
-# %% ../nbs/04_testing.ipynb #4805433d
+# %% ../nbs/04_testing.ipynb #414b64d7
 class RecordingProxy(BackgroundServer):
     "A server forwarding every request to `upstream` and appending each exchange to a JSONL cassette."
     def __init__(self, upstream:str, cassette, timeout:float=300, **kw):
@@ -678,7 +684,7 @@ class RecordingProxy(BackgroundServer):
         methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
         return Starlette(routes=[Route('/{path:path}', forward, methods=methods)])
 
-# %% ../nbs/04_testing.ipynb #73d35a53
+# %% ../nbs/04_testing.ipynb #c4b70b6e
 def _key(method, path, body) -> str:
     return json.dumps([method.upper(), path, body], sort_keys=True)
 
