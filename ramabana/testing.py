@@ -603,7 +603,7 @@ def app(self:FakeLlamaServer):
         Route('/tokenize', tokenize, methods=['POST']), Route('/apply-template', apply_template, methods=['POST']),
         Route('/v1/chat/completions', chat, methods=['POST']), Route('/chat/completions', chat, methods=['POST'])])
 
-# %% ../nbs/04_testing.ipynb #c852f86f
+# %% ../nbs/04_testing.ipynb #12e226f0
 _KEEP_HEADERS = ('content-type', 'retry-after')
 
 def _parse(b:bytes|str):
@@ -632,7 +632,7 @@ def _events(lines) -> list:
     "The `data:` payloads of SSE lines."
     return [_parse(l[6:]) for l in lines if l.startswith('data: ')]
 
-# %% ../nbs/04_testing.ipynb #fc77c7d4
+# %% ../nbs/04_testing.ipynb #911c7901
 def record(url:str, # base URL of the server, e.g. `http://127.0.0.1:8080`
            body:dict|None, # JSON body; streamed if `body['stream']`
            cassette, # JSONL file to append to
@@ -648,7 +648,7 @@ def record(url:str, # base URL of the server, e.g. `http://127.0.0.1:8080`
     append_exchange(cassette, ex)
     return ex
 
-# %% ../nbs/04_testing.ipynb #414b64d7
+# %% ../nbs/04_testing.ipynb #3f573381
 class RecordingProxy(BackgroundServer):
     "A server forwarding every request to `upstream` and appending each exchange to a JSONL cassette."
     def __init__(self, upstream:str, cassette, timeout:float=300, **kw):
@@ -684,7 +684,7 @@ class RecordingProxy(BackgroundServer):
         methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
         return Starlette(routes=[Route('/{path:path}', forward, methods=methods)])
 
-# %% ../nbs/04_testing.ipynb #c4b70b6e
+# %% ../nbs/04_testing.ipynb #0ecbec89
 def _key(method, path, body) -> str:
     return json.dumps([method.upper(), path, body], sort_keys=True)
 
