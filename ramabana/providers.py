@@ -358,8 +358,13 @@ class GeminiTranslator(Translator):
                 'presence_penalty': 'presencePenalty', 'frequency_penalty': 'frequencyPenalty',
                 'max_tokens': 'maxOutputTokens', 'max_completion_tokens': 'maxOutputTokens'}
 
+    SKIP_SIGNATURE = 'skip_thought_signature_validator'
+
     def request(self, body):
         self.native = set()  # call ids Gemini assigned, filled as assistant turns are replayed
+        msgs = body.get('messages') or []
+        start = max([i for i, m in enumerate(msgs) if m.get('role') == 'user'], default=-1) + 1
+        self.current = {id(m) for m in msgs[start:] if m.get('role') == 'assistant'}  # steps of the current turn
         return super().request(body)
 
     def user_parts(self, content) -> list:
@@ -387,6 +392,9 @@ class GeminiTranslator(Translator):
             else: continue  # Gemini has no reasoning blocks of its own to replay
             if v[1]: part['thoughtSignature'] = v[1]
             out.append(part)
+        calls = [p for p in out if 'functionCall' in p]
+        if calls and id(msg) in self.current and 'thoughtSignature' not in calls[0]:
+            calls[0]['thoughtSignature'] = self.SKIP_SIGNATURE   # a step Gemini did not write (or whose record is lost)
         return out
 
     def tool_part(self, msg, name) -> dict:
@@ -626,9 +634,17 @@ class TranslatingUpstream(HostedUpstream):
     decoder: type[Decoder] = Decoder
     caps = Capabilities(reasoning_replay=True, source='docs')
 
+    SCHEMA_REFUSAL = re.compile(r'output_config|output_format|json mode|responseJsonSchema|responseMimeType|response_mime_type', re.I)
+
     def url(self) -> str: raise NotImplementedError
     def headers(self) -> dict: raise NotImplementedError
-    def error(self, status:int, text:str, headers) -> GatewayError: return classify_error(status, text, headers)
+
+    def error(self, status:int, text:str, headers, body:dict) -> GatewayError:
+        "The gateway's error for an error answer; a refusal of the provider's schema field is `SchemaRejected`."
+        e = classify_error(status, text, headers)
+        if type(e) is UpstreamError and status in (400, 422) and response_schema(body) is not None and self.SCHEMA_REFUSAL.search(text or ''):
+            return SchemaRejected(e.message, param='response_format')
+        return e
 
     def base(self, default:str, version:str) -> str:
         "The profile's `base_url` (or `default`), ending in API `version`."
@@ -643,7 +659,7 @@ class TranslatingUpstream(HostedUpstream):
         try:
             async with self.client.stream('POST', url, json=req, headers=self.headers()) as r:
                 started = True
-                if r.status_code >= 400: raise self.error(r.status_code, (await r.aread()).decode('utf-8', 'replace'), r.headers)
+                if r.status_code >= 400: raise self.error(r.status_code, (await r.aread()).decode('utf-8', 'replace'), r.headers, body)
                 async for _, data in aiter_sse(r.aiter_lines()):
                     try: ev = json.loads(data)
                     except ValueError: raise MalformedResponse(f'{self.runtime} sent an event that is not JSON: {data[:200]!r}') from None
@@ -674,8 +690,8 @@ class GeminiUpstream(TranslatingUpstream):
         model = self.spec.model_id.removeprefix('models/')
         return self.base('https://generativelanguage.googleapis.com', 'v1beta') + f'/models/{model}:streamGenerateContent?alt=sse'
     def headers(self): return {'x-goog-api-key': self.spec.api_key or '', 'accept': 'text/event-stream'}
-    def error(self, status, text, headers):
-        e = classify_error(status, text, headers)
+    def error(self, status, text, headers, body):
+        e = super().error(status, text, headers, body)
         if isinstance(e, RateLimited) and e.retry_after is None and (m := re.search(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"', text or '')):
             e.retry_after = float(m[1])
         return e
