@@ -487,14 +487,18 @@ class GatewayBackend(Backend):
         self.max_steps = max_steps if max_steps is not None else get('agent.max_steps')
         self.base_url, self.api_key, self.timeout, self.think, self.progress = base_url, api_key, timeout, think, progress
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
+        self._inflight = self._stale = False
 
     def _start(self):
-        url = gateway_url(self.base_url)
-        key = self.api_key or os.environ.get(get('gateway.token_env') or '') or None
-        mk = _MK_CHAT or _openai_client
-        self.client = mk(spec=self.spec, base_url=url, api_key=key, timeout=self.timeout)
+        self.url = gateway_url(self.base_url)
+        self.client = self._client()
         if self.think is None: self.think = self._detect_think()
         return self.client
+
+    def _client(self):
+        "A new client for the gateway, from the `use_chat` seam when one is set."
+        key = self.api_key or os.environ.get(get('gateway.token_env') or '') or None
+        return (_MK_CHAT or _openai_client)(spec=self.spec, base_url=self.url, api_key=key, timeout=self.timeout)
 
     def _headers(self, purpose:str) -> dict:
         h = {'x-ramabana-purpose': purpose}
@@ -532,7 +536,10 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     self._fire('before_request', body)
     flt, asm, text = (ThinkFilter() if self.think else None), Assembly(), []
     if self._cancel.is_set(): return asm.message(''), None
-    resp = self.client.chat.completions.create(**body, extra_headers=self._headers(purpose), extra_body=extra or None)
+    if self._stale: self.client, self._stale = self._client(), False
+    self._inflight = True
+    try: resp = self.client.chat.completions.create(**body, extra_headers=self._headers(purpose), extra_body=extra or None)
+    finally: self._inflight = False
     self._resp = resp
     try:
         for ch in resp:
@@ -553,11 +560,16 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
 
 @patch
 def cancel(self:GatewayBackend) -> bool:
-    "Stop the running request at once: close its response from this thread."
+    "Stop the running request at once: close its response (or, while waiting for one, the client) from this thread."
     self._cancel.set()
-    if (r := self._resp) is not None:
-        try: r.close()
-        except Exception as e: self.problem(f'closing the stream: {_why(e)}')  # closing from another thread may race the reader: the flag still stops it
+    r, c = self._resp, getattr(self, 'client', None)
+    try:
+        if r is not None: r.close()
+        elif self._inflight and c is not None and callable(getattr(c, 'close', None)):
+            self._stale = True   # the next request gets a new client
+            c.close()
+    # closing from another thread races the reader, which may raise anything on its side; the flag still stops the turn
+    except Exception as e: self.problem(f'closing the stream: {_why(e)}')
     return True
 
 # %% ../nbs/08_backend.ipynb #2f995eaa
