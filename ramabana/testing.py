@@ -325,6 +325,7 @@ class FakeLlamaServer(BackgroundServer):
         self.replies: deque = deque()
         self.faults: deque = deque()
         self.cancelled = 0  # requests abandoned by their client mid-way
+        self.loading = False  # True: answer every request 503 "Loading model", as llama-server does while it loads
         self._ids = itertools.count(1)
 
     build_info = 'b1-0c1e570'
@@ -579,10 +580,10 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
     if mode == 'no_choices': del res['choices']
     return await JSONResponse(res)(scope, receive, send)
 
-# %% ../nbs/04_testing.ipynb #4603d850
+# %% ../nbs/04_testing.ipynb #8c3ae658
 @patch
 def app(self:FakeLlamaServer):
-    "The Starlette app."
+    "The ASGI app: llama-server's routes, behind the `loading` gate."
     from starlette.applications import Starlette
     from starlette.responses import JSONResponse
     from starlette.routing import Route
@@ -597,13 +598,18 @@ def app(self:FakeLlamaServer):
         return JSONResponse({'tokens': [token_id(p) for p in pieces]})
     async def apply_template(req): return JSONResponse({'prompt': self.render(await req.json())})
     chat = _ASGI(self._chat)
-    return Starlette(routes=[
+    app = Starlette(routes=[
         Route('/health', health), Route('/props', props), Route('/slots', slots),
         Route('/v1/models', models), Route('/models', models),
         Route('/tokenize', tokenize, methods=['POST']), Route('/apply-template', apply_template, methods=['POST']),
         Route('/v1/chat/completions', chat, methods=['POST']), Route('/chat/completions', chat, methods=['POST'])])
+    async def gate(scope, receive, send):  # plain ASGI, so streams and disconnects pass through untouched
+        if scope['type'] == 'http' and self.loading:
+            return await _error(503, 'Loading model', 'unavailable_error')(scope, receive, send)
+        await app(scope, receive, send)
+    return gate
 
-# %% ../nbs/04_testing.ipynb #12e226f0
+# %% ../nbs/04_testing.ipynb #227a0d26
 _KEEP_HEADERS = ('content-type', 'retry-after')
 
 def _parse(b:bytes|str):
@@ -632,7 +638,7 @@ def _events(lines) -> list:
     "The `data:` payloads of SSE lines."
     return [_parse(l[6:]) for l in lines if l.startswith('data: ')]
 
-# %% ../nbs/04_testing.ipynb #911c7901
+# %% ../nbs/04_testing.ipynb #53fdb4e6
 def record(url:str, # base URL of the server, e.g. `http://127.0.0.1:8080`
            body:dict|None, # JSON body; streamed if `body['stream']`
            cassette, # JSONL file to append to
@@ -648,7 +654,7 @@ def record(url:str, # base URL of the server, e.g. `http://127.0.0.1:8080`
     append_exchange(cassette, ex)
     return ex
 
-# %% ../nbs/04_testing.ipynb #3f573381
+# %% ../nbs/04_testing.ipynb #d707ad83
 class RecordingProxy(BackgroundServer):
     "A server forwarding every request to `upstream` and appending each exchange to a JSONL cassette."
     def __init__(self, upstream:str, cassette, timeout:float=300, **kw):
@@ -684,7 +690,7 @@ class RecordingProxy(BackgroundServer):
         methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
         return Starlette(routes=[Route('/{path:path}', forward, methods=methods)])
 
-# %% ../nbs/04_testing.ipynb #0ecbec89
+# %% ../nbs/04_testing.ipynb #9c4e6f2e
 def _key(method, path, body) -> str:
     return json.dumps([method.upper(), path, body], sort_keys=True)
 
