@@ -176,7 +176,19 @@ class FakeProvider(BackgroundServer):
         "The content type of a streamed answer."
         return 'text/event-stream'
 
-# %% ../nbs/04b_hosted_doubles.ipynb #496ecc09
+    # What each provider states; `_need` names the missing method if a subclass forgot one.
+    def _need(self, name): raise NotImplementedError(f'{type(self).__name__} must define {name}')
+    def check_auth(self, request): "Raise `_Reject` unless the request carries the key."; self._need('check_auth')
+    def validate(self, body:dict, model:str): "Raise `_Reject` for what the provider refuses."; self._need('validate')
+    def prompt(self, body:dict) -> tuple[str, int|None]: "Canonical prompt text, and its cache breakpoint."; self._need('prompt')
+    def bad_json(self) -> _Reject: "The error for a body that is not JSON."; self._need('bad_json')
+    def overflow(self, n:int, model:str) -> _Reject: "The error for a prompt of `n` tokens over the window."; self._need('overflow')
+    def fault_error(self, f:Fault, model:str) -> _Reject: "The error response for fault `f`."; self._need('fault_error')
+    def render(self, turn:Turn) -> dict: "The whole answer."; self._need('render')
+    def events(self, turn:Turn) -> Iterator[str]: "The streamed answer, as SSE text."; self._need('events')
+    def error_event(self, f:Fault) -> str: "The SSE text of an error inside a stream."; self._need('error_event')
+
+# %% ../nbs/04b_hosted_doubles.ipynb #ff60e925
 @patch
 def usage(self:FakeProvider, body, reply, prompt, upto, thinking=True) -> dict:
     "Token counts for `reply` to a request whose canonical prompt text is `prompt`."
@@ -219,7 +231,7 @@ def stream_events(self:FakeProvider, turn:Turn) -> Iterator[str]:
         yield from itertools.islice(evs, 2)
         yield self.error_event(turn.fault)
 
-# %% ../nbs/04b_hosted_doubles.ipynb #717a9b5c
+# %% ../nbs/04b_hosted_doubles.ipynb #5014afed
 _NOT_PERMITTED = ('allOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas',
                   'patternProperties', 'unevaluatedProperties', 'propertyNames', 'minProperties', 'maxProperties',
                   'unevaluatedItems', 'contains', 'minContains', 'maxContains', 'uniqueItems')
@@ -250,7 +262,7 @@ def strict_schema_problem(schema:dict, root:bool=True, ctx:tuple=()) -> str|None
         if p := strict_schema_problem(sub, False, ctx + path): return p
     return None
 
-# %% ../nbs/04b_hosted_doubles.ipynb #068b4fc7
+# %% ../nbs/04b_hosted_doubles.ipynb #e8fc3faf
 def _oai_err(message:str, type:str='invalid_request_error', param=None, code=None) -> dict:
     return {'error': {'message': message, 'type': type, 'param': param, 'code': code}}
 
@@ -262,6 +274,10 @@ _OAI_FINISH = dict(stop='stop', length='length', tool_calls='tool_calls')
 
 class FakeOpenAI(FakeProvider):
     "A fake OpenAI Chat Completions API on 127.0.0.1 (`openai.OpenAI(base_url=fake.url+'/v1')`)."
+    def __init__(self, replies=None, *, reasoning_model:bool=False, **kw):
+        super().__init__(replies, **kw)
+        self.reasoning_model = reasoning_model  # True: refuse `max_tokens` and sampling changes, as o-series and gpt-5 do
+
     def app(self):
         from starlette.applications import Starlette
         from starlette.routing import Route
@@ -301,7 +317,7 @@ class FakeOpenAI(FakeProvider):
                 code='rate_limit_exceeded'), hdr)
         return _Reject(503, _oai_err('The engine is currently overloaded, please try again later.', type='server_error'), hdr)
 
-# %% ../nbs/04b_hosted_doubles.ipynb #393f4749
+# %% ../nbs/04b_hosted_doubles.ipynb #c1d4ae44
 @patch
 def validate(self:FakeOpenAI, body:dict, model):
     "Refuse what Chat Completions refuses."
@@ -310,6 +326,14 @@ def validate(self:FakeOpenAI, body:dict, model):
     if msgs is None: raise _Reject(400, _oai_err("Missing required parameter: 'messages'.", param='messages', code='missing_required_parameter'))
     if not msgs: raise _Reject(400, _oai_err("Invalid 'messages': empty array. Expected an array with minimum length 1, "
                                             "but got an empty array instead.", param='messages', code='empty_array'))
+    if self.reasoning_model:
+        if 'max_tokens' in body:
+            raise _Reject(400, _oai_err("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                                        "'max_completion_tokens' instead.", param='max_tokens', code='unsupported_parameter'))
+        for k in ('temperature', 'top_p'):
+            if body.get(k) not in (None, 1):
+                raise _Reject(400, _oai_err(f"Unsupported value: '{k}' does not support {body[k]} with this model. Only the "
+                                            "default (1) value is supported.", param=k, code='unsupported_value'))
     if body.get('stream_options') is not None and not body.get('stream'):
         raise _Reject(400, _oai_err("The 'stream_options' parameter is only allowed when 'stream' is enabled.", param='stream_options'))
     open_ids, at = [], None
@@ -341,7 +365,7 @@ def prompt(self:FakeOpenAI, body) -> tuple[str, int|None]:
     "The canonical prompt text: messages, tools and the response format."
     return _dumps([body.get('messages'), body.get('tools'), body.get('response_format')]), None
 
-# %% ../nbs/04b_hosted_doubles.ipynb #2d462792
+# %% ../nbs/04b_hosted_doubles.ipynb #ed21c4a1
 def _oai_usage(u:dict) -> dict:
     "The usage object: completion tokens include reasoning tokens; prompt tokens include cached ones."
     comp = u['output'] + u['reasoning']
@@ -392,7 +416,7 @@ def events(self:FakeOpenAI, turn:Turn) -> Iterator[str]:
 def error_event(self:FakeOpenAI, f:Fault) -> str:
     return f"data: {_dumps(_oai_err('The server had an error while processing your request. Sorry about that!', type='server_error'))}\n\n"
 
-# %% ../nbs/04b_hosted_doubles.ipynb #8d5356a6
+# %% ../nbs/04b_hosted_doubles.ipynb #99dd5336
 def _ant_err(type:str, message:str, n:int=0) -> dict:
     return {'type': 'error', 'error': {'type': type, 'message': message}, 'request_id': f'req_fake{n:08d}'}
 
@@ -405,9 +429,10 @@ class FakeAnthropic(FakeProvider):
     "A fake Anthropic Messages API on 127.0.0.1 (`anthropic.Anthropic(base_url=fake.url)`)."
     cache_exact = True
 
-    def __init__(self, replies=None, *, structured_output:bool=True, ctx:int=200_000, **kw):
+    def __init__(self, replies=None, *, structured_output:bool=True, one_sampler:bool=True, ctx:int=200_000, **kw):
         super().__init__(replies, ctx=ctx, **kw)
         self.structured_output = structured_output  # False: refuse `output_config` like a model without it
+        self.one_sampler = one_sampler  # refuse `temperature` with `top_p`, as the 4.5 models do (False: older models)
 
     def app(self):
         from starlette.applications import Starlette
@@ -434,11 +459,11 @@ class FakeAnthropic(FakeProvider):
                 'Please reduce the prompt length or the maximum tokens requested, or try again later.'), hdr)
         return _Reject(529, _ant_err('overloaded_error', 'Overloaded'), hdr)
 
-    def thinking(self, body): return (body.get('thinking') or {}).get('type') == 'enabled'
+    def thinking(self, body): return (body.get('thinking') or {}).get('type') in ('enabled', 'adaptive')
 
     def headers(self, turn): return {'request-id': f'req_fake{turn.n:08d}'}
 
-# %% ../nbs/04b_hosted_doubles.ipynb #8d2db4f5
+# %% ../nbs/04b_hosted_doubles.ipynb #133e5bdf
 def _blocks(m:dict) -> list:
     c = m.get('content')
     return [{'type': 'text', 'text': c}] if isinstance(c, str) else (c or [])
@@ -446,15 +471,18 @@ def _blocks(m:dict) -> list:
 def _ant_check_thinking(self:FakeAnthropic, body:dict):
     "Enforce extended thinking's rules on the request."
     msgs, th = body.get('messages') or [], body.get('thinking') or {}
-    on = th.get('type') == 'enabled'
-    if on:
+    on = self.thinking(body)
+    if th.get('type') == 'enabled':
         b = th.get('budget_tokens', 0)
         if b < 1024: raise _bad('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024')
         if body.get('max_tokens', 0) <= b:
             raise _bad('`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at '
                        f'{_THINK_DOC}#max-tokens-and-context-window-size')
+    if on:
         if (body.get('tool_choice') or {}).get('type') in ('any', 'tool'):
             raise _bad('Thinking may not be enabled when tool_choice forces tool use.')
+        if body.get('temperature') not in (None, 1):
+            raise _bad(f'`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at {_THINK_DOC}')
     for i, m in enumerate(msgs if on else []):
         if m.get('role') != 'assistant': continue
         for j, blk in enumerate(_blocks(m)):
@@ -494,6 +522,8 @@ def validate(self:FakeAnthropic, body:dict, model):
         if missing := [x for x in ids if x not in answered]:
             raise _bad(f'messages.{i+1}: `tool_use` ids were found without `tool_result` blocks immediately after: '
                        f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
+    if self.one_sampler and body.get('temperature') is not None and body.get('top_p') is not None:
+        raise _bad('`temperature` and `top_p` cannot both be specified for this model. Please use only one.')
     _ant_check_thinking(self, body)
     if (oc := body.get('output_config')) is not None and 'format' in oc:
         if not self.structured_output: raise _bad('output_config: Extra inputs are not permitted')
@@ -513,12 +543,13 @@ def prompt(self:FakeAnthropic, body) -> tuple[str, int]:
         if b.get('cache_control'): upto = len(text)
     return text, upto
 
-# %% ../nbs/04b_hosted_doubles.ipynb #d8f05d30
+# %% ../nbs/04b_hosted_doubles.ipynb #24a578ec
 def _ant_content(self:FakeAnthropic, turn:Turn) -> list[dict]:
     "The answer's content blocks."
     r, out = turn.reply, []
     if self.thinking(turn.body):
-        if r.reasoning: out.append({'type': 'thinking', 'thinking': r.reasoning, 'signature': self.sign('thinking', r.reasoning)})
+        shown = '' if (turn.body.get('thinking') or {}).get('display') == 'omitted' else r.reasoning
+        if r.reasoning: out.append({'type': 'thinking', 'thinking': shown, 'signature': self.sign('thinking', shown)})
         if r.redacted: out.append({'type': 'redacted_thinking', 'data': self.sign('redacted')})
     if r.answer: out.append({'type': 'text', 'text': r.answer})
     for i, t in enumerate(r.tool_calls):
@@ -567,7 +598,7 @@ def events(self:FakeAnthropic, turn:Turn) -> Iterator[str]:
 def error_event(self:FakeAnthropic, f:Fault) -> str:
     return _sse('error', {'error': {'type': 'overloaded_error', 'message': 'Overloaded'}})
 
-# %% ../nbs/04b_hosted_doubles.ipynb #7fb2064f
+# %% ../nbs/04b_hosted_doubles.ipynb #180fb8db
 def _gem_err(code:int, status:str, message:str, details:list|None=None) -> dict:
     e = {'code': code, 'message': message, 'status': status}
     if details: e['details'] = details
@@ -631,7 +662,7 @@ class FakeGemini(FakeProvider):
 
     def media_type(self, turn): return 'text/event-stream' if turn.info.get('sse') else 'application/json'
 
-# %% ../nbs/04b_hosted_doubles.ipynb #57294330
+# %% ../nbs/04b_hosted_doubles.ipynb #a4f038dd
 def _fcalls(c:dict) -> list: return [p for p in c.get('parts') or [] if 'functionCall' in p]
 def _fresps(c:dict) -> list: return [p for p in c.get('parts') or [] if 'functionResponse' in p]
 
@@ -667,7 +698,7 @@ def validate(self:FakeGemini, body:dict, model):
 def prompt(self:FakeGemini, body) -> tuple[str, None]:
     return _dumps([body.get('systemInstruction'), body.get('tools'), body.get('contents')]), None
 
-# %% ../nbs/04b_hosted_doubles.ipynb #0499d55f
+# %% ../nbs/04b_hosted_doubles.ipynb #90d31a2a
 def _gem_usage(u:dict) -> dict:
     m = {'promptTokenCount': u['prompt'], 'candidatesTokenCount': u['output'],
          'totalTokenCount': u['prompt'] + u['output'] + u['reasoning'],
