@@ -17,8 +17,8 @@ __all__ = ['OVERFLOW_PATTERNS', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'ROL
            'Capabilities', 'redact', 'GatewayError', 'InvalidRequest', 'ContextOverflow', 'RateLimited',
            'SchemaRejected', 'ToolsRejected', 'BrokenStream', 'MalformedResponse', 'UpstreamUnavailable',
            'UpstreamError', 'BadToolCall', 'retry_after', 'error_message', 'classify_error', 'Call', 'new_client',
-           'Upstream', 'register_upstream', 'upstream_for', 'chunk', 'FunctionUpstream', 'aiter_sse',
-           'completion_to_chunks', 'parse_chunk', 'OpenAIChatUpstream', 'nest_schema', 'caps_from_props',
+           'Upstream', 'register_upstream', 'upstream_for', 'chunk', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes',
+           'completion_to_chunks', 'RawChunk', 'parse_chunk', 'OpenAIChatUpstream', 'nest_schema', 'caps_from_props',
            'LlamaCppUpstream', 'check_request', 'replay_keys', 'ReplayStore', 'prepare_history', 'ToolCallRepair',
            'Assembler', 'Gateway', 'Exchange', 'read_json', 'error_response', 'check_auth', 'chat_completions',
            'list_models', 'health', 'list_calls', 'make_app', 'is_loopback', 'check_bind', 'GatewayServer',
@@ -291,7 +291,26 @@ async def aiter_sse(lines:AsyncIterator[str]) -> AsyncIterator[tuple[str|None, s
         # comments (':') and other fields (id, retry) carry nothing we use
     if data: yield event, '\n'.join(data)
 
-# %% ../nbs/05_gateway.ipynb #dfb3ac08
+# %% ../nbs/05_gateway.ipynb #04aaf39e
+async def _one(x):
+    for v in x: yield v
+
+async def aiter_sse_bytes(chunks:AsyncIterator[bytes]) -> AsyncIterator[tuple[str|None, bytes]]:
+    "Yield `(event, data)` for each server-sent event in the byte stream `chunks`; `data` stays bytes."
+    buf = b''
+    async for b in chunks:
+        buf = buf + b if buf else b
+        if b'\r' in buf: buf = buf.replace(b'\r\n', b'\n')
+        if b'\n\n' not in buf: continue
+        *events, buf = buf.split(b'\n\n')
+        for ev in events:
+            if ev.startswith(b'data: ') and b'\n' not in ev: yield None, ev[6:]
+            elif ev:
+                async for name, data in aiter_sse(_one(ev.decode('utf-8', 'replace').split('\n') + [''])): yield name, data.encode()
+    if buf.strip():
+        async for name, data in aiter_sse(_one(buf.decode('utf-8', 'replace').split('\n') + [''])): yield name, data.encode()
+
+# %% ../nbs/05_gateway.ipynb #56ee194f
 def completion_to_chunks(resp:dict) -> list[dict]:
     "A whole `chat.completion` replayed as chunks (for servers that ignore `stream`)."
     if not isinstance(resp, dict) or not isinstance(resp.get('choices'), list) or not resp['choices']:
@@ -307,21 +326,27 @@ def completion_to_chunks(resp:dict) -> list[dict]:
                     **{k: resp[k] for k in ('usage', 'timings') if k in resp}})
     return res
 
-def parse_chunk(data:str) -> dict:
+class RawChunk(dict):
+    "A chunk parsed from an upstream event that remembers the event's bytes (`raw`), to be relayed unchanged."
+    __slots__ = ('raw',)
+
+def parse_chunk(data:str|bytes) -> dict:
     "One SSE data payload as a chunk dict; `MalformedResponse` when it is not JSON or has no `choices` list."
+    txt = lambda: data.decode('utf-8', 'replace') if isinstance(data, bytes) else data
     try: ch = json.loads(data)
-    except ValueError: raise MalformedResponse(f'upstream sent an event that is not JSON: {data[:200]!r}') from None
-    if not isinstance(ch, dict): raise MalformedResponse(f'upstream sent an event that is not an object: {data[:200]!r}')
+    except ValueError: raise MalformedResponse(f'upstream sent an event that is not JSON: {txt()[:200]!r}') from None
+    if not isinstance(ch, dict): raise MalformedResponse(f'upstream sent an event that is not an object: {txt()[:200]!r}')
     if 'error' in ch:
         err = ch['error']
         st = err.get('code') if isinstance(err, dict) else None
         st = st if isinstance(st, int) and 400 <= st < 600 else ch.get('status') if isinstance(ch.get('status'), int) else 500
-        e = classify_error(st, data)
+        e = classify_error(st, txt())
         e.from_event = True   # the spec answers an error event with its status; it is not sent again
         raise e
     if not isinstance(ch.get('choices'), list):
-        if 'prompt_progress' in ch: return ch     # llama.cpp may send progress on its own
-        raise MalformedResponse(f'upstream event has no choices: {data[:200]!r}')
+        if 'prompt_progress' not in ch: raise MalformedResponse(f'upstream event has no choices: {txt()[:200]!r}')
+    ch = RawChunk(ch)
+    ch.raw = data if isinstance(data, bytes) else data.encode()
     return ch
 
 class OpenAIChatUpstream(Upstream):
@@ -362,8 +387,8 @@ class OpenAIChatUpstream(Upstream):
                     except ValueError: raise MalformedResponse(f'upstream answered 200 with something that is not JSON: {text[:200]!r}') from None
                     for ch in completion_to_chunks(resp): yield ch
                     return
-                async for _, data in aiter_sse(r.aiter_lines()):
-                    if data == '[DONE]': done = True; break
+                async for _, data in aiter_sse_bytes(r.aiter_bytes()):
+                    if data == b'[DONE]': done = True; break
                     ch = parse_chunk(data)
                     for c in ch['choices']:
                         if isinstance(c, dict) and c.get('finish_reason'): done = True
@@ -381,7 +406,7 @@ class OpenAIChatUpstream(Upstream):
             raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
         if not done: raise BrokenStream(f'the stream from {url} ended with no finish reason and no [DONE]')
 
-# %% ../nbs/05_gateway.ipynb #a5668329
+# %% ../nbs/05_gateway.ipynb #6eebeac2
 def _root(url:str) -> str:
     "A server's root URL: `http://h:p/v1/` -> `http://h:p`."
     url = url.rstrip('/')
@@ -445,7 +470,7 @@ class LlamaCppUpstream(OpenAIChatUpstream):
 
 register_upstream('llamacpp', LlamaCppUpstream)
 
-# %% ../nbs/05_gateway.ipynb #d7ba7c8c
+# %% ../nbs/05_gateway.ipynb #d9b9047b
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
 _TYPE_NAMES = {str: 'a string', bool: 'true or false', list: 'an array', dict: 'an object', int: 'an integer'}
 
@@ -483,7 +508,7 @@ def check_request(body) -> dict:
     if body.get('n') not in (None, 1): raise InvalidRequest("'n' should be 1: the gateway returns one choice", param='n')
     return body
 
-# %% ../nbs/05_gateway.ipynb #86befc5b
+# %% ../nbs/05_gateway.ipynb #fe7b05b4
 REASONING_FIELDS = ('reasoning_content', 'reasoning')
 
 def _text_key(content) -> str|None:
@@ -544,7 +569,11 @@ def prepare_history(messages:list, replay:bool, store:ReplayStore|None=None, mod
             out[i] = new
     return (messages if out is None else out), restored
 
-# %% ../nbs/05_gateway.ipynb #f3d5a164
+# %% ../nbs/05_gateway.ipynb #44b60c18
+def _touch(ch):
+    "Mark a chunk changed: its original bytes no longer say what it holds."
+    if isinstance(ch, RawChunk): ch.raw = None
+
 class ToolCallRepair:
     "Adds missing tool-call ids, types and arguments to a stream of chunks."
     def __init__(self): self.calls: dict = {}   # (choice, index) -> whether arguments arrived
@@ -555,12 +584,14 @@ class ToolCallRepair:
         for c in ch.get('choices') or ():
             d = c.get('delta') or {}
             for pos, tc in enumerate(d.get('tool_calls') or ()):
-                key = (c.get('index', 0), tc.setdefault('index', pos))
+                if 'index' not in tc: tc['index'] = pos; _touch(ch)
+                key = (c.get('index', 0), tc['index'])
                 fn = tc.get('function')
-                if isinstance(fn, dict) and isinstance(fn.get('arguments'), (dict, list)): fn['arguments'] = json.dumps(fn['arguments'])
+                if isinstance(fn, dict) and isinstance(fn.get('arguments'), (dict, list)):
+                    fn['arguments'] = json.dumps(fn['arguments']); _touch(ch)
                 if key not in self.calls:
-                    if not tc.get('id'): tc['id'] = 'call_' + uuid.uuid4().hex[:24]
-                    if not tc.get('type'): tc['type'] = 'function'
+                    if not tc.get('id'): tc['id'] = 'call_' + uuid.uuid4().hex[:24]; _touch(ch)
+                    if not tc.get('type'): tc['type'] = 'function'; _touch(ch)
                     self.calls[key] = False
                 if isinstance(fn, dict) and fn.get('arguments'): self.calls[key] = True
             if c.get('finish_reason'):
@@ -571,7 +602,7 @@ class ToolCallRepair:
                     for i in missing: self.calls[(c.get('index', 0), i)] = True
         return [extra, ch] if extra else [ch]
 
-# %% ../nbs/05_gateway.ipynb #3e0135eb
+# %% ../nbs/05_gateway.ipynb #8b7fab2c
 class Assembler:
     "Folds `chat.completion.chunk`s into one `chat.completion` and its usage figures."
     def __init__(self): self.reset(); self.usage, self.timings = None, None
@@ -613,7 +644,7 @@ class Assembler:
         if self.timings: res['timings'] = self.timings
         return res
 
-# %% ../nbs/05_gateway.ipynb #17dd2ba9
+# %% ../nbs/05_gateway.ipynb #61eb4445
 import logging
 from .core import catalog, get, ConfigError, task_dir as _task_dir
 from .ledger import Ledger, message_hashes, first_change, now_iso
@@ -684,7 +715,7 @@ class Gateway:
         self._upstreams.clear()
         if self._client is not None: await self._client.aclose(); self._client = None
 
-# %% ../nbs/05_gateway.ipynb #9eda84d5
+# %% ../nbs/05_gateway.ipynb #92da3d24
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def _backoff(self:Gateway, k:int) -> float:
@@ -730,7 +761,7 @@ async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterato
             if isinstance(e, UpstreamUnavailable): await up.recover()
             if wait: await asyncio.sleep(wait)
 
-# %% ../nbs/05_gateway.ipynb #78b26908
+# %% ../nbs/05_gateway.ipynb #6cc1d26c
 def _header_name(headers, key, default=None):
     v = headers.get(key)
     if v is None: return default
@@ -822,7 +853,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     self._seen[key] = hashes
     return Exchange(self, call, up, out, body['model'], body.get('stream') is True, t0, changed, prov, s.issues)
 
-# %% ../nbs/05_gateway.ipynb #206db161
+# %% ../nbs/05_gateway.ipynb #e625ec27
 def _json_bytes(obj) -> bytes: return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode()
 
 def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
@@ -860,7 +891,7 @@ def check_auth(gw:Gateway, request) -> None:
     if not (got.lower().startswith('bearer ') and hmac.compare_digest(got[7:].strip().encode(), gw.token.encode())):
         raise InvalidRequest('a valid "Authorization: Bearer <token>" header is required', status=401, code='invalid_api_key')
 
-# %% ../nbs/05_gateway.ipynb #0edfc708
+# %% ../nbs/05_gateway.ipynb #852331a5
 def _headers(ex:Exchange) -> dict:
     h = {'x-ramabana-call-id': ex.call.id}
     if ex.issues:
@@ -884,12 +915,41 @@ async def _head(ex:Exchange, agen, progress:bool) -> list:
         if _commits(ch, progress): break
     return head
 
+def _event(ch:dict) -> bytes:
+    "One chunk as a server-sent event: its upstream bytes when unchanged, else serialised."
+    raw = ch.raw if type(ch) is RawChunk else None
+    return b'data: ' + (raw if raw is not None else _json_bytes(ch)) + b'\n\n'
+
+_END = object()
+
+async def _bursts(agen, maxsize:int=512) -> AsyncIterator[list]:
+    "Items of `agen` in lists of whatever is ready together: a burst of upstream events becomes one write."
+    q: asyncio.Queue = asyncio.Queue(maxsize)
+    async def pump():
+        try:
+            async for ch in agen: await q.put(ch)
+            await q.put(_END)
+        except Exception as e: await q.put(e)   # handed over, and raised where the client's stream is written
+    task = asyncio.create_task(pump())
+    try:
+        while True:
+            items = [await q.get()]
+            while not q.empty(): items.append(q.get_nowait())
+            last = items[-1]
+            if last is _END or isinstance(last, Exception):
+                if len(items) > 1: yield items[:-1]
+                if last is _END: return
+                raise last
+            yield items
+    finally:
+        task.cancel()
+
 async def _sse(ex:Exchange, head:list, agen):
     "The client's event stream: chunks, then `[DONE]`; a failure after the start is an error event."
     status, err = 200, None
     try:
-        for ch in head: yield b'data: ' + _json_bytes(ch) + b'\n\n'
-        async for ch in agen: yield b'data: ' + _json_bytes(ch) + b'\n\n'
+        if head: yield b''.join(map(_event, head))
+        async for burst in _bursts(agen): yield b''.join(map(_event, burst))
         yield b'data: [DONE]\n\n'
     except GatewayError as e:
         status, err = e.status, e.code
@@ -929,7 +989,7 @@ async def chat_completions(request):
         if ex is not None: ex.finish(ie.status, ie.code)
         return error_response(ie)
 
-# %% ../nbs/05_gateway.ipynb #d362d8e6
+# %% ../nbs/05_gateway.ipynb #50024374
 async def _caps_of(gw:Gateway, spec:ModelSpec):
     try:
         up = gw.upstream(spec)
@@ -973,7 +1033,7 @@ async def list_calls(request):
     rows = await asyncio.to_thread(gw.ledger.recent, limit, **q)
     return Response(_json_bytes({'object': 'list', 'data': rows}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #2b878115
+# %% ../nbs/05_gateway.ipynb #7101d5c0
 def make_app(gw:Gateway):
     "The Starlette app serving `gw`."
     from starlette.applications import Starlette
@@ -1003,7 +1063,7 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #fa9de14d
+# %% ../nbs/05_gateway.ipynb #79c754fa
 import ipaddress, socket, threading
 
 def is_loopback(host:str) -> bool:
@@ -1033,7 +1093,9 @@ class GatewayServer:
     def start(self) -> GatewayServer:
         "Bind, start serving on a thread, and return once requests are accepted."
         import uvicorn   # lazy: `import ramabana` stays light
-        sock = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without it every
+        # kept-alive request waits ~40 ms for a delayed ACK (Nagle)
+        sock = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         self.port, ready = sock.getsockname()[1], threading.Event()

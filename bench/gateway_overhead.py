@@ -1,0 +1,181 @@
+"""What the gateway adds on top of calling an upstream directly: per-request latency, per-chunk relay cost, throughput.
+
+Run: `python bench/gateway_overhead.py` (about a minute). Optionally `--litellm VENV` adds a column for a LiteLLM proxy
+installed in that throwaway venv (see ../shared/FINDINGS.md). Three processes: a fast fake upstream (raw ASGI on
+uvicorn), the gateway (the same code `ramabana serve` runs, ledger in a temporary dir), and this client. Each row
+compares going through the gateway with going straight to the same upstream.
+
+Goals: <= 1 ms p50 added per request, <= 10 us added per streamed chunk, >= 0.5x the direct throughput with 20
+concurrent clients, gateway RSS <= 80 MiB idle.
+"""
+import argparse, asyncio, json, os, secrets, signal, socket, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+import httpx
+
+# --- the fake upstream: as little work per request as possible, chunks that vary (LiteLLM stops on 100 identical) ---
+
+def upstream_app():
+    "A raw ASGI llama-server stand-in: streams `n` chunks (`max_tokens`, default 4) and a usage chunk."
+    async def app(scope, receive, send):
+        if scope['type'] != 'http': return
+        body = b''
+        while True:
+            m = await receive()
+            body += m.get('body', b'')
+            if not m.get('more_body'): break
+        path = scope['path']
+        if path.endswith('/props') or path.endswith('/health') or path.endswith('/models'):
+            doc = {'object': 'list', 'data': [{'id': 'fake', 'object': 'model'}]} if path.endswith('/models') else \
+                  {'chat_template': '', 'chat_template_caps': {'supports_tools': True}} if path.endswith('/props') else {'status': 'ok'}
+            await send({'type': 'http.response.start', 'status': 200, 'headers': [(b'content-type', b'application/json')]})
+            return await send({'type': 'http.response.body', 'body': json.dumps(doc).encode()})
+        req = json.loads(body)
+        n = int(req.get('max_tokens') or 4)
+        head = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"fake","choices":[{"index":0,"delta":{"content":"'
+        if not req.get('stream'):
+            msg = {'id': 'c1', 'object': 'chat.completion', 'created': 1, 'model': 'fake',
+                   'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': ''.join(f't{i} ' for i in range(n))}, 'finish_reason': 'stop'}],
+                   'usage': {'prompt_tokens': 5, 'completion_tokens': n, 'total_tokens': 5 + n}}
+            await send({'type': 'http.response.start', 'status': 200, 'headers': [(b'content-type', b'application/json')]})
+            return await send({'type': 'http.response.body', 'body': json.dumps(msg).encode()})
+        await send({'type': 'http.response.start', 'status': 200, 'headers': [(b'content-type', b'text/event-stream')]})
+        batch = []
+        for i in range(n):
+            batch.append(f'data: {head}t{i} "}},"finish_reason":null}}]}}\n\n')
+            if len(batch) == 64:
+                await send({'type': 'http.response.body', 'body': ''.join(batch).encode(), 'more_body': True}); batch = []
+        batch.append('data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"fake","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n')
+        batch.append('data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"fake","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":%d,"total_tokens":%d}}\n\ndata: [DONE]\n\n' % (n, n + 5))
+        await send({'type': 'http.response.body', 'body': ''.join(batch).encode()})
+    return app
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
+
+def serve_upstream(port):
+    import uvicorn
+    uvicorn.run(upstream_app(), host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='off')
+
+def serve_gateway(port, upstream):
+    import uvicorn
+    from ramabana.core import ModelSpec
+    from ramabana.gateway import Gateway, make_app
+    from ramabana.ledger import Ledger
+    d = Path(tempfile.mkdtemp())
+    gw = Gateway(ledger=Ledger(d/'ledger.sqlite'), models={'fake': ModelSpec('fake', 'llamacpp', base_url=upstream)})
+    uvicorn.run(make_app(gw), host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='on')
+
+def start(args, url, env=None):
+    p = subprocess.Popen([sys.executable, __file__, *args], env={**os.environ, **(env or {})})
+    for _ in range(600):
+        try:
+            if httpx.get(url, timeout=1).status_code < 500: return p
+        except httpx.HTTPError: pass
+        time.sleep(0.05)
+    p.kill(); raise SystemExit(f'{args} did not start')
+
+def rss_mib(pid):
+    for line in open(f'/proc/{pid}/status'):
+        if line.startswith('VmRSS:'): return int(line.split()[1]) / 1024
+
+# --- measurements ---
+
+def body(n, stream=True):
+    return {'model': 'fake', 'messages': [{'role': 'user', 'content': 'hello'}], 'max_tokens': n, 'stream': stream}
+
+def one(c, url, n, stream=True):
+    "Time one request, reading the whole answer."
+    t = time.perf_counter()
+    with c.stream('POST', url, json=body(n, stream)) as r:
+        assert r.status_code == 200, (r.status_code, r.read())
+        for _ in r.iter_bytes(): pass
+    return time.perf_counter() - t
+
+def latency(url, headers, n_req):
+    with httpx.Client(headers=headers, timeout=60) as c:
+        for _ in range(20): one(c, url, 4)  # warm up connections and caches
+        ts = sorted(one(c, url, 4) for _ in range(n_req))
+    return ts[len(ts)//2], ts[int(len(ts)*0.99) - 1]
+
+def relay(url, headers, n_chunks=4000, reps=7):
+    with httpx.Client(headers=headers, timeout=120) as c:
+        one(c, url, n_chunks)
+        return statistics.median(one(c, url, n_chunks) for _ in range(reps))
+
+async def _throughput(url, headers, clients, seconds):
+    done, stop = 0, time.perf_counter() + seconds
+    async with httpx.AsyncClient(headers=headers, timeout=60, limits=httpx.Limits(max_connections=clients)) as c:
+        async def worker():
+            nonlocal done
+            while time.perf_counter() < stop:
+                async with c.stream('POST', url, json=body(4)) as r:
+                    async for _ in r.aiter_bytes(): pass
+                    if r.status_code == 200: done += 1
+        t = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(clients)))
+        return done / (time.perf_counter() - t)
+
+def throughput(url, headers, clients=20, seconds=5.0): return asyncio.run(_throughput(url, headers, clients, seconds))
+
+def measure(name, url, headers, n_req):
+    p50, p99 = latency(url, headers, n_req)
+    return dict(name=name, p50=p50, p99=p99, chunks=relay(url, headers), rps=throughput(url, headers))
+
+def main(n_req=500, litellm=None):
+    up_port, gw_port = free_port(), free_port()
+    up_url = f'http://127.0.0.1:{up_port}'
+    procs = [start(['--serve-upstream', str(up_port)], up_url + '/health')]
+    try:
+        gw = start(['--serve-gateway', str(gw_port), up_url], f'http://127.0.0.1:{gw_port}/health')
+        procs.append(gw)
+        time.sleep(0.5)
+        idle = rss_mib(gw.pid)
+        rows = [measure('direct (baseline)', up_url + '/v1/chat/completions', {}, n_req),
+                measure('ramabana gateway', f'http://127.0.0.1:{gw_port}/v1/chat/completions', {}, n_req)]
+        rss = {'ramabana gateway': idle}
+        if litellm:
+            ll_port, key = free_port(), 'sk-' + secrets.token_hex(8)
+            cfg = Path(tempfile.mkdtemp())/'litellm.yaml'
+            cfg.write_text((Path(__file__).parent.parent.parent/'shared/bench/litellm-config.yaml').read_text()
+                           .replace('http://127.0.0.1:18201/v1', up_url + '/v1'))
+            env = dict(LITELLM_MASTER_KEY=key, LITELLM_LOCAL_MODEL_COST_MAP='True', LITELLM_LOG='ERROR')
+            ll = subprocess.Popen([f'{litellm}/bin/litellm', '--config', str(cfg), '--host', '127.0.0.1', '--port', str(ll_port),
+                                   '--num_workers', '1'], env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            procs.append(ll)
+            for _ in range(1200):
+                try:
+                    if httpx.get(f'http://127.0.0.1:{ll_port}/health/liveliness', timeout=1).status_code == 200: break
+                except httpx.HTTPError: pass
+                time.sleep(0.1)
+            time.sleep(1)
+            rss['LiteLLM 1.110.2 proxy'] = rss_mib(ll.pid)
+            rows.append(measure('LiteLLM 1.110.2 proxy', f'http://127.0.0.1:{ll_port}/v1/chat/completions',
+                                {'Authorization': f'Bearer {key}'}, n_req))
+    finally:
+        for p in procs: p.send_signal(signal.SIGINT)
+        for p in procs:
+            try: p.wait(10)
+            except subprocess.TimeoutExpired: p.kill()
+    d = rows[0]
+    print(f'{"path":24} {"p50 ms":>8} {"p99 ms":>8} {"+p50 ms":>8} {"4000-chunk ms":>14} {"+us/chunk":>10} {"req/s x20":>10} {"vs direct":>10} {"idle RSS":>9}')
+    for r in rows:
+        add, per = (r['p50'] - d['p50']) * 1e3, (r['chunks'] - d['chunks']) / 4000 * 1e6
+        mem = f'{rss[r["name"]]:.0f} MiB' if r['name'] in rss else ''
+        print(f'{r["name"]:24} {r["p50"]*1e3:8.2f} {r["p99"]*1e3:8.2f} {add:8.2f} {r["chunks"]*1e3:14.1f} {per:10.1f} '
+              f'{r["rps"]:10.0f} {r["rps"]/d["rps"]:9.2f}x {mem:>9}')
+    g = rows[1]
+    checks = [('p50 added <= 1 ms', (g['p50'] - d['p50']) * 1e3 <= 1.0), ('per chunk <= 10 us', (g['chunks'] - d['chunks']) / 4000 * 1e6 <= 10),
+              ('throughput >= 0.5x', g['rps'] / d['rps'] >= 0.5), ('idle RSS <= 80 MiB', idle <= 80)]
+    print('\n' + '  '.join(f'{n}: {"PASS" if ok else "FAIL"}' for n, ok in checks))
+    return all(ok for _, ok in checks)
+
+if __name__ == '__main__':
+    if len(sys.argv) > 1 and sys.argv[1] == '--serve-upstream': serve_upstream(int(sys.argv[2]))
+    elif len(sys.argv) > 1 and sys.argv[1] == '--serve-gateway': serve_gateway(int(sys.argv[2]), sys.argv[3])
+    else:
+        ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+        ap.add_argument('--requests', type=int, default=500, help='sequential requests for the latency percentiles')
+        ap.add_argument('--litellm', help='a venv with litellm 1.110.2 installed, to add its column')
+        a = ap.parse_args()
+        raise SystemExit(0 if main(a.requests, a.litellm) else 1)
