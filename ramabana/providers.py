@@ -267,6 +267,7 @@ class AnthropicTranslator(Translator):
             if maxtok <= budget: maxtok += budget
             sampling = {}
             if choice and choice['type'] in ('any', 'tool'): choice = {**choice, 'type': 'auto'}; choice.pop('name', None)
+        if 'temperature' in sampling: sampling.pop('top_p', None)  # the 4.5 models take one of the two
         req.update(sampling, max_tokens=maxtok)
         if choice and req.get('tools'): req['tool_choice'] = choice
         if (schema := response_schema(body)) is not None:
@@ -622,6 +623,10 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
 
     def prepare(self, body, call):
         body = {k: v for k, v in super().prepare(body, call).items() if k in OPENAI_PARAMS}
+        if self.spec.reasoning:  # o-series and gpt-5: `max_completion_tokens`, and only the default sampling
+            if 'max_tokens' in body: body.setdefault('max_completion_tokens', body.pop('max_tokens'))
+            for k in ('temperature', 'top_p'):
+                if body.get(k) not in (None, 1): body.pop(k)
         rf = body.get('response_format') or {}
         if rf.get('type') == 'json_schema':
             body['response_format'] = {**rf, 'json_schema': {'name': 'response', **(rf.get('json_schema') or {}), 'strict': True}}
