@@ -17,8 +17,8 @@ from .compaction import (msg_tokens, msg_text, img_tokens, margin, trim_hist, fi
 
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'MAX_STEPS', 'EMPTY_REPLY', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'BackendError', 'NotRunning',
-           'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'TokenLogger', 'use_chat',
-           'local_gateway', 'gateway_url', 'Assembly', 'GatewayBackend', 'make_backend']
+           'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece',
+           'TokenLogger', 'use_chat', 'local_gateway', 'gateway_url', 'Assembly', 'GatewayBackend', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -105,6 +105,7 @@ class Backend:
         self.tool_max_len = tool_max_len if tool_max_len is not None else get('agent.tool_max_len')
         self.save = globals()['spill'](task) if spill else None
         self.kw, self.hist, self.problems, self.note, self.turn_error = kw, [], [], 'not started', ''
+        self.purpose = 'turn'   # of the call being made
         self.ready, self.engine, self.cbs, self.usage, self.last_usage = False, None, [], Usage(spec.name), Usage(spec.name)
         self._pending: list|None = None          # a conversation to apply at start (`resume_hist`)
         self._reported: tuple|None = None        # (tokens the engine reported, len(hist) then)
@@ -221,7 +222,8 @@ def stream(self:Backend, msg, run=None, **kw):
             try:
                 for c in gen:
                     if stopped(): return
-                    if c: said = True; yield c
+                    if isinstance(c, Discard): yield c
+                    elif c: said = True; yield c
                 break
             # an engine may fail in ways we cannot list (SDK, transport, native code): each becomes text, as promised
             except Exception as e:
@@ -249,10 +251,21 @@ def _account(self:Backend):
     for cb in self.cbs:
         if callable(f := getattr(cb, 'after_response', None)): f(self, u)
 
+class Discard(str):
+    "Yielded by `stream` when the text shown so far of the current step should be taken back (the gateway resent it)."
+    def __new__(cls, n:int=0): o = super().__new__(cls, ''); o.n = n; return o
+    def __repr__(self): return f'Discard({self.n})'
+
+def apply_piece(text:str, piece:str) -> str:
+    "`text` with one streamed piece applied: appended, or the last `piece.n` characters taken back for a `Discard`."
+    return text[:max(0, len(text) - piece.n)] if isinstance(piece, Discard) else text + piece
+
 @patch
 def send(self:Backend, msg, **kw) -> str:
     "The whole text of one turn."
-    return ''.join(self.stream(msg, **kw))
+    text = ''
+    for c in self.stream(msg, **kw): text = apply_piece(text, c)
+    return text
 
 @patch
 def cancel(self:Backend) -> bool:
@@ -280,12 +293,13 @@ def _fit_prompt(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None) -
     return prompt[-keep:] if keep > 0 else ''
 
 @patch
-def oneshot(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None, if_busy:str='') -> str:
+def oneshot(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None, if_busy:str='',
+            purpose:str='oneshot') -> str: # what the call is for, as the ledger records it ('oneshot', 'compaction')
     "One question in a throwaway conversation; the answer without thinking, `if_busy` while busy, '' on failure."
     if self.start() is None: self.turn_error = self.note; return ''
     if not self._busy.acquire(blocking=False): return if_busy
     try:
-        self.turn_error = ''
+        self.turn_error, self.purpose = '', purpose
         res = self._oneshot(self._fit_prompt(prompt, sp, max_tokens), sp, max_tokens)
     # as in `stream`: the engine's failures are reported, not raised
     except Exception as e:
@@ -546,6 +560,10 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
             if self._cancel.is_set(): break
             d = _delta_dict(ch)
             if pp := d.get('prompt_progress'): self._fire('on_progress', pp)
+            if (d.get('ramabana') or {}).get('discard'):   # the gateway is resending: forget this step's partial answer
+                n, text, asm, flt = sum(map(len, text)), [], Assembly(), (ThinkFilter() if self.think else None)
+                if n: yield Discard(n)
+                continue
             asm.add(d)
             for c in d.get('choices') or []:
                 piece = (c.get('delta') or {}).get('content') or ''
@@ -606,9 +624,9 @@ def _usage(self:GatewayBackend) -> Usage:
     return Usage(**{**u.dict(), 'turns': 1}) if (u.total or u.input or u.output) else Usage(self.spec.name)
 
 @patch
-def _oneshot(self:GatewayBackend, prompt, sp, max_tokens, purpose='oneshot'):
+def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
     self._turn_usage = Usage(self.spec.name)
-    gen = self._step(self._messages(sp, [{'role': 'user', 'content': prompt}]), purpose, max_tokens, tools=False)
+    gen = self._step(self._messages(sp, [{'role': 'user', 'content': prompt}]), self.purpose, max_tokens, tools=False)
     try:
         while True: next(gen)
     except StopIteration as s: m, u = s.value
