@@ -12,13 +12,12 @@ from fastcore.basics import patch
 from .core import RamabanaError, format_table, get, resolve
 
 # %% auto #0
-__all__ = ['MAX_OUTPUT', 'MODES', 'SYSTEM', 'NO_NOTEBOOK', 'CALL_COLUMNS', 'SUBCOMMANDS', 'MagicError', 'session_path',
+__all__ = ['MAX_OUTPUT', 'MODES', 'NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 'SUBCOMMANDS', 'MagicError', 'session_path',
            'find_notebook', 'trim_middle', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'merge_history',
            'write_json_atomic', 'set_compact', 'apply_overrides', 'parent_cell_id', 'asking_cell', 'shown_path',
-           'notebook_context', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'CellView', 'tool_line',
-           'status_text', 'TurnResult', 'Approvals', 'run_turn', 'cell_reader', 'Session', 'Report', 'say',
-           'ledger_rows', 'calls_table', 'subcommand', 'cell_args', 'session', 'ram', 'load_ipython_extension',
-           'unload_ipython_extension']
+           'notebook_context', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'tool_line', 'CellView',
+           'TurnResult', 'run_turn', 'cell_reader', 'Report', 'Session', 'say', 'ledger_rows', 'calls_table',
+           'subcommand', 'cell_args', 'session', 'ram', 'load_ipython_extension', 'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
@@ -212,74 +211,15 @@ def progress_text(done:int, total:int, width:int=20) -> str:
     bar = '█' * round(frac * width) + '░' * (width - round(frac * width))
     return f'{bar} reading the conversation: {ktok(done)} of {ktok(total)} new tokens'
 
-def ipython_show(bundle:dict, id:str, update:bool=False) -> None:
+def ipython_show(bundle:dict, id:str, update:bool=False, kind:str='answer') -> None:
     "Show or update display `id` in the cell, through IPython's display machinery."
     from IPython.display import display, update_display
-    (update_display if update else display)(bundle, raw=True, display_id=id)
+    (update_display if update else display)(bundle, raw=True, display_id=id, metadata={'ramabana': kind})
 
-class CellView:
-    "What one `%%ram` run shows: a progress bar, the answer as Markdown updated in place, tool lines, a status line."
-    def __init__(self, show:Callable=ipython_show, # `show(bundle, id, update)`
-                 every:float=0.1): # seconds between updates of the streaming answer
-        self.show, self.every = show, every
-        self.id = f'ram-{os.getpid()}-{time.monotonic_ns()}'
-        self.n, self.parts, self.text, self.shown, self.seg, self.last, self.bar = 0, [], '', '', None, 0.0, None
-
-    def _new(self, bundle:dict) -> str:
-        self.n += 1
-        did = f'{self.id}-{self.n}'
-        self.show(bundle, did, False)
-        return did
-
-    def _md(self, text:str) -> dict: return {'text/markdown': text, 'text/plain': text}
-
-    def flush(self):
-        "Send the answer's current text."
-        if self.seg and self.text != self.shown:
-            self.show(self._md(self.text), self.seg, True)
-            self.shown, self.last = self.text, time.monotonic()
-
-    def progress(self, done:int, total:int):
-        "Show how far the model has read the prompt."
-        if self.seg: return
-        b = {'text/plain': progress_text(done, total),
-             'text/html': f'<progress value="{done}" max="{max(total, 1)}"></progress> reading the conversation: '
-                          f'{ktok(done)} of {ktok(total)} new tokens'}
-        if self.bar is None: self.bar = self._new(b)
-        else: self.show(b, self.bar, True)
-
-    def _end_bar(self):
-        if self.bar is not None: self.show({'text/plain': ''}, self.bar, True); self.bar = None
-
-    def add_text(self, s:str):
-        "Add streamed answer text."
-        if not s: return
-        self._end_bar()
-        self.text += s
-        if self.seg is None: self.seg, self.shown, self.last = self._new(self._md(self.text)), self.text, time.monotonic()
-        elif time.monotonic() - self.last >= self.every: self.flush()
-
-    def tool(self, line:str):
-        "Show one tool call as one line; text after it starts a new piece."
-        self._end_bar()
-        self.flush()
-        self.parts.append(self.text)
-        self.seg, self.text = None, ''
-        self._new({'text/markdown': f'`⚙ {line}`', 'text/plain': f'⚙ {line}'})
-
-    def status(self, line:str):
-        "Show the final status line."
-        self._end_bar(); self.flush()
-        self._new({'text/markdown': f'<sub>{line}</sub>', 'text/plain': line})
-
-    @property
-    def answer(self) -> str: return ''.join(self.parts) + self.text
-
-# %% ../nbs/09_magic.ipynb #31c8006e
 def _clip(s:str, n:int) -> str: return s if len(s) <= n else s[:n - 1] + '…'
 
 def tool_line(call, # the call: an OpenAI tool call dict, or a dict with `name` and `arguments`
-              result=None, # its result: a `tool` message, a string, or None
+              result=None, # its result: a `tool` message, a string, or None while it runs
               n:int=100) -> str:
     "One line for a tool call and the start of its result."
     fn = call.get('function', call) if isinstance(call, dict) else {'name': str(call)}
@@ -293,17 +233,88 @@ def tool_line(call, # the call: an OpenAI tool call dict, or a dict with `name` 
     if isinstance(result, str) and result.strip(): line += ' → ' + _clip(result.strip().splitlines()[0], n // 2)
     return line
 
-def status_text(model:str, # the model's name
-                usage=None, # the turn's `Usage`
-                pct:float|None=None, # how full the window is, 0..1
-                ctx:int=0) -> str: # the window in tokens
-    "The status line after a turn: model, window use, tokens in and out."
-    parts = [model]
-    if pct is not None and ctx: parts.append(f'{pct:.0%} of {ctx:,} tokens')
-    if usage is not None and (usage.input or usage.output):
-        parts.append(f'in {usage.input:,}' + (f' ({usage.cached:,} cached)' if usage.cached else '') + f' · out {usage.output:,}')
-        if usage.cost: parts.append(f'${usage.cost:.4f}')
-    return ' · '.join(parts)
+# %% ../nbs/09_magic.ipynb #2409d2f8
+class CellView:
+    "What one `%%ram` run shows: progress, the answer as Markdown updated in place, tool lines, a status line."
+    def __init__(self, show:Callable=ipython_show, # `show(bundle, id, update, kind)`
+                 every:float=0.1): # seconds between updates of the streaming answer
+        self.show, self.every = show, every
+        self.id = f'ram-{os.getpid()}-{time.monotonic_ns()}'
+        self.n, self.parts, self.text, self.shown, self.seg, self.last, self.bar = 0, [], '', '', None, 0.0, None
+        self.calls: dict = {}   # a running tool call's key -> its line's display id
+
+    def _new(self, bundle:dict, kind:str='answer') -> str:
+        self.n += 1
+        did = f'{self.id}-{self.n}'
+        self.show(bundle, did, False, kind)
+        return did
+
+    def _md(self, text:str) -> dict: return {'text/markdown': text, 'text/plain': text}
+
+    def flush(self):
+        "Send the answer's current text."
+        if self.seg and self.text != self.shown:
+            self.show(self._md(self.text), self.seg, True, 'answer')
+            self.shown, self.last = self.text, time.monotonic()
+
+    def _line(self, b:dict):
+        "Show `b` in the transient progress line, which the answer replaces."
+        if self.bar is None: self.bar = self._new(b, 'progress')
+        else: self.show(b, self.bar, True, 'progress')
+
+    def progress(self, done:int, total:int):
+        "Show how far the model has read the prompt."
+        if self.seg: return
+        self._line({'text/plain': progress_text(done, total),
+                    'text/html': f'<progress value="{done}" max="{max(total, 1)}"></progress> reading the conversation: '
+                                 f'{ktok(done)} of {ktok(total)} new tokens'})
+
+    def working(self, line:str):
+        "Show what the agent is doing now, in the transient line."
+        self._line({'text/plain': f'… {line}', 'text/markdown': f'*… {line}*'})
+
+    def _end_bar(self):
+        if self.bar is not None: self.show({'text/plain': ''}, self.bar, True, 'progress'); self.bar = None
+
+    def add_text(self, s:str):
+        "Add streamed answer text."
+        if not s: return
+        self._end_bar()
+        self.text += s
+        if self.seg is None: self.seg, self.shown, self.last = self._new(self._md(self.text)), self.text, time.monotonic()
+        elif time.monotonic() - self.last >= self.every: self.flush()
+
+    def tool(self, call, result=None):
+        "Show a tool call as one line when it starts, completed with its result; text after it starts a new piece."
+        fn = call.get('function', call) if isinstance(call, dict) else {}
+        key = (fn.get('name'), json.dumps(fn.get('arguments'), sort_keys=True, default=str))
+        b = lambda line: {'text/markdown': f'`⚙ {line}`', 'text/plain': f'⚙ {line}'}
+        if key in self.calls and result is not None:
+            self.show(b(tool_line(call, result)), self.calls.pop(key), True, 'tool'); return
+        self._end_bar(); self.flush()
+        self.parts.append(self.text)
+        self.seg, self.text = None, ''
+        did = self._new(b(tool_line(call, result)), 'tool')
+        if result is None: self.calls[key] = did
+
+    def status(self, line:str):
+        "Show the final status line."
+        self._end_bar(); self.flush()
+        self._new({'text/markdown': f'<sub>{line}</sub>', 'text/plain': line}, 'status')
+
+    def note(self, md:str, text:str):
+        "Show a short remark (a cancelled turn)."
+        self._end_bar(); self.flush()
+        self._new({'text/markdown': md, 'text/plain': text}, 'note')
+
+    def retract(self, tail:str):
+        "Take `tail` off the end of the answer: an error the backend wrote as text, which is shown on stderr instead."
+        if not tail or not self.text.endswith(tail): return
+        self.text = self.text[:-len(tail)].rstrip('\n')
+        if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
+
+    @property
+    def answer(self) -> str: return ''.join(self.parts) + self.text
 
 # %% ../nbs/09_magic.ipynb #3fd9e450
 @dataclass
@@ -314,85 +325,81 @@ class TurnResult:
     error: str = ''
     value: Any = None
 
+try: from IPython.core.error import StdinNotImplementedError
+except ImportError:  # IPython is not installed: nothing can raise it
+    class StdinNotImplementedError(Exception): pass
+
 def _why(e:BaseException) -> str:
-    return str(e) if isinstance(e, RamabanaError) and str(e) else f'{type(e).__name__}: {e}' if str(e) else type(e).__name__
-
-class Approvals:
-    "Answers the agent's approval requests on the main thread through `confirm`, remembering 'always'."
-    def __init__(self, mode:str='ask', # ask | auto
-                 confirm:Callable=input):
-        self.mode, self.confirm = mode, confirm
-
-    def ask(self, tool, args:dict):
-        "Ask the user on the main thread: True, or a refusal the model reads."
-        if self.mode == 'auto': return True
-        name = getattr(tool, 'name', None) or getattr(tool, '__name__', None) or str(tool)
-        line = tool_line({'name': name, 'arguments': args}, n=400)
-        ans = str(self.confirm(f'ramabana wants to run {line}\nAllow? [y]es / [n]o / [a]lways: ')).strip().lower()
-        if ans in ('a', 'always'): self.mode = 'auto'; return True
-        if ans in ('y', 'yes'): return True
-        return f'The user declined this call to {name}; it did not run.' + (f' They said: {ans}' if ans not in ('', 'n', 'no') else '')
+    "One line for an error: ramabana's own message, or the type and message of anything else."
+    if isinstance(e, RamabanaError) and str(e): return str(e)
+    return f'{type(e).__name__}: {e}' if str(e) else type(e).__name__
 
 def _tool_args(a) -> tuple:
     "(call, result) from an `on_tool` callback's arguments, with or without the backend first."
     a = [x for x in a if isinstance(x, (dict, str)) or x is None]
-    return (a + [None, None])[:2] if a else ({'name': '?'}, None)
+    return tuple((a + [None, None])[:2]) if a else ({'name': '?'}, None)
 
 def _progress_args(a) -> tuple|None:
-    "(done, total) new tokens from llama.cpp's `prompt_progress` dict (with or without the backend first) or two numbers."
+    "(done, total) new tokens from llama.cpp's `prompt_progress` dict, or from two numbers."
     pp = next((x for x in a if isinstance(x, dict)), None)
     if pp is not None:
-        cache = pp.get('cache') or 0
-        try: return max(0, int(pp.get('processed', 0)) - cache), max(0, int(pp.get('total', 0)) - cache)
+        try:
+            cache = int(pp.get('cache') or 0)
+            return max(0, int(pp.get('processed', 0)) - cache), max(0, int(pp.get('total', 0)) - cache)
         except (TypeError, ValueError): return None   # a malformed event is not worth failing a turn for
     nums = [x for x in a if isinstance(x, (int, float)) and not isinstance(x, bool)]
     return (int(nums[0]), int(nums[1])) if len(nums) >= 2 else None
 
+def _default_confirm(name, args):
+    from ramabana.agent import ask_input
+    return ask_input(name, args)
+
 def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, approve)` runs the turn, returns its value
              cancel:Callable, # asks the work to stop, from another thread
              view:CellView,
-             approvals:Approvals|None=None,
+             confirm:Callable|None=None, # `confirm(name, args) -> answer`, called on this thread; default `agent.ask_input`
              grace:float=15.0 # seconds to wait for the work to stop after a cancel
             ) -> TurnResult:
     "Run `work` on a thread, show its events from this thread, cancel it on KeyboardInterrupt."
-    q, box = queue.Queue(), {}
-    approvals = approvals or Approvals('auto')
-    def approve(tool, args):
+    q, box, res, deadline = queue.Queue(), {}, TurnResult(), None
+    confirm = confirm or _default_confirm
+    def approve(name, args):
         done, ans = threading.Event(), {}
-        q.put(('approve', (tool, args), done, ans))
+        q.put(('approve', (name, args), done, ans))
         done.wait()
-        return ans.get('v', 'The turn was cancelled; the call did not run.')
+        return ans.get('v', 'n')
     cbs = dict(on_text=lambda s: q.put(('text', s)), on_tool=lambda *a: q.put(('tool', _tool_args(a))),
                on_progress=lambda *a: q.put(('progress', _progress_args(a))), on_status=lambda s: q.put(('status', s)),
                approve=approve)
     def go():
         try: box['value'] = work(**cbs)
-        # anything the agent raises must reach the main thread as one message, never kill the thread silently
+        # anything the agent raises must reach the main thread as one message, never end the thread silently
         except BaseException as e: box['error'] = e
         finally: q.put(('done',))
-    th = threading.Thread(target=go, name='ramabana-turn', daemon=True)
-    res, deadline = TurnResult(), None
     def handle(ev):
         kind = ev[0]
         if kind == 'text': view.add_text(ev[1])
-        elif kind == 'tool': view.tool(tool_line(*ev[1]))
+        elif kind == 'tool': view.tool(*ev[1])
         elif kind == 'progress' and ev[1]: view.progress(*ev[1])
+        elif kind == 'status' and ev[1]: view.working(str(ev[1]))
         elif kind == 'approve':
-            _, (tool, args), done, ans = ev
-            try: ans['v'] = False if res.cancelled else approvals.ask(tool, args)
+            _, (name, args), done, ans = ev
+            try: ans['v'] = 'n' if res.cancelled else confirm(name, args)
+            except (EOFError, StdinNotImplementedError): ans['v'] = 'n'   # no way to ask here: that is a no
             finally: done.set()
         return kind == 'done'
+    th = threading.Thread(target=go, name='ramabana-turn', daemon=True)
     th.start()
     while True:
         try:
-            ev = q.get(timeout=0.25)
-            if handle(ev): break
+            if handle(q.get(timeout=0.25)): break
         except queue.Empty:
             if deadline and time.monotonic() > deadline: break   # the work did not stop in time: leave it behind
         except KeyboardInterrupt:
             if res.cancelled: break   # a second interrupt: stop waiting
             res.cancelled, deadline = True, time.monotonic() + grace
-            with contextlib.suppress(Exception): cancel()   # cancelling is best effort; the deadline bounds the wait
+            try: cancel()
+            except RamabanaError as e: res.error = _why(e)
     view.flush()
     res.answer, res.value = view.answer, box.get('value')
     if (e := box.get('error')) is not None and not (res.cancelled and isinstance(e, KeyboardInterrupt)): res.error = _why(e)
@@ -412,22 +419,23 @@ def cell_reader(session) -> Callable:
         return f"error: no cell '{id}'; the cells are: {', '.join(c['id'] for c in cells)}"
     return read_cell
 
-SYSTEM = ("You are ramabana, an assistant inside the user's Jupyter notebook. The user's notebook is given in a "
-          "<notebook> block: each <cell> has an id, its source and its outputs. Answer the question after the block. "
-          "Use the tools to look at variables (inspect_python), run code in the user's kernel (run_python) or read a "
-          "cell in full (read_cell). Be brief; answer in Markdown.")
+NOTEBOOK_SP = ("The user's notebook comes in a <notebook> block: one <cell> per cell, with its id, its source and its "
+               "outputs; cells left out to save room are listed in <context-compacted>, and read_cell(id) shows any "
+               "cell in full. The question follows the block. Answer in Markdown.")
 
-# %% ../nbs/09_magic.ipynb #c729e6ca
+class Report(str):
+    "Text a `%ram` subcommand returns: shown as is (no quotes), and still a `str` to assert on."
+    def __repr__(self): return str(self)
+
 class Session:
     "What `%%ram` remembers in one shell: the agent, the model, approvals, the last turn."
-    def __init__(self, ip, confirm:Callable|None=None, show:Callable|None=None):
-        self.ip, self.confirm, self.show = ip, confirm or input, show or ipython_show
-        self.model: str|None = None              # None: the `model.default` setting
-        self.approvals = Approvals('auto' if get('agent.approve') == 'auto' else 'ask', self._confirm)
+    def __init__(self, ip,
+                 confirm:Callable|None=None, # `confirm(name, args)`: how approvals are asked; default `agent.ask_input`
+                 show:Callable|None=None):   # how outputs are shown; default `ipython_show`
+        self.ip, self.confirm, self.show = ip, confirm, show or ipython_show
+        self.model: str|None = None          # None: the `model.default` setting
+        self.approve: str|None = None        # code approvals set with `%ram approve`; None: `agent.approve`
         self.agent, self.last, self.told_no_nb, self._approve = None, None, False, None
-        self.running: threading.Thread|None = None
-
-    def _confirm(self, q): return self.confirm(q)
 
     def notebook(self) -> Path|None:
         "The open notebook's file, or None."
@@ -442,76 +450,37 @@ class Session:
         "The model to use: the one chosen with `%ram model` or `-m`, else `model.default`."
         return resolve(self.model)
 
-# %% ../nbs/09_magic.ipynb #e3de9cf6
-class Report(str):
-    "Text a `%ram` subcommand returns: shown as is (no quotes), and still a `str` to assert on."
-    def __repr__(self): return str(self)
+    def _ask_user(self, name, args):
+        "The agent's `ask`: route the question to the running turn's main thread, or ask here."
+        f = self._approve or self.confirm or _default_confirm
+        return f(name, args)
 
-@patch
-def _make_agent(self:Session, spec):
-    "A new agent for `spec` working in the user's namespace, with `read_cell` and our approvals."
-    from ramabana.agent import Agent   # lazy: the SDK and gateway load with the first question, not with %load_ext
-    return Agent(spec, ns=self.ip.user_ns, sp=SYSTEM, tools=[cell_reader(self)], approve=self._approve_call)
+    def get_agent(self):
+        "The session's agent for the current model, made on first use; a model switch keeps the conversation."
+        spec = self.spec()
+        if self.agent is None:
+            from ramabana.agent import Agent, SP   # lazy: the SDK and the gateway load with the first question
+            self.agent = Agent(spec, ns=self.ip.user_ns, sp=f'{SP}\n\n{NOTEBOOK_SP}', tools=[cell_reader(self)],
+                               approve=self.approve, ask=self._ask_user)
+        elif self.agent.spec.name != spec.name: self.agent.switch(spec)
+        return self.agent
 
-@patch
-def _approve_call(self:Session, tool, args):
-    "The agent asks to run a tool: route the question to the turn's main thread, or answer here."
-    if self.approvals.mode == 'auto': return True
-    f = self._approve
-    return f(tool, args) if f is not None else self.approvals.ask(tool, args)
+    def status(self) -> str:
+        "Usage, how full the window is, and the model, on one line."
+        if self.agent is not None: return self.agent.status()
+        return f'no conversation yet · {self.spec().name}'
 
-@patch
-def get_agent(self:Session):
-    "The session's agent for the current model, made on first use; a model switch keeps the conversation."
-    spec = self.spec()
-    if self.agent is None: self.agent = self._make_agent(spec)
-    elif self.agent_model() != spec.name: self.agent.switch(spec)
-    return self.agent
-
-@patch
-def agent_model(self:Session) -> str|None:
-    "The name of the model the agent uses now."
-    a = self.agent
-    if a is None: return None
-    spec = getattr(a, 'spec', None) or getattr(getattr(a, 'backend', None), 'spec', None)
-    return getattr(spec, 'name', None)
-
-@patch
-def fits(self:Session) -> Callable[[str], bool]:
-    "The backend's `fits`, for `compact_notebook_context`."
-    a = self.agent
-    return getattr(a, 'fits', None) or getattr(getattr(a, 'backend', None), 'fits', None) or (lambda s: True)
-
-@patch
-def window(self:Session) -> tuple[float|None, int]:
-    "How full the agent's window is (0..1) and its size in tokens."
-    a, spec = self.agent, self.spec()
-    be = getattr(a, 'backend', a)
-    pct = getattr(a, 'pct_full', None)
-    if pct is None: pct = getattr(be, 'pct_full', None)
-    return (pct if isinstance(pct, (int, float)) else None), spec.ctx
-
-@patch
-def usage(self:Session):
-    "The conversation's usage so far."
-    from ramabana.runtime import Usage
-    a = self.agent
-    if a is None: return Usage(self.spec().name)
-    u = getattr(a, 'usage', None)
-    if u is None: u = getattr(getattr(a, 'backend', None), 'usage', None)
-    return u if u is not None else Usage(self.spec().name)
-
-# %% ../nbs/09_magic.ipynb #c14f2183
+# %% ../nbs/09_magic.ipynb #e741b363
 NO_NOTEBOOK = ('ramabana: no open notebook found (the kernel was not started by Jupyter, so JPY_SESSION_NAME is not '
-               'set); asking without notebook context. Use `%%ram --no-notebook` to skip this check.')
+               'set); asking without notebook context. `%%ram --no-notebook` skips this check.')
 
 def say(msg:str) -> None:
     "One line for the user on stderr (red in Jupyter): how the magic reports every failure."
-    print(f'ramabana: {msg}' if not msg.startswith('ramabana:') else msg, file=sys.stderr, flush=True)
+    print(msg if msg.startswith('ramabana:') else f'ramabana: {msg}', file=sys.stderr, flush=True)
 
 @patch
 def context(self:Session, question:str, notebook:bool=True) -> str:
-    "The prompt for `question`: the open notebook's block (unless `notebook` is False), then the question."
+    "The prompt for `question`: the open notebook's block (unless `notebook` is False) fitted to the window, then the question."
     if not notebook: return with_question('', question)
     path = self.notebook()
     if path is None:
@@ -522,7 +491,7 @@ def context(self:Session, question:str, notebook:bool=True) -> str:
     me = inputs[n] if isinstance(n, int) and 0 < n < len(inputs) else None
     block = notebook_context(path, inputs, outputs, cell_id=parent_cell_id(self.ip), src=me, skip=n)
     from ramabana.compaction import compact_notebook_context
-    return compact_notebook_context(with_question(block, question), self.fits())
+    return compact_notebook_context(with_question(block, question), self.get_agent().backend.fits)
 
 @patch
 def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, surgical:bool=False) -> TurnResult:
@@ -530,22 +499,25 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     if not question.strip(): raise MagicError('write the question in the cell, below `%%ram`')
     if model: resolve(model); self.model = model   # an unknown name fails here, before anything starts
     agent = self.get_agent()
-    if surgical: agent.strategy = 'surgical'
+    if surgical: agent.compactor.strategy = 'surgical'
     prompt = self.context(question, notebook)
     view = CellView(self.show)
     def work(on_text, on_tool, on_progress, on_status, approve):
         self._approve = approve
         try: return agent.ask(prompt, on_text=on_text, on_tool=on_tool, on_progress=on_progress, on_status=on_status)
         finally: self._approve = None
-    res = run_turn(work, agent.cancel, view, self.approvals)
+    res = run_turn(work, agent.cancel, view, self.confirm)
+    if agent.turn_error and not res.cancelled:
+        res.error = res.error or agent.turn_error
+        view.retract(f'[error: {agent.turn_error}]')
+        res.answer = view.answer
     self.last = res
-    if res.cancelled: view._new({'text/markdown': '*cancelled*', 'text/plain': '(cancelled)'})
+    if res.cancelled: view.note('*cancelled*', '(cancelled)')
     if res.error: say(res.error)
-    pct, ctx = self.window()
-    view.status(status_text(self.agent_model() or self.spec().name, getattr(agent, 'last_usage', None) or self.usage(), pct, ctx))
+    view.status(self.status())
     return res
 
-# %% ../nbs/09_magic.ipynb #37d6ee06
+# %% ../nbs/09_magic.ipynb #6d372b99
 CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('status', 'status'),
                 ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
@@ -587,7 +559,7 @@ def calls_table(rows:list[dict]) -> str:
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
 
-# %% ../nbs/09_magic.ipynb #edc3f99c
+# %% ../nbs/09_magic.ipynb #7faab06c
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -602,34 +574,24 @@ def _need_agent(s:Session, what:str):
 @subcommand('model', '[NAME]', 'show the model, or switch to NAME for the next questions (the conversation is kept)')
 def _model(s:Session, name:str|None=None):
     if name:
-        spec = resolve(name)
+        resolve(name)   # an unknown name fails before anything changes
         s.model = name
         if s.agent is not None: s.get_agent()
-        return Report(f'model: {spec.name} ({spec.runtime}, window {spec.ctx:,} tokens)' if spec.ctx else f'model: {spec.name} ({spec.runtime})')
     spec = s.spec()
     return Report(f'model: {spec.name} ({spec.runtime}' + (f', window {spec.ctx:,} tokens)' if spec.ctx else ')'))
 
-@subcommand('usage', '', "the conversation's tokens so far and how full the window is")
-def _usage(s:Session):
-    u, (pct, ctx) = s.usage(), s.window()
-    return Report(status_text(s.agent_model() or s.spec().name, u, pct, ctx) + f' · {u.turns} turn' + ('' if u.turns == 1 else 's'))
+@subcommand('usage', '', "the conversation's tokens so far, how full the window is, and the model")
+def _usage(s:Session): return Report(s.status())
 
 @subcommand('compact', '[FOCUS...]', 'compact the conversation now, keeping FOCUS in the summary')
 def _compact(s:Session, *focus):
-    a = _need_agent(s, 'compact')
-    before = s.window()[0]
-    a.compact(' '.join(focus))
-    after = s.window()[0]
-    return Report('compacted' + (f': window {before:.0%} → {after:.0%} full' if before is not None and after is not None else ''))
+    return Report(_need_agent(s, 'compact').compact(' '.join(focus)))
 
 @subcommand('history', '', 'the conversation so far, one line per message')
 def _history(s:Session):
-    a = _need_agent(s, 'show')
-    hist = getattr(a, 'history', None)
-    if hist is None: hist = getattr(getattr(a, 'backend', None), 'hist', [])
     from ramabana.compaction import msg_text, msg_role
     lines = []
-    for m in hist:
+    for m in _need_agent(s, 'show').history:
         t = ' '.join(msg_text(m).split())
         if calls := m.get('tool_calls'): t = (t + ' ' if t else '') + ' '.join(f'⚙ {tool_line(c)}' for c in calls)
         lines.append(f'{msg_role(m)}: {_clip(t, 160)}')
@@ -652,10 +614,14 @@ def _explain(s:Session):
     body = {'model': spec.name, 'messages': [{'role': 'user', 'content': '.'}]}
     return explain(sampling_for_request(body, model=spec, trust_client=get('inference.trust_client')))
 
-@subcommand('approve', 'auto|ask', 'run code the model asks to run without asking (auto), or ask each time (ask)')
+@subcommand('approve', 'auto|ask|deny', 'code the model wants to run: run it (auto), ask each time (ask), or refuse (deny)')
 def _approve(s:Session, mode:str|None=None):
-    if mode not in ('auto', 'ask'): raise MagicError(f"approve takes auto or ask, got {mode!r}" if mode else f'approvals: {s.approvals.mode}')
-    s.approvals.mode = mode
+    if mode is None:
+        now = s.agent.approvals.code if s.agent is not None else (s.approve or get('agent.approve'))
+        return Report(f'approvals: {now}')
+    if mode not in ('auto', 'ask', 'deny'): raise MagicError(f'approve takes auto, ask or deny, got {mode!r}')
+    s.approve = mode
+    if s.agent is not None: s.agent.approvals.set('code', mode)
     return Report(f'approvals: {mode}')
 
 def _set_mode(mode):
@@ -684,7 +650,7 @@ def _help(s:Session):
     w = max(len(r[0]) for r in rows)
     return Report('\n'.join(f'{a.ljust(w)}  {h}' for a, h in rows))
 
-# %% ../nbs/09_magic.ipynb #73a0e3af
+# %% ../nbs/09_magic.ipynb #62e82c79
 class _Args(argparse.ArgumentParser):
     def error(self, message): raise MagicError(f'%%ram: {message} (see `%ram help`)')
     def exit(self, status=0, message=None):
@@ -737,7 +703,7 @@ def ram(line:str='', cell:str|None=None):
     # the magic is the user's front door: a bug must still be one line, not a traceback in the notebook
     except Exception as e: say(f'internal error ({type(e).__name__}: {e}); please report it')
 
-# %% ../nbs/09_magic.ipynb #cbf2eeef
+# %% ../nbs/09_magic.ipynb #ca88b79c
 def load_ipython_extension(ip):
     "Register `%ram` / `%%ram` in shell `ip`."
     ip.register_magic_function(ram, 'line_cell', 'ram')
