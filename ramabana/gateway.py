@@ -18,11 +18,11 @@ __all__ = ['OVERFLOW_PATTERNS', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'ROL
            'SchemaRejected', 'ToolsRejected', 'BrokenStream', 'MalformedResponse', 'UpstreamUnavailable',
            'UpstreamError', 'BadToolCall', 'retry_after', 'error_message', 'classify_error', 'Call', 'new_client',
            'Upstream', 'register_upstream', 'upstream_for', 'chunk', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes',
-           'completion_to_chunks', 'RawChunk', 'parse_chunk', 'OpenAIChatUpstream', 'nest_schema', 'caps_from_props',
-           'LlamaCppUpstream', 'check_request', 'replay_keys', 'ReplayStore', 'prepare_history', 'ToolCallRepair',
-           'Assembler', 'Gateway', 'Exchange', 'read_json', 'error_response', 'check_auth', 'chat_completions',
-           'list_models', 'health', 'list_calls', 'make_app', 'is_loopback', 'check_bind', 'GatewayServer',
-           'start_gateway', 'serve']
+           'completion_to_chunks', 'RawChunk', 'parse_chunk', 'OpenAIChatUpstream', 'LocalResponse', 'LocalHTTP',
+           'nest_schema', 'caps_from_props', 'LlamaCppUpstream', 'check_request', 'replay_keys', 'ReplayStore',
+           'prepare_history', 'ToolCallRepair', 'Assembler', 'Gateway', 'Exchange', 'read_json', 'error_response',
+           'check_auth', 'chat_completions', 'list_models', 'health', 'list_calls', 'make_app', 'is_loopback',
+           'check_bind', 'GatewayServer', 'start_gateway', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #d1f3fce6
 @dataclass(frozen=True)
@@ -363,7 +363,7 @@ class OpenAIChatUpstream(Upstream):
 
     def headers(self, call:Call) -> dict:
         "Request headers: the bearer key (read from the environment now) and the call's Idempotency-Key."
-        h = {'Idempotency-Key': call.idempotency_key, 'Accept': 'text/event-stream'}
+        h = {'Idempotency-Key': call.idempotency_key, 'Accept': 'text/event-stream', 'Content-Type': 'application/json'}
         if key := self.spec.api_key: h['Authorization'] = f'Bearer {key}'
         return h
 
@@ -373,11 +373,16 @@ class OpenAIChatUpstream(Upstream):
         so['include_usage'] = True
         return {**body, 'model': self.spec.model_id, 'stream': True, 'stream_options': so}
 
+    def http(self, url:str):
+        "The client for `url`: the shared httpx client (the llama.cpp upstream uses `LocalHTTP` on plain http)."
+        return self.client
+
     async def stream(self, body, call):
         url = await self.base_url() + self.path
         started = done = False
+        payload = json.dumps(self.prepare(body, call), separators=(',', ':'), ensure_ascii=False).encode()
         try:
-            async with self.client.stream('POST', url, json=self.prepare(body, call), headers=self.headers(call)) as r:
+            async with self.http(url).stream('POST', url, content=payload, headers=self.headers(call)) as r:
                 started = True
                 if r.status_code >= 400:
                     raise classify_error(r.status_code, (await r.aread()).decode('utf-8', 'replace'), r.headers)
@@ -388,7 +393,8 @@ class OpenAIChatUpstream(Upstream):
                     for ch in completion_to_chunks(resp): yield ch
                     return
                 async for _, data in aiter_sse_bytes(r.aiter_bytes()):
-                    if data == b'[DONE]': done = True; break
+                    # after [DONE] the body is read to its end, not abandoned: only then can the connection be reused
+                    if data == b'[DONE]' or done == 'DONE': done = 'DONE'; continue
                     ch = parse_chunk(data)
                     for c in ch['choices']:
                         if isinstance(c, dict) and c.get('finish_reason'): done = True
@@ -406,7 +412,121 @@ class OpenAIChatUpstream(Upstream):
             raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
         if not done: raise BrokenStream(f'the stream from {url} ended with no finish reason and no [DONE]')
 
-# %% ../nbs/05_gateway.ipynb #6eebeac2
+# %% ../nbs/05_gateway.ipynb #1ef331c1
+from urllib.parse import urlsplit
+
+class LocalResponse:
+    "The status, headers and body stream of one `LocalHTTP` request."
+    def __init__(self, conn, status:int, headers:dict, timeout:float):
+        self._conn, self.status_code, self.headers, self._timeout = conn, status, headers, timeout
+        te, cl = headers.get('transfer-encoding', ''), headers.get('content-length')
+        self._chunked, self._left = 'chunked' in te.lower(), (int(cl) if cl and cl.isdigit() else None)
+        self._done = not self._chunked and self._left == 0
+
+    async def _read(self, coro):
+        "Await a read; past the read timeout the connection is aborted and `ReadTimeout` raised."
+        r, w = self._conn
+        h = asyncio.get_running_loop().call_later(self._timeout, w.transport.abort)
+        try: return await coro
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
+            if h.cancelled() or h.when() <= asyncio.get_running_loop().time(): raise httpx.ReadTimeout('read timed out') from None
+            raise httpx.RemoteProtocolError(f'connection closed mid-answer: {type(e).__name__}') from None
+        except asyncio.LimitOverrunError: raise httpx.RemoteProtocolError('a chunk header line is too long') from None
+        finally: h.cancel()
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        "The body, as it arrives."
+        r = self._conn[0]
+        if self._chunked:
+            while True:
+                line = await self._read(r.readuntil(b'\r\n'))
+                try: size = int(line.split(b';', 1)[0], 16)
+                except ValueError: raise httpx.RemoteProtocolError(f'bad chunk size line {line[:40]!r}') from None
+                if size == 0:
+                    while (await self._read(r.readuntil(b'\r\n'))) != b'\r\n': pass   # trailers
+                    self._done = True; return
+                data = await self._read(r.readexactly(size + 2))
+                yield data[:-2]
+        elif self._left is not None:
+            while self._left > 0:
+                data = await self._read(r.read(min(self._left, 1 << 16)))
+                if not data: raise httpx.RemoteProtocolError('connection closed before the end of the body')
+                self._left -= len(data)
+                yield data
+            self._done = True
+        else:   # no length: the body runs to the end of the connection, which cannot be reused
+            while (data := await self._read(r.read(1 << 16))): yield data
+
+    async def aread(self) -> bytes:
+        "The whole body."
+        return b''.join([b async for b in self.aiter_bytes()])
+
+class LocalHTTP:
+    "A minimal keep-alive HTTP/1.1 client for plain-HTTP local servers; raises httpx's exception types."
+    def __init__(self, timeout:httpx.Timeout=DEFAULT_TIMEOUT, max_idle:int=64):
+        self.timeout, self.max_idle = timeout, max_idle
+        self._idle: dict = {}     # (host, port) -> [(reader, writer)]
+        self._urls: dict = {}
+
+    def _split(self, url):
+        if url not in self._urls:
+            u = urlsplit(url)
+            if u.scheme != 'http': raise httpx.UnsupportedProtocol(f'LocalHTTP speaks plain http only, not {u.scheme!r}')
+            self._urls[url] = ((u.hostname, u.port or 80), (u.path or '/') + (f'?{u.query}' if u.query else ''),
+                               f'{u.hostname}:{u.port or 80}')
+        return self._urls[url]
+
+    async def _connect(self, key):
+        pool = self._idle.get(key)
+        while pool:
+            r, w = pool.pop()
+            if not r.at_eof() and not w.is_closing(): return (r, w), True
+            w.close()
+        try: conn = await asyncio.wait_for(asyncio.open_connection(*key), self.timeout.connect)
+        except asyncio.TimeoutError: raise httpx.ConnectTimeout(f'connecting to {key[0]}:{key[1]} timed out') from None
+        except OSError as e: raise httpx.ConnectError(f'{e.strerror or e}') from None
+        return conn, False
+
+    def _release(self, key, conn, ok:bool):
+        pool = self._idle.setdefault(key, [])
+        if ok and len(pool) < self.max_idle: pool.append(conn)
+        else: conn[1].close()
+
+    @contextlib.asynccontextmanager
+    async def stream(self, method:str, url:str, *, content:bytes=b'', headers:dict|None=None):
+        "Send one request and yield its `LocalResponse`; the connection goes back to the pool if the body was read."
+        key, path, host = self._split(url)
+        conn, reused = await self._connect(key)
+        head = [f'{method} {path} HTTP/1.1', f'Host: {host}', f'Content-Length: {len(content)}', 'Content-Type: application/json']
+        head += [f'{k}: {v}' for k, v in (headers or {}).items()]
+        r, w = conn
+        try:
+            w.write(('\r\n'.join(head) + '\r\n\r\n').encode('latin-1') + content)
+            raw = await asyncio.wait_for(r.readuntil(b'\r\n\r\n'), self.timeout.read)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
+            w.close()
+            if reused: self.drop(key)   # the server closed kept-alive connections: the others are likely stale too
+            raise httpx.RemoteProtocolError(f'Server disconnected without sending a response ({type(e).__name__})') from None
+        except asyncio.TimeoutError: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
+        except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
+        lines = raw.decode('latin-1').split('\r\n')
+        try: status = int(lines[0].split(' ', 2)[1])
+        except (IndexError, ValueError): w.close(); raise httpx.RemoteProtocolError(f'bad status line {lines[0][:60]!r}') from None
+        hdrs = {}
+        for l in lines[1:]:
+            if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
+        resp = LocalResponse(conn, status, hdrs, self.timeout.read)
+        try: yield resp
+        finally: self._release(key, conn, resp._done and hdrs.get('connection', '').lower() != 'close')
+
+    def drop(self, key=None):
+        "Close idle connections (to `key`, or all)."
+        for k in ([key] if key else list(self._idle)):
+            for _, w in self._idle.pop(k, []): w.close()
+
+    async def aclose(self): self.drop()
+
+# %% ../nbs/05_gateway.ipynb #46334279
 def _root(url:str) -> str:
     "A server's root URL: `http://h:p/v1/` -> `http://h:p`."
     url = url.rstrip('/')
@@ -435,6 +555,16 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         super().__init__(spec, client)
         self._caps: Capabilities|None = None
         self._url: str|None = None
+        self._local: LocalHTTP|None = None
+
+    def http(self, url):
+        if not url.startswith('http://'): return self.client
+        if self._local is None: self._local = LocalHTTP()
+        return self._local
+
+    async def aclose(self):
+        if self._local is not None: await self._local.aclose()
+        await super().aclose()
 
     async def root(self) -> str:
         "The server's root URL, asking the managed-server module when the spec has no `base_url`."
@@ -470,7 +600,7 @@ class LlamaCppUpstream(OpenAIChatUpstream):
 
 register_upstream('llamacpp', LlamaCppUpstream)
 
-# %% ../nbs/05_gateway.ipynb #d9b9047b
+# %% ../nbs/05_gateway.ipynb #8b4df5d7
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
 _TYPE_NAMES = {str: 'a string', bool: 'true or false', list: 'an array', dict: 'an object', int: 'an integer'}
 
@@ -508,7 +638,7 @@ def check_request(body) -> dict:
     if body.get('n') not in (None, 1): raise InvalidRequest("'n' should be 1: the gateway returns one choice", param='n')
     return body
 
-# %% ../nbs/05_gateway.ipynb #fe7b05b4
+# %% ../nbs/05_gateway.ipynb #c4abc846
 REASONING_FIELDS = ('reasoning_content', 'reasoning')
 
 def _text_key(content) -> str|None:
@@ -569,7 +699,7 @@ def prepare_history(messages:list, replay:bool, store:ReplayStore|None=None, mod
             out[i] = new
     return (messages if out is None else out), restored
 
-# %% ../nbs/05_gateway.ipynb #44b60c18
+# %% ../nbs/05_gateway.ipynb #6a984548
 def _touch(ch):
     "Mark a chunk changed: its original bytes no longer say what it holds."
     if isinstance(ch, RawChunk): ch.raw = None
@@ -602,7 +732,7 @@ class ToolCallRepair:
                     for i in missing: self.calls[(c.get('index', 0), i)] = True
         return [extra, ch] if extra else [ch]
 
-# %% ../nbs/05_gateway.ipynb #8b7fab2c
+# %% ../nbs/05_gateway.ipynb #c55e6c8c
 class Assembler:
     "Folds `chat.completion.chunk`s into one `chat.completion` and its usage figures."
     def __init__(self): self.reset(); self.usage, self.timings = None, None
@@ -644,7 +774,7 @@ class Assembler:
         if self.timings: res['timings'] = self.timings
         return res
 
-# %% ../nbs/05_gateway.ipynb #61eb4445
+# %% ../nbs/05_gateway.ipynb #7d31f53d
 import logging
 from .core import catalog, get, ConfigError, task_dir as _task_dir
 from .ledger import Ledger, message_hashes, first_change, now_iso
@@ -715,7 +845,7 @@ class Gateway:
         self._upstreams.clear()
         if self._client is not None: await self._client.aclose(); self._client = None
 
-# %% ../nbs/05_gateway.ipynb #92da3d24
+# %% ../nbs/05_gateway.ipynb #1377b37c
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def _backoff(self:Gateway, k:int) -> float:
@@ -761,7 +891,7 @@ async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterato
             if isinstance(e, UpstreamUnavailable): await up.recover()
             if wait: await asyncio.sleep(wait)
 
-# %% ../nbs/05_gateway.ipynb #6cc1d26c
+# %% ../nbs/05_gateway.ipynb #9b37a466
 def _header_name(headers, key, default=None):
     v = headers.get(key)
     if v is None: return default
@@ -853,7 +983,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     self._seen[key] = hashes
     return Exchange(self, call, up, out, body['model'], body.get('stream') is True, t0, changed, prov, s.issues)
 
-# %% ../nbs/05_gateway.ipynb #e625ec27
+# %% ../nbs/05_gateway.ipynb #779519c0
 def _json_bytes(obj) -> bytes: return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode()
 
 def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
@@ -891,7 +1021,7 @@ def check_auth(gw:Gateway, request) -> None:
     if not (got.lower().startswith('bearer ') and hmac.compare_digest(got[7:].strip().encode(), gw.token.encode())):
         raise InvalidRequest('a valid "Authorization: Bearer <token>" header is required', status=401, code='invalid_api_key')
 
-# %% ../nbs/05_gateway.ipynb #852331a5
+# %% ../nbs/05_gateway.ipynb #c75a9ba0
 def _headers(ex:Exchange) -> dict:
     h = {'x-ramabana-call-id': ex.call.id}
     if ex.issues:
@@ -922,8 +1052,8 @@ def _event(ch:dict) -> bytes:
 
 _END = object()
 
-async def _bursts(agen, maxsize:int=512) -> AsyncIterator[list]:
-    "Items of `agen` in lists of whatever is ready together: a burst of upstream events becomes one write."
+async def _bursts(agen, maxsize:int=512) -> AsyncIterator[tuple[list, bool]]:
+    "Items of `agen` in lists of whatever is ready together (a burst of upstream events becomes one write), and whether it ended."
     q: asyncio.Queue = asyncio.Queue(maxsize)
     async def pump():
         try:
@@ -936,11 +1066,11 @@ async def _bursts(agen, maxsize:int=512) -> AsyncIterator[list]:
             items = [await q.get()]
             while not q.empty(): items.append(q.get_nowait())
             last = items[-1]
-            if last is _END or isinstance(last, Exception):
-                if len(items) > 1: yield items[:-1]
-                if last is _END: return
+            if last is _END: yield items[:-1], True; return
+            if isinstance(last, Exception):
+                if len(items) > 1: yield items[:-1], False
                 raise last
-            yield items
+            yield items, False
     finally:
         task.cancel()
 
@@ -949,10 +1079,12 @@ async def _sse(ex:Exchange, head:list, agen):
     status, err = 200, None
     try:
         if head: yield b''.join(map(_event, head))
-        async for burst in _bursts(agen): yield b''.join(map(_event, burst))
-        yield b'data: [DONE]\n\n'
+        async for burst, ended in _bursts(agen):
+            if ended: ex.finish(200)   # the row is written before the client can see the end of its answer
+            yield b''.join(map(_event, burst)) + (b'data: [DONE]\n\n' if ended else b'')
     except GatewayError as e:
         status, err = e.status, e.code
+        ex.finish(status, err)
         yield b'data: ' + _json_bytes(e.to_openai()) + b'\n\n'
     except asyncio.CancelledError:
         status, err = 499, 'client_closed'   # the client went away; the upstream request is closed with the generator
@@ -960,6 +1092,7 @@ async def _sse(ex:Exchange, head:list, agen):
     except Exception as e:  # a bug: the client gets an error event, the log the traceback
         ie = _internal(e, f'stream of {ex.call.id}')
         status, err = ie.status, ie.code
+        ex.finish(status, err)
         yield b'data: ' + _json_bytes(ie.to_openai()) + b'\n\n'
     finally:
         ex.finish(status, err)
@@ -989,7 +1122,7 @@ async def chat_completions(request):
         if ex is not None: ex.finish(ie.status, ie.code)
         return error_response(ie)
 
-# %% ../nbs/05_gateway.ipynb #50024374
+# %% ../nbs/05_gateway.ipynb #59307381
 async def _caps_of(gw:Gateway, spec:ModelSpec):
     try:
         up = gw.upstream(spec)
@@ -1033,7 +1166,7 @@ async def list_calls(request):
     rows = await asyncio.to_thread(gw.ledger.recent, limit, **q)
     return Response(_json_bytes({'object': 'list', 'data': rows}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #7101d5c0
+# %% ../nbs/05_gateway.ipynb #b91b684a
 def make_app(gw:Gateway):
     "The Starlette app serving `gw`."
     from starlette.applications import Starlette
@@ -1063,7 +1196,7 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #79c754fa
+# %% ../nbs/05_gateway.ipynb #f07ec896
 import ipaddress, socket, threading
 
 def is_loopback(host:str) -> bool:
