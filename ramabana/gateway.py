@@ -21,8 +21,8 @@ __all__ = ['OVERFLOW_PATTERNS', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'ROL
            'completion_to_chunks', 'RawChunk', 'parse_chunk', 'OpenAIChatUpstream', 'LocalResponse', 'LocalHTTP',
            'nest_schema', 'caps_from_props', 'LlamaCppUpstream', 'check_request', 'replay_keys', 'ReplayStore',
            'prepare_history', 'ToolCallRepair', 'Assembler', 'Gateway', 'Exchange', 'read_json', 'error_response',
-           'check_auth', 'chat_completions', 'list_models', 'health', 'list_calls', 'make_app', 'is_loopback',
-           'check_bind', 'GatewayServer', 'start_gateway', 'serve']
+           'check_auth', 'EventStream', 'chat_completions', 'list_models', 'health', 'list_calls', 'make_app',
+           'is_loopback', 'check_bind', 'GatewayServer', 'start_gateway', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #d1f3fce6
 @dataclass(frozen=True)
@@ -774,9 +774,9 @@ class Assembler:
         if self.timings: res['timings'] = self.timings
         return res
 
-# %% ../nbs/05_gateway.ipynb #7d31f53d
+# %% ../nbs/05_gateway.ipynb #42f47b6d
 import logging
-from .core import catalog, get, ConfigError, task_dir as _task_dir
+from .core import catalog, get, ConfigError, config_path, task_dir as _task_dir
 from .ledger import Ledger, message_hashes, first_change, now_iso
 
 log = logging.getLogger('ramabana.gateway')
@@ -806,6 +806,8 @@ class Gateway:
         self._client: httpx.AsyncClient|None = None
         self._seen: dict = {}      # (task, purpose, model) -> message fingerprints of the previous request
         self._replay: dict = {}    # task -> ReplayStore
+        self._models = None        # (config file stat, catalog, count of extra models)
+        self._cfg_path = None      # (the env it was derived from, the config file's path)
 
     @classmethod
     def from_settings(cls, **kw) -> Gateway:
@@ -816,7 +818,13 @@ class Gateway:
 
     def models(self) -> dict[str, ModelSpec]:
         "Every model the gateway serves: the catalog (config.toml over the built-ins) and `models`."
-        return {**catalog(), **self.extra_models}
+        env = (os.environ.get('RAMABANA_CONFIG'), os.environ.get('XDG_CONFIG_HOME'))
+        if self._cfg_path is None or self._cfg_path[0] != env: self._cfg_path = (env, str(config_path()))
+        try: st = os.stat(self._cfg_path[1]); key = (self._cfg_path[1], st.st_mtime_ns, st.st_size)
+        except OSError: key = (self._cfg_path[1], None, None)
+        if self._models is None or self._models[0] != key or self._models[2] != len(self.extra_models):
+            self._models = (key, {**catalog(), **self.extra_models}, len(self.extra_models))   # re-read when the file changes
+        return self._models[1]
 
     def spec(self, name:str) -> ModelSpec:
         "The model called `name`, or a 404 `model_not_found` listing the known ones."
@@ -991,12 +999,12 @@ def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
 async def read_json(request, limit:int):
     "The request body parsed as JSON; 413 beyond `limit` bytes, 400 when it is not JSON."
     cl = request.headers.get('content-length', '')
-    too_big = InvalidRequest(f'the request body is larger than {limit // 2**20} MiB', status=413, code='request_too_large')
-    if cl.isdigit() and int(cl) > limit: raise too_big
+    too_big = lambda: InvalidRequest(f'the request body is larger than {limit / 2**20:g} MiB', status=413, code='request_too_large')
+    if cl.isdigit() and int(cl) > limit: raise too_big()
     parts, n = [], 0
     async for p in request.stream():
         n += len(p)
-        if n > limit: raise too_big
+        if n > limit: raise too_big()
         parts.append(p)
     try: return json.loads(b''.join(parts), parse_constant=_reject_constant)
     except (ValueError, RecursionError) as e:   # UnicodeDecodeError is a ValueError; deep nesting a RecursionError
@@ -1097,6 +1105,30 @@ async def _sse(ex:Exchange, head:list, agen):
     finally:
         ex.finish(status, err)
 
+class EventStream:
+    "A `text/event-stream` response from an async iterator of bytes; a client that goes away stops it."
+    def __init__(self, body:AsyncIterator[bytes], headers:dict):
+        self.body = body
+        self.headers = [(b'content-type', b'text/event-stream'), (b'cache-control', b'no-cache'),
+                        *((k.encode('latin-1'), v.encode('latin-1')) for k, v in headers.items())]
+
+    async def __call__(self, scope, receive, send):
+        await send({'type': 'http.response.start', 'status': 200, 'headers': self.headers})
+        async def write():
+            async for data in self.body: await send({'type': 'http.response.body', 'body': data, 'more_body': True})
+            await send({'type': 'http.response.body', 'body': b'', 'more_body': False})
+        async def watch():   # the request body is read: the next message is the disconnect (or the end of the response)
+            while (await receive())['type'] != 'http.disconnect': pass
+        writer, watcher = asyncio.create_task(write()), asyncio.create_task(watch())
+        try:
+            await asyncio.wait((writer, watcher), return_when=asyncio.FIRST_COMPLETED)
+            if not writer.done():
+                writer.cancel()   # the client left: closing the body generator closes the upstream request
+                await asyncio.wait((writer,))
+            else: writer.result()
+        finally:
+            watcher.cancel(); writer.cancel()
+
 async def chat_completions(request):
     "POST /v1/chat/completions: stream or not, always streamed from the upstream."
     from starlette.responses import Response, StreamingResponse
@@ -1107,9 +1139,7 @@ async def chat_completions(request):
         ex = await gw.open_call(body, request.headers, t0)
         agen = ex.chunks()
         head = await _head(ex, agen, body.get('return_progress') is True)
-        if ex.stream:
-            return StreamingResponse(_sse(ex, head, agen), media_type='text/event-stream',
-                                     headers={**_headers(ex), 'cache-control': 'no-cache'})
+        if ex.stream: return EventStream(_sse(ex, head, agen), _headers(ex))
         async for _ in agen: pass
         ex.finish(200)
         return Response(_json_bytes(ex.asm.completion(ex.model)), headers=_headers(ex), media_type='application/json')
@@ -1163,7 +1193,10 @@ async def list_calls(request):
     if 'status' in q:
         if not q['status'].isdigit(): raise InvalidRequest("'status' should be an integer", param='status')
         q['status'] = int(q['status'])
-    rows = await asyncio.to_thread(gw.ledger.recent, limit, **q)
+    def read():
+        gw.ledger.flush()   # rows of calls that just ended are still in the writer's buffer
+        return gw.ledger.recent(limit, **q)
+    rows = await asyncio.to_thread(read)
     return Response(_json_bytes({'object': 'list', 'data': rows}), media_type='application/json')
 
 # %% ../nbs/05_gateway.ipynb #b91b684a
