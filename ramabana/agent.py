@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, task_dir
-from .runtime import Run, run_context, notices_block, Usage
+from .runtime import Run, run_context, notices_block, Usage, estimate_tokens
 from .compaction import Compactor
 from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece
 
@@ -401,6 +401,12 @@ def _summariser(self:Agent):
         return be.oneshot(prompt, sp, purpose='compaction') or None
     return summarise
 
+class _Estimating:
+    "The backend as the compactor sees it, counting by estimate: its searches would make hundreds of tokenizer requests."
+    def __init__(self, be): self._be = be
+    def __getattr__(self, k): return getattr(self._be, k)
+    def count_tokens(self, text): return estimate_tokens(text)
+
 @patch
 def compact(self:Agent, focus:str='') -> str:
     "Compact the conversation now; what happened, as one line."
@@ -409,7 +415,7 @@ def compact(self:Agent, focus:str='') -> str:
     s = self._summariser()
     summary_ctx = self._sum_be.spec.ctx if s is not None and self._sum_be is not None else None
     before = len(self.backend.hist)
-    try: self.compactor.compact(self.backend, s, extra=focus, summary_ctx=summary_ctx or None)
+    try: self.compactor.compact(_Estimating(self.backend), s, extra=focus, summary_ctx=summary_ctx or None)
     finally:
         if len(self.backend.hist) != before or self.compactor.note.startswith('compacted'):
             self.session.reset(self.backend.hist, 'compacted'); self._saved = len(self.backend.hist)

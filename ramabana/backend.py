@@ -16,9 +16,10 @@ from .compaction import (msg_tokens, msg_text, img_tokens, margin, trim_hist, fi
                                  spill, HOW_TO_READ)
 
 # %% auto #0
-__all__ = ['MAX_PROBLEMS', 'MAX_STEPS', 'EMPTY_REPLY', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'BackendError', 'NotRunning',
-           'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece',
-           'TokenLogger', 'use_chat', 'local_gateway', 'gateway_url', 'Assembly', 'GatewayBackend', 'make_backend']
+__all__ = ['MAX_PROBLEMS', 'MAX_STEPS', 'EMPTY_REPLY', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE', 'BackendError',
+           'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard',
+           'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'gateway_url', 'Assembly', 'GatewayBackend',
+           'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -502,6 +503,7 @@ class GatewayBackend(Backend):
         self.base_url, self.api_key, self.timeout, self.think, self.progress = base_url, api_key, timeout, think, progress
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
         self._inflight = self._stale = False
+        self._counted: dict = {}   # text -> tokens, so a history is sent to the tokenizer once
 
     def _start(self):
         self.url = gateway_url(self.base_url)
@@ -658,17 +660,23 @@ def _llama_root(self:GatewayBackend) -> str|None:
     u = self.spec.base_url.rstrip('/')
     return u[:-3] if u.endswith('/v1') else u
 
+COUNT_CACHE = 4096
+
 @patch
 def _count(self:GatewayBackend, text):
+    "Tokens in `text` by the llama-server's `/tokenize` (remembered per text), or None without one."
     root = _llama_root(self)
     if root is None: return None
     if text == '': return 0
+    if (n := self._counted.get(text)) is not None: return n
     import httpx
     if self._tok is None: self._tok = httpx.Client(timeout=10)
     try: r = self._tok.post(root + '/tokenize', json={'content': text})
     except httpx.HTTPError as e: raise OSError(f'cannot reach {root}/tokenize: {e}') from None
     if r.status_code != 200: raise ValueError(f'{root}/tokenize answered {r.status_code}')
-    return len(r.json().get('tokens') or [])
+    n = self._counted[text] = len(r.json().get('tokens') or [])
+    if len(self._counted) > COUNT_CACHE: self._counted.pop(next(iter(self._counted)))   # the oldest goes first
+    return n
 
 @patch
 def _detect_think(self:GatewayBackend) -> bool:
