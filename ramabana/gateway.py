@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_gateway.ipynb #0edd5fee
 from __future__ import annotations
-import asyncio, contextlib, json, os, re, time, uuid, random, hashlib, email.utils
+import asyncio, contextlib, json, os, re, time, uuid, random, hashlib, traceback, email.utils
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
@@ -20,9 +20,9 @@ __all__ = ['OVERFLOW_PATTERNS', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'ROL
            'Upstream', 'register_upstream', 'upstream_for', 'chunk', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes',
            'completion_to_chunks', 'RawChunk', 'parse_chunk', 'OpenAIChatUpstream', 'LocalResponse', 'LocalHTTP',
            'nest_schema', 'caps_from_props', 'LlamaCppUpstream', 'check_request', 'replay_keys', 'ReplayStore',
-           'prepare_history', 'ToolCallRepair', 'Assembler', 'Gateway', 'Exchange', 'read_json', 'error_response',
-           'check_auth', 'EventStream', 'chat_completions', 'list_models', 'health', 'list_calls', 'make_app',
-           'is_loopback', 'check_bind', 'GatewayServer', 'start_gateway', 'serve']
+           'prepare_history', 'ToolCallRepair', 'Assembler', 'RedactFilter', 'Gateway', 'Exchange', 'read_json',
+           'error_response', 'check_auth', 'EventStream', 'chat_completions', 'list_models', 'health', 'list_calls',
+           'make_app', 'is_loopback', 'check_bind', 'GatewayServer', 'start_gateway', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #d1f3fce6
 @dataclass(frozen=True)
@@ -779,7 +779,17 @@ import logging
 from .core import catalog, get, ConfigError, config_path, task_dir as _task_dir
 from .ledger import Ledger, message_hashes, first_change, now_iso
 
+class RedactFilter(logging.Filter):
+    "Redact API keys from a log record's message and traceback before any handler sees it."
+    def filter(self, record):
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info:
+            record.exc_text = redact(''.join(traceback.format_exception(*record.exc_info)))
+            record.exc_info = None
+        return True
+
 log = logging.getLogger('ramabana.gateway')
+log.addFilter(RedactFilter())
 _NAME_RX = re.compile(r'[A-Za-z0-9][A-Za-z0-9._\-]{0,127}')
 
 class Gateway:
@@ -853,7 +863,7 @@ class Gateway:
         self._upstreams.clear()
         if self._client is not None: await self._client.aclose(); self._client = None
 
-# %% ../nbs/05_gateway.ipynb #1377b37c
+# %% ../nbs/05_gateway.ipynb #2c4e4044
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def _backoff(self:Gateway, k:int) -> float:
@@ -899,7 +909,7 @@ async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterato
             if isinstance(e, UpstreamUnavailable): await up.recover()
             if wait: await asyncio.sleep(wait)
 
-# %% ../nbs/05_gateway.ipynb #9b37a466
+# %% ../nbs/05_gateway.ipynb #9d9680cf
 def _header_name(headers, key, default=None):
     v = headers.get(key)
     if v is None: return default
@@ -991,7 +1001,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     self._seen[key] = hashes
     return Exchange(self, call, up, out, body['model'], body.get('stream') is True, t0, changed, prov, s.issues)
 
-# %% ../nbs/05_gateway.ipynb #779519c0
+# %% ../nbs/05_gateway.ipynb #ee6144af
 def _json_bytes(obj) -> bytes: return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode()
 
 def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
@@ -1029,7 +1039,7 @@ def check_auth(gw:Gateway, request) -> None:
     if not (got.lower().startswith('bearer ') and hmac.compare_digest(got[7:].strip().encode(), gw.token.encode())):
         raise InvalidRequest('a valid "Authorization: Bearer <token>" header is required', status=401, code='invalid_api_key')
 
-# %% ../nbs/05_gateway.ipynb #c75a9ba0
+# %% ../nbs/05_gateway.ipynb #93a6e556
 def _headers(ex:Exchange) -> dict:
     h = {'x-ramabana-call-id': ex.call.id}
     if ex.issues:
@@ -1152,7 +1162,7 @@ async def chat_completions(request):
         if ex is not None: ex.finish(ie.status, ie.code)
         return error_response(ie)
 
-# %% ../nbs/05_gateway.ipynb #59307381
+# %% ../nbs/05_gateway.ipynb #0049ee3d
 async def _caps_of(gw:Gateway, spec:ModelSpec):
     try:
         up = gw.upstream(spec)
@@ -1199,7 +1209,7 @@ async def list_calls(request):
     rows = await asyncio.to_thread(read)
     return Response(_json_bytes({'object': 'list', 'data': rows}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #b91b684a
+# %% ../nbs/05_gateway.ipynb #30ddc153
 def make_app(gw:Gateway):
     "The Starlette app serving `gw`."
     from starlette.applications import Starlette
@@ -1229,7 +1239,7 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #f07ec896
+# %% ../nbs/05_gateway.ipynb #7990350f
 import ipaddress, socket, threading
 
 def is_loopback(host:str) -> bool:
