@@ -999,6 +999,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     hashes = message_hashes(body['messages'])
     changed = first_change(self._seen.get(key), hashes)
     self._seen[key] = hashes
+    if len(self._seen) > 4096: self._seen.pop(next(iter(self._seen)))   # the oldest task's purpose goes
     return Exchange(self, call, up, out, body['model'], body.get('stream') is True, t0, changed, prov, s.issues)
 
 # %% ../nbs/05_gateway.ipynb #ee6144af
