@@ -1071,8 +1071,8 @@ def _event(ch:dict) -> bytes:
 
 _END = object()
 
-async def _bursts(agen, maxsize:int=512) -> AsyncIterator[tuple[list, bool]]:
-    "Items of `agen` in lists of whatever is ready together (a burst of upstream events becomes one write), and whether it ended."
+async def _bursts(agen, nowait:bool=False, maxsize:int=512) -> AsyncIterator[tuple[list, bool]]:
+    "Items of `agen` in lists of whatever is ready together, and whether it ended; `nowait`: the first list may be empty."
     q: asyncio.Queue = asyncio.Queue(maxsize)
     async def pump():
         try:
@@ -1081,6 +1081,9 @@ async def _bursts(agen, maxsize:int=512) -> AsyncIterator[tuple[list, bool]]:
         except Exception as e: await q.put(e)   # handed over, and raised where the client's stream is written
     task = asyncio.create_task(pump())
     try:
+        if nowait:
+            await asyncio.sleep(0)   # one turn for the pump: what the upstream already sent joins the first write
+            if q.empty(): yield [], False
         while True:
             items = [await q.get()]
             while not q.empty(): items.append(q.get_nowait())
@@ -1093,18 +1096,20 @@ async def _bursts(agen, maxsize:int=512) -> AsyncIterator[tuple[list, bool]]:
     finally:
         task.cancel()
 
-async def _sse(ex:Exchange, head:list, agen):
-    "The client's event stream: chunks, then `[DONE]`; a failure after the start is an error event."
-    status, err = 200, None
+async def _sse(ex:Exchange, head:list, agen) -> AsyncIterator[tuple[bytes, bool]]:
+    "The client's event stream as (bytes, last): chunks, then `[DONE]`; a failure after the start is an error event."
+    status, err, pre = 200, None, b''.join(map(_event, head))
     try:
-        if head: yield b''.join(map(_event, head))
-        async for burst, ended in _bursts(agen):
-            if ended: ex.finish(200)   # the row is written before the client can see the end of its answer
-            yield b''.join(map(_event, burst)) + (b'data: [DONE]\n\n' if ended else b'')
+        async for burst, ended in _bursts(agen, nowait=bool(head)):
+            data, pre = pre + b''.join(map(_event, burst)), b''
+            if ended:
+                ex.finish(200)   # the row is written before the client can see the end of its answer
+                yield data + b'data: [DONE]\n\n', True
+            elif data: yield data, False
     except GatewayError as e:
         status, err = e.status, e.code
         ex.finish(status, err)
-        yield b'data: ' + _json_bytes(e.to_openai()) + b'\n\n'
+        yield pre + b'data: ' + _json_bytes(e.to_openai()) + b'\n\n', True
     except asyncio.CancelledError:
         status, err = 499, 'client_closed'   # the client went away; the upstream request is closed with the generator
         raise
@@ -1112,13 +1117,13 @@ async def _sse(ex:Exchange, head:list, agen):
         ie = _internal(e, f'stream of {ex.call.id}')
         status, err = ie.status, ie.code
         ex.finish(status, err)
-        yield b'data: ' + _json_bytes(ie.to_openai()) + b'\n\n'
+        yield pre + b'data: ' + _json_bytes(ie.to_openai()) + b'\n\n', True
     finally:
         ex.finish(status, err)
 
 class EventStream:
-    "A `text/event-stream` response from an async iterator of bytes; a client that goes away stops it."
-    def __init__(self, body:AsyncIterator[bytes], headers:dict):
+    "A `text/event-stream` response from an async iterator of (bytes, last); a client that goes away stops it."
+    def __init__(self, body:AsyncIterator[tuple[bytes, bool]], headers:dict):
         self.body = body
         self.headers = [(b'content-type', b'text/event-stream'), (b'cache-control', b'no-cache'),
                         *((k.encode('latin-1'), v.encode('latin-1')) for k, v in headers.items())]
@@ -1126,8 +1131,11 @@ class EventStream:
     async def __call__(self, scope, receive, send):
         await send({'type': 'http.response.start', 'status': 200, 'headers': self.headers})
         async def write():
-            async for data in self.body: await send({'type': 'http.response.body', 'body': data, 'more_body': True})
-            await send({'type': 'http.response.body', 'body': b'', 'more_body': False})
+            ended = False
+            async for data, last in self.body:   # the last piece ends the response in the same write
+                await send({'type': 'http.response.body', 'body': data, 'more_body': not last})
+                ended = ended or last
+            if not ended: await send({'type': 'http.response.body', 'body': b'', 'more_body': False})
         async def watch():   # the request body is read: the next message is the disconnect (or the end of the response)
             while (await receive())['type'] != 'http.disconnect': pass
         writer, watcher = asyncio.create_task(write()), asyncio.create_task(watch())
