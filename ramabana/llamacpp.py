@@ -354,7 +354,8 @@ def _pid_alive(pid:int) -> bool:
     except (ProcessLookupError, PermissionError): return False  # gone, or another user's: not our server
     try:
         if Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] == 'Z': return False
-        return b'llama-server' in Path(f'/proc/{pid}/cmdline').read_bytes()
+        cmd = Path(f'/proc/{pid}/cmdline').read_bytes()
+        return not cmd or b'llama-server' in cmd  # empty while the process is between exec()s
     except (OSError, IndexError): return True  # no /proc (macOS): trust the signal check
 
 def _healthy(url:str, timeout:float=2.) -> bool:
@@ -404,8 +405,7 @@ class Server:
     def url(self) -> str: return f'http://127.0.0.1:{self.port}'
     def alive(self) -> bool:
         "True while the process runs (reaping our own child if it died)."
-        if self.proc is not None and self.proc.poll() is not None: return False
-        return _pid_alive(self.pid)
+        return self.proc.poll() is None if self.proc is not None else _pid_alive(self.pid)
 
 def _key(argv, env) -> str: return hashlib.sha256(json.dumps([argv, sorted(env.items())]).encode()).hexdigest()[:10]
 def _stem(name, key): return re.sub(r'[^A-Za-z0-9._-]', '_', name) + '-' + key
