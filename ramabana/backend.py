@@ -496,9 +496,17 @@ class GatewayBackend(Backend):
     "The `Backend` that reaches every model, local or hosted, through ramabana's gateway with the `openai` SDK."
     kind = 'gateway'
     carries_pictures = True
-    def __init__(self, *a, max_steps:int|None=None, base_url:str|None=None, api_key:str|None=None,
-                 timeout:float=600.0, think:bool|None=None, progress:bool=True, **kw):
+    def __init__(self, *a,
+                 max_steps:int|None=None,    # tool steps per turn; None: `agent.max_steps`
+                 base_url:str|None=None,     # the gateway; None: `gateway.url`, else one started in-process
+                 api_key:str|None=None,      # the gateway's token; None: the variable `gateway.token_env` names
+                 timeout:float=600.0,        # seconds the SDK waits for a response
+                 think:bool|None=None,       # the template opens `<think>` for the model; None: read `/props` if possible
+                 progress:bool=True,         # ask for prompt progress events
+                 max_tokens:int|None=None,   # cap on each reply (a small local model may otherwise loop to its window)
+                 **kw):
         super().__init__(*a, **kw)
+        self.max_tokens = max_tokens
         self.max_steps = max_steps if max_steps is not None else get('agent.max_steps')
         self.base_url, self.api_key, self.timeout, self.think, self.progress = base_url, api_key, timeout, think, progress
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
@@ -547,7 +555,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     "One streamed request: yields answer text; returns (assistant message, usage dict)."
     body = dict(model=self.spec.name, messages=messages, stream=True, stream_options={'include_usage': True})
     if tools and self.tools: body['tools'] = [t.schema for t in self.tools]
-    if max_tokens: body['max_tokens'] = max_tokens
+    if max_tokens := max_tokens or self.max_tokens: body['max_tokens'] = max_tokens
     extra = {'return_progress': True} if self.progress and purpose == 'turn' else {}
     self._fire('before_request', body)
     flt, asm, text = (ThinkFilter() if self.think else None), Assembly(), []
