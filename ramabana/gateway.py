@@ -1300,7 +1300,8 @@ class GatewayServer:
         return f'http://{self.host}:{self.port}/v1'
 
     def start(self) -> GatewayServer:
-        "Bind, start serving on a thread, and return once requests are accepted."
+        "Bind, start serving on a thread, and return once requests are accepted (a no-op when already serving)."
+        if self._thread is not None: return self
         import uvicorn   # lazy: `import ramabana` stays light
         # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without it every
         # kept-alive request waits ~40 ms for a delayed ACK (Nagle)
