@@ -12,7 +12,7 @@ from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, task_dir
 from .runtime import Run, run_context, notices_block, Usage, estimate_tokens
 from .compaction import Compactor
-from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece
+from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 
 # %% auto #0
 __all__ = ['MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'VIEW_N', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE',
@@ -441,10 +441,21 @@ def switch(self:Agent, model:str|ModelSpec):
     "Continue the conversation on another model."
     hist, old = self.backend.snapshot_hist(), self.backend
     new = self._make(model)
+    for cb in old.cbs:   # callbacks apply to any conversation that replaces this one
+        if not isinstance(cb, _Hooks): new.add_cb(cb)
     self._prior = self._prior + old.usage
     old.close()
     new.resume_hist(hist)
     self.backend = new
+    return self
+
+@patch
+def add_chat_callback(self:Agent, cb):
+    "Add a backend callback: a name from `CHAT_CALLBACKS` (`'tokens'`), a class or an object; kept across `switch`."
+    if isinstance(cb, str):
+        if cb not in CHAT_CALLBACKS: raise RamabanaError(f"unknown callback {cb!r}; known: {', '.join(CHAT_CALLBACKS)}")
+        cb = CHAT_CALLBACKS[cb]
+    self.backend.add_cb(cb)
     return self
 
 @patch
