@@ -8,7 +8,8 @@ import sys, argparse
 from .core import RamabanaError, config_table, format_table, load_config, config_path
 
 # %% auto #0
-__all__ = ['COMMANDS', 'command', 'parser', 'main', 'cmd_config']
+__all__ = ['COMMANDS', 'DEMO_QUESTION', 'command', 'parser', 'main', 'cmd_config', 'KernelRun', 'ensure_model',
+           'terminate_as_exit', 'ask_notebook', 'cmd_ask', 'demo_notebook', 'cmd_demo', 'cmd_calls']
 
 # %% ../nbs/10_cli.ipynb #252c881f
 COMMANDS: dict = {}
@@ -52,3 +53,210 @@ def cmd_config(a):
     cfg = load_config()
     print(f'config file: {cfg.path}' + ('' if cfg.path.exists() else ' (not present)'))
     print(format_table(config_table(cfg), ('key', 'value', 'source')))
+
+# %% ../nbs/10_cli.ipynb #ca623d64
+from pathlib import Path
+from contextlib import contextmanager
+from fastcore.basics import patch
+
+# %% ../nbs/10_cli.ipynb #2f0d82fb
+class KernelRun:
+    "A Jupyter kernel started for one notebook: run cells in it and print what they show, as a terminal can."
+    def __init__(self, nb:Path|None=None, # the notebook the kernel is "open on" (`JPY_SESSION_NAME`); None: none
+                 startup:float=60, # seconds the kernel may take to start
+                 env:dict|None=None): # extra environment variables for the kernel
+        self.nb, self.startup, self.extra = (Path(nb).resolve() if nb else None), startup, env or {}
+        self.km = self.kc = None
+        self.texts: dict = {}            # display id -> text printed for it
+        self.open = None                 # display id whose line is still open (no newline yet)
+        self.bar = 0                     # width of the progress line on stderr
+
+    def start(self) -> KernelRun:
+        "Start the kernel in the notebook's folder and wait until it answers."
+        import os
+        from jupyter_client import KernelManager
+        env = {**os.environ, **self.extra}
+        if self.nb: env['JPY_SESSION_NAME'] = str(self.nb)
+        from ramabana.core import task_dir
+        self.log = task_dir('cli')/'kernel.log'   # the kernel's own chatter (start-up warnings, crashes) goes here
+        self.km = KernelManager(kernel_name='python3')
+        with open(self.log, 'ab') as log:
+            self.km.start_kernel(cwd=str(self.nb.parent if self.nb else Path.cwd()), env=env, stdout=log, stderr=log)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        try: self.kc.wait_for_ready(timeout=self.startup)
+        except RuntimeError as e:
+            self.shutdown()
+            raise RamabanaError(f'the Jupyter kernel did not start within {self.startup:.0f} s: {e} (its log: {self.log})') from None
+        return self
+
+    def shutdown(self):
+        "Stop the kernel (it stops the servers it started) and close the channels; safe to call twice."
+        if self.kc is not None: self.kc.stop_channels(); self.kc = None
+        if self.km is not None:
+            if self.km.is_alive(): self.km.shutdown_kernel(now=False)
+            self.km = None
+
+    def __enter__(self): return self.start()
+    def __exit__(self, *exc): self.shutdown()
+
+# %% ../nbs/10_cli.ipynb #1dd753f1
+@patch
+def _close_line(self:KernelRun):
+    if self.open is not None: print(flush=True); self.open = None
+    if self.bar: print('\r' + ' ' * self.bar + '\r', end='', file=sys.stderr, flush=True); self.bar = 0
+
+@patch
+def _progress(self:KernelRun, text:str):
+    if self.open is not None: print(flush=True); self.open = None
+    print('\r' + text.ljust(self.bar), end='', file=sys.stderr, flush=True)
+    self.bar = len(text)
+    if not text: print('\r', end='', file=sys.stderr, flush=True); self.bar = 0
+
+@patch
+def show(self:KernelRun, msg:dict) -> str|None:
+    "Print one iopub message as terminal text; returns the message's text, if it has any."
+    kind, c = msg['header']['msg_type'], msg['content']
+    if kind == 'stream':
+        self._close_line()
+        print(c['text'], end='', file=sys.stderr if c['name'] == 'stderr' else sys.stdout, flush=True)
+        return c['text']
+    if kind == 'error':
+        self._close_line(); print(f"{c['ename']}: {c['evalue']}", file=sys.stderr, flush=True); return None
+    if kind not in ('display_data', 'update_display_data', 'execute_result'): return None
+    text = c.get('data', {}).get('text/plain', '')
+    what = (c.get('metadata') or {}).get('ramabana')
+    did = (c.get('transient') or {}).get('display_id')
+    if what == 'progress': self._progress(text); return text
+    if did and did in self.texts:
+        old, self.texts[did] = self.texts[did], text
+        if text.startswith(old) and self.open == did: print(text[len(old):], end='', flush=True)
+        elif text.startswith(old) and what == 'answer' and self.open is None and not old: print(text, end='', flush=True); self.open = did
+        elif text != old: self._close_line(); print(text, end='', flush=True); self.open = did
+        return text
+    self._close_line()
+    if did: self.texts[did] = text
+    print(text, end='' if what in ('answer', 'tool') else '\n', flush=True)
+    if what in ('answer', 'tool'): self.open = did
+    return text
+
+# %% ../nbs/10_cli.ipynb #cfd1e6a8
+@patch
+def run(self:KernelRun, code:str, # the cell
+        timeout:float=600, # seconds the cell may take
+        cell_id:str|None=None, # sent as JupyterLab does (`cellId` in the request's metadata)
+        quiet:bool=False # print nothing (errors still count)
+       ) -> dict:
+    "Run `code` in the kernel, printing its output; returns {'status', 'texts', 'error'}."
+    import queue as _q, time as _t
+    kc = self.kc
+    msg = kc.session.msg('execute_request', dict(code=code, silent=False, store_history=True, user_expressions={},
+                                                 allow_stdin=True, stop_on_error=True),
+                         metadata={'cellId': cell_id} if cell_id else {})
+    kc.shell_channel.send(msg)
+    mid, texts, err, deadline, interrupted = msg['header']['msg_id'], [], None, _t.monotonic() + timeout, False
+    while True:
+        try:
+            if _t.monotonic() > deadline:
+                if interrupted: break
+                self.km.interrupt_kernel(); interrupted, deadline = True, _t.monotonic() + 30
+                err = f'the cell did not finish within {timeout:.0f} s; interrupted'
+            try:
+                m = kc.stdin_channel.get_msg(timeout=0)
+                if m['header']['msg_type'] == 'input_request': kc.input(self._answer(m['content']['prompt']))
+            except _q.Empty: pass
+            try: m = kc.iopub_channel.get_msg(timeout=0.2)
+            except _q.Empty: continue
+            if m['parent_header'].get('msg_id') != mid: continue
+            if m['header']['msg_type'] == 'status' and m['content']['execution_state'] == 'idle': break
+            if m['header']['msg_type'] == 'error': err = err or f"{m['content']['ename']}: {m['content']['evalue']}"
+            if not quiet and (t := self.show(m)) is not None: texts.append(t)
+        except KeyboardInterrupt:
+            if interrupted: break
+            self.km.interrupt_kernel(); interrupted, deadline = True, _t.monotonic() + 30
+    self._close_line()
+    return dict(status='error' if err else 'ok', texts=texts, error=err)
+
+@patch
+def _answer(self:KernelRun, prompt:str) -> str:
+    "Ask the terminal; without one, the answer is no."
+    self._close_line()
+    if not sys.stdin or not sys.stdin.isatty(): print(prompt + 'n (no terminal to ask)', flush=True); return 'n'
+    try: return input(prompt)
+    except EOFError: return 'n'
+
+# %% ../nbs/10_cli.ipynb #0cda8b4d
+def ensure_model(name:str|None=None) -> None:
+    "For the managed local model (a llamacpp model without base_url), build llama-server and fetch weights if needed."
+    from ramabana.core import resolve
+    spec = resolve(name)
+    if spec.runtime == 'llamacpp' and not spec.base_url:
+        from ramabana.llamacpp import setup
+        setup(progress=True)
+
+@contextmanager
+def terminate_as_exit():
+    "Turn SIGTERM into `SystemExit` for the duration (main thread only), so the kernel is shut down, not orphaned."
+    import signal, threading
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    def stop(signum, frame): raise SystemExit(128 + signum)
+    old = signal.signal(signal.SIGTERM, stop)
+    try: yield
+    finally: signal.signal(signal.SIGTERM, old)
+
+def ask_notebook(question:str, # the question, the body of the `%%ram` cell
+                 nb:Path|str|None=None, # the notebook to attach; None: none
+                 model:str|None=None, # the model; None: `model.default`
+                 run_cells:bool=False, # run the notebook's code cells first
+                 timeout:float=600, # seconds the question may take
+                 env:dict|None=None) -> int: # extra environment for the kernel
+    "Ask `question` about `nb` in a real kernel, printing the cell's output and the call's ledger row; 0 when it worked."
+    import json
+    nb = Path(nb) if nb else None
+    if nb is not None and not nb.is_file(): raise RamabanaError(f'no notebook at {nb}')
+    flags = f' -m {model}' if model else ''
+    with terminate_as_exit(), KernelRun(nb, env=env) as k:
+        if run_cells and nb is not None:
+            for c in json.loads(nb.read_text())['cells']:
+                if c['cell_type'] == 'code' and (src := ''.join(c['source'])).strip():
+                    if k.run(src, timeout, quiet=True)['error']: raise RamabanaError(f'{nb}: cell {c.get("id", "")} failed; fix it or leave out --run')
+        r = k.run('%load_ext ramabana', 60)
+        if r['error']: raise RamabanaError(f'the kernel could not load ramabana: {r["error"]}')
+        r = k.run(f'%%ram{flags}\n{question}', timeout)
+        print()
+        k.run('%ram calls 1', 60)
+    return 0 if r['status'] == 'ok' and not any(t.startswith('ramabana: ') for t in r['texts']) else 1
+
+# %% ../nbs/10_cli.ipynb #262c4c21
+@command('ask', 'ask a question about a notebook in a real Jupyter kernel, as %%ram would',
+         (['question'], dict(help='the question')), (['--nb'], dict(help='the notebook to attach (default: none)')),
+         (['-m', '--model'], dict(help='the model (default: the model.default setting)')),
+         (['--run'], dict(action='store_true', help="run the notebook's code cells first")),
+         (['--timeout'], dict(type=float, default=600, help='seconds the answer may take (default 600)')))
+def cmd_ask(a):
+    ensure_model(a.model)
+    return ask_notebook(a.question, a.nb, a.model, a.run, a.timeout)
+
+DEMO_QUESTION = 'Summarise this notebook in two sentences.'
+
+def demo_notebook() -> Path:
+    "`examples/demo.ipynb` in the source tree."
+    import ramabana
+    p = Path(ramabana.__file__).resolve().parent.parent/'examples'/'demo.ipynb'
+    if not p.is_file(): raise RamabanaError(f'the demo notebook is missing: {p} (run the demo from a clone of the repository)')
+    return p
+
+@command('demo', 'the first thing to try: the local model answers a question about examples/demo.ipynb',
+         (['-m', '--model'], dict(help='the model (default: the model.default setting)')),
+         (['--question'], dict(default=DEMO_QUESTION, help='what to ask')))
+def cmd_demo(a):
+    ensure_model(a.model)
+    print(f'ramabana demo: asking about {demo_notebook()}\n> {a.question}\n', flush=True)
+    return ask_notebook(a.question, demo_notebook(), a.model, run_cells=True)
+
+# %% ../nbs/10_cli.ipynb #01251b44
+@command('calls', 'the newest model calls from the ledger', (['n'], dict(nargs='?', type=int, default=10, help='how many (default 10)')))
+def cmd_calls(a):
+    from ramabana.magic import calls_table, ledger_rows
+    if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
+    print(calls_table(ledger_rows(a.n)))

@@ -421,7 +421,7 @@ def cell_reader(session) -> Callable:
 
 NOTEBOOK_SP = ("The user's notebook comes in a <notebook> block: one <cell> per cell, with its id, its source and its "
                "outputs; cells left out to save room are listed in <context-compacted>, and read_cell(id) shows any "
-               "cell in full. The question follows the block. Answer in Markdown.")
+               "cell in full. The question follows the block.")
 
 class Report(str):
     "Text a `%ram` subcommand returns: shown as is (no quotes), and still a `str` to assert on."
