@@ -321,12 +321,29 @@ def completion_to_chunks(resp:dict) -> list[dict]:
         m = dict(c.get('message') or {})
         res.append({'id': id, 'object': 'chat.completion.chunk', 'model': model,
                     'choices': [{'index': c.get('index', i), 'delta': m, 'finish_reason': c.get('finish_reason') or 'stop'}]})
+    if not _well_formed([c for r in res for c in r['choices']]): raise MalformedResponse('upstream answered with a malformed message')
     if 'usage' in resp or 'timings' in resp:
         res.append({'id': id, 'object': 'chat.completion.chunk', 'model': model, 'choices': [],
                     **{k: resp[k] for k in ('usage', 'timings') if k in resp}})
     return res
 
 _raw_decode = json.JSONDecoder().raw_decode
+_STR = (str, type(None))
+
+def _well_formed(choices:list) -> bool:
+    "Whether every choice has the shapes the gateway reads: a delta object, text as strings, tool calls as objects."
+    for c in choices:
+        if type(c) is not dict: return False
+        d = c.get('delta')
+        if d is None: continue
+        if type(d) is not dict or not isinstance(d.get('content'), _STR) or not isinstance(d.get('reasoning_content'), _STR): return False
+        if (tcs := d.get('tool_calls')) is not None:
+            if type(tcs) is not list: return False
+            for tc in tcs:
+                if type(tc) is not dict or not isinstance(fn := tc.get('function', {}), dict): return False
+                if not isinstance(tc.get('index', 0), int) or not isinstance(tc.get('id'), _STR): return False
+                if not isinstance(fn.get('name'), _STR) or not isinstance(fn.get('arguments'), (str, dict, list, type(None))): return False
+    return True
 
 class RawChunk(dict):
     "A chunk parsed from an upstream event that remembers the event's bytes (`raw`), to be relayed unchanged."
@@ -350,6 +367,7 @@ def parse_chunk(data:str|bytes) -> dict:
         raise e
     if not isinstance(ch.get('choices'), list):
         if 'prompt_progress' not in ch: raise MalformedResponse(f'upstream event has no choices: {txt()[:200]!r}')
+    elif not _well_formed(ch['choices']): raise MalformedResponse(f'upstream event has a malformed choice: {txt()[:200]!r}')
     ch = RawChunk(ch)
     ch.raw = data if isinstance(data, bytes) else data.encode()
     return ch
