@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, task_dir
-from .runtime import Run, run_context, notices_block, Usage, estimate_tokens
+from .runtime import Run, run_context, current_run, notices_block, Usage, estimate_tokens
 from .compaction import Compactor
 from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 
 # %% auto #0
 __all__ = ['MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'VIEW_N', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE',
-           'ApprovalError', 'ask_input', 'Approvals', 'describe', 'run_code', 'format_run', 'view_file', 'python_tools',
-           'Session', 'new_task', 'Agent']
+           'ApprovalError', 'ask_input', 'Approvals', 'describe', 'Stopped', 'run_code', 'format_run', 'view_file',
+           'python_tools', 'Session', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #58b5e19f
 MODES = ('auto', 'ask', 'deny')
@@ -132,9 +132,12 @@ class _Tee(io.TextIOBase):
     def flush(self):
         if self.other is not None and threading.get_ident() != self.owner: self.other.flush()
 
-def _interrupt(tid:int):
-    "Raise `TimeoutError` in thread `tid` at its next bytecode."
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(TimeoutError))
+class Stopped(Exception):
+    "Raised inside code `run_python` runs when the turn is cancelled."
+
+def _interrupt(tid:int, exc=TimeoutError):
+    "Raise `exc` in thread `tid` at its next bytecode (code in native calls sees it when they return)."
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(exc))
 
 def run_code(code:str, ns:dict, timeout:float=TIMEOUT) -> dict:
     "Run `code` in `ns` on a worker thread; stdout, stderr, the final expression's value, and any error."
@@ -151,6 +154,7 @@ def run_code(code:str, ns:dict, timeout:float=TIMEOUT) -> dict:
                 v = eval(last, ns)
                 if v is not None: res['result'] = v
         except TimeoutError: res['error'] = f'TimeoutError: still running after {timeout:g} s; interrupted'
+        except Stopped: res['error'] = 'stopped: the user cancelled the turn'
         # the user's code may raise anything: it is the result to show, with the traceback from their code down
         except BaseException as e:
             tb = traceback.format_exception(type(e), e, e.__traceback__)
@@ -158,8 +162,13 @@ def run_code(code:str, ns:dict, timeout:float=TIMEOUT) -> dict:
         finally:
             if sys.stdout is out: sys.stdout, sys.stderr = old
             res['stdout'], res['stderr'] = out.buf.getvalue(), err.buf.getvalue()
-    th = threading.Thread(target=work, name='ramabana-run_python', daemon=True)
-    th.start(); th.join(timeout)
+    th, run = threading.Thread(target=work, name='ramabana-run_python', daemon=True), current_run()
+    th.start()
+    end = time.monotonic() + timeout
+    while th.is_alive() and time.monotonic() < end:
+        th.join(min(0.1, max(0.0, end - time.monotonic())))
+        if run is not None and run.stopped and th.is_alive():
+            _interrupt(th.ident, Stopped); th.join(5); break
     if th.is_alive():
         _interrupt(th.ident); th.join(5)
         if th.is_alive(): res['error'] = f'still running after {timeout:g} s and could not be interrupted (it is in native code); it goes on in the background'
@@ -320,6 +329,16 @@ class _Hooks:
             if air := run.air(): res['content'] = f"{res['content']}\n\n<system-reminder>{air}</system-reminder>"
         a._emit('on_tool', {'id': tc.get('id'), 'name': fn.get('name'), 'arguments': fn.get('arguments')}, res.get('content'))
 
+class _Stopper:
+    "What a turn's `Run` stops: the conversation's backend and, during a compaction, the summariser's."
+    def __init__(self, agent): self.agent = agent
+    @property
+    def hist(self): return self.agent.backend.hist
+    def cancel(self):
+        self.agent.backend.cancel()
+        if (s := self.agent._sum_be) is not None and s.busy: s.cancel()
+    def close(self): self.cancel()
+
 @patch
 def _emit(self:Agent, name:str, *a):
     if callable(f := self._cb.get(name)): f(*a)
@@ -350,19 +369,20 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
     "One turn: the answer's text (failures come back as text; `turn_error` says why)."
     self._cb = dict(on_text=on_text, on_tool=on_tool, on_progress=on_progress, on_status=on_status, on_discard=on_discard)
     text = prompt + notices_block(prompt) if isinstance(prompt, str) else prompt
-    self.maybe_compact(text)
     run = Run(f'{self.task}.{len(self.runs) + 1}', question=prompt if isinstance(prompt, str) else '',
               model=self.spec.name, grace=2.0, budget=self.budget or self.backend.max_steps,
               log=task_dir(self.task)/'transcript.log')
     self.runs.append(run); self.run = run
-    run.start(self.backend)
+    run.start(_Stopper(self))
     answer = ''
     try:
         with run_context(run):
-            for piece in self.backend.stream(text, run=run):
-                answer = apply_piece(answer, piece)
-                if isinstance(piece, Discard): self._emit('on_discard', answer)
-                else: run.hear(piece); self._emit('on_text', piece)
+            self.maybe_compact(text)
+            if not run.stopped:
+                for piece in self.backend.stream(text, run=run):
+                    answer = apply_piece(answer, piece)
+                    if isinstance(piece, Discard): self._emit('on_discard', answer)
+                    else: run.hear(piece); self._emit('on_text', piece)
     finally:
         run.finish(answer, RamabanaError(self.backend.turn_error) if self.backend.turn_error else None)
         self.save()
@@ -374,7 +394,7 @@ def cancel(self:Agent) -> bool:
     "Stop the running turn (from any thread); True if one was running."
     run = self.run
     if run is None or run.over: return False
-    run.cancel()
+    run.cancel()   # its `_Stopper` stops the stream, a running tool, and a summary being written
     return True
 
 @patch

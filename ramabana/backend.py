@@ -300,6 +300,7 @@ def oneshot(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None, if_bu
     if self.start() is None: self.turn_error = self.note; return ''
     if not self._busy.acquire(blocking=False): return if_busy
     try:
+        self._cancel.clear()
         self.turn_error, self.purpose = '', purpose
         res = self._oneshot(self._fit_prompt(prompt, sp, max_tokens), sp, max_tokens)
     # as in `stream`: the engine's failures are reported, not raised
@@ -535,7 +536,8 @@ class GatewayBackend(Backend):
 
 # %% ../nbs/08_backend.ipynb #7660f4b8
 def _wire(m:dict) -> dict:
-    "A history message as sent: picture bytes become data URLs, extra keys (`name` on tool results) stay."
+    "A history message as sent: picture bytes become data URLs; a tool result loses the `name` kept for reading."
+    if m.get('role') == 'tool' and 'name' in m: m = {k: v for k, v in m.items() if k != 'name'}
     c = m.get('content')
     if not isinstance(c, list): return m
     parts = []
