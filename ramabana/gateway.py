@@ -532,6 +532,7 @@ class LocalHTTP:
             raise httpx.RemoteProtocolError(f'Server disconnected without sending a response ({type(e).__name__})') from None
         except asyncio.TimeoutError: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
         except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
+        except asyncio.CancelledError: w.close(); raise   # the caller gave up: the half-used connection must not be pooled
         lines = raw.decode('latin-1').split('\r\n')
         try: status = int(lines[0].split(' ', 2)[1])
         except (IndexError, ValueError): w.close(); raise httpx.RemoteProtocolError(f'bad status line {lines[0][:60]!r}') from None
