@@ -446,6 +446,10 @@ class Session:
         hm = getattr(self.ip, 'history_manager', None)
         return (list(getattr(hm, 'input_hist_raw', None) or []), dict(getattr(hm, 'output_hist', None) or {}))
 
+    def current(self, inputs:list) -> tuple[int|None, str|None]:
+        "The running cell's index in `inputs` and its source: IPython stores a cell's input before running it."
+        return (len(inputs) - 1, inputs[-1]) if len(inputs) > 1 else (None, None)
+
     def spec(self):
         "The model to use: the one chosen with `%ram model` or `-m`, else `model.default`."
         return resolve(self.model)
@@ -487,8 +491,7 @@ def context(self:Session, question:str, notebook:bool=True) -> str:
         if not self.told_no_nb: print(NO_NOTEBOOK, flush=True); self.told_no_nb = True
         return with_question('', question)
     inputs, outputs = self.kernel_history()
-    n = getattr(self.ip, 'execution_count', None)
-    me = inputs[n] if isinstance(n, int) and 0 < n < len(inputs) else None
+    n, me = self.current(inputs)
     block = notebook_context(path, inputs, outputs, cell_id=parent_cell_id(self.ip), src=me, skip=n)
     from ramabana.compaction import compact_notebook_context
     return compact_notebook_context(with_question(block, question), self.get_agent().backend.fits)
@@ -630,8 +633,7 @@ def _set_mode(mode):
         if path is None: raise MagicError('no open notebook: compaction settings belong to notebook cells')
         if cell_id is None:
             inputs, _ = s.kernel_history()
-            n = getattr(s.ip, 'execution_count', None)
-            src = inputs[n] if isinstance(n, int) and 0 < n < len(inputs) else None
+            _, src = s.current(inputs)
             cell_id = asking_cell(apply_overrides(path, nb_cells(read_notebook(path))), parent_cell_id(s.ip), src)
             if cell_id is None: raise MagicError('cannot tell which cell this is (save the notebook, or name the cell: %ram ' + mode + ' CELL_ID)')
         set_compact(path, cell_id, mode)

@@ -1,0 +1,219 @@
+"""`%load_ext ramabana` and `%%ram` in real Jupyter kernels (jupyter_client, nbclient), against FakeLlamaServer.
+
+Each test starts its own kernel with a config file naming the double as a llamacpp model (`base_url`), its own data
+and task directories, and, where a notebook is attached, `JPY_SESSION_NAME` as Jupyter sets it. Every wait is bounded
+and every kernel is shut down.
+"""
+import json, os, queue, shutil, time
+from pathlib import Path
+import pytest
+from jupyter_client import KernelManager
+from ramabana.testing import FakeLlamaServer, Reply, tool_call
+from ramabana.compaction import notebook_cells
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT/'examples'/'demo.ipynb'
+
+@pytest.fixture
+def fake():
+    with FakeLlamaServer(tools=True) as f: yield f
+
+def env_for(tmp:Path, fake, nb:Path|None=None, ctx:int=8192, **extra) -> dict:
+    "The kernel's environment: a config naming `fake` (model `fake`), private data dirs, the open notebook."
+    cfg = tmp/'config.toml'
+    cfg.write_text(f'[model]\ndefault = "fake"\n\n[model.fake]\nruntime = "llamacpp"\nbase_url = "{fake.url}/v1"\nctx = {ctx}\n')
+    env = {**os.environ, 'RAMABANA_CONFIG': str(cfg), 'RAMABANA_DATA_DIR': str(tmp/'data'),
+           'RAMABANA_TASK_DIR': str(tmp/'tasks'), **extra}
+    env.pop('JPY_SESSION_NAME', None)
+    if nb: env['JPY_SESSION_NAME'] = str(nb)
+    return env
+
+class Kernel:
+    "A real ipykernel in `cwd` with `env`; `run` executes a cell and returns its iopub messages."
+    def __init__(self, env:dict, cwd:Path):
+        self.km = KernelManager(kernel_name='python3')
+        self.km.start_kernel(cwd=str(cwd), env=env)
+        self.kc = self.km.client(); self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=90)
+
+    def send(self, code:str, cell_id:str|None=None) -> str:
+        msg = self.kc.session.msg('execute_request', dict(code=code, silent=False, store_history=True, user_expressions={},
+                                                          allow_stdin=False, stop_on_error=True),
+                                  metadata={'cellId': cell_id} if cell_id else {})
+        self.kc.shell_channel.send(msg)
+        return msg['header']['msg_id']
+
+    def collect(self, mid:str, timeout:float=120, until=None) -> list[dict]:
+        "The iopub messages of request `mid` until it is idle (or `until(msg)` is true); fails after `timeout` s."
+        out, deadline = [], time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try: m = self.kc.iopub_channel.get_msg(timeout=0.5)
+            except queue.Empty: continue
+            if m['parent_header'].get('msg_id') != mid: continue
+            if m['header']['msg_type'] == 'status' and m['content']['execution_state'] == 'idle': return out
+            out.append(m)
+            if until and until(m): return out
+        raise AssertionError(f'the cell did not finish within {timeout} s; got {[x["header"]["msg_type"] for x in out]}')
+
+    def run(self, code:str, cell_id:str|None=None, timeout:float=120) -> list[dict]:
+        return self.collect(self.send(code, cell_id), timeout)
+
+    def shutdown(self):
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=False)
+
+@pytest.fixture
+def kernel_for():
+    made = []
+    def mk(env, cwd):
+        k = Kernel(env, cwd); made.append(k); return k
+    yield mk
+    for k in made: k.shutdown()
+
+def texts(msgs, kind=None, mtype=None) -> list[str]:
+    "The text/plain of display messages (of ramabana output `kind`, message type `mtype`)."
+    return [m['content']['data'].get('text/plain', '') for m in msgs
+            if m['header']['msg_type'] in ('display_data', 'update_display_data', 'execute_result')
+            and (kind is None or (m['content'].get('metadata') or {}).get('ramabana') == kind)
+            and (mtype is None or m['header']['msg_type'] == mtype)]
+
+def stderr(msgs) -> str:
+    return ''.join(m['content']['text'] for m in msgs if m['header']['msg_type'] == 'stream' and m['content']['name'] == 'stderr')
+
+def errors(msgs) -> list:
+    return [m['content'] for m in msgs if m['header']['msg_type'] == 'error']
+
+def mk_nb(path:Path, cells:list[tuple]) -> Path:
+    "Write a notebook of `(id, source, output_text, mode)` code cells."
+    def cell(id, src, out='', mode=None):
+        return dict(id=id, cell_type='code', execution_count=None, source=src,
+                    metadata={'ramabana': {'compact': mode}} if mode else {},
+                    outputs=[{'output_type': 'stream', 'name': 'stdout', 'text': out}] if out else [])
+    path.write_text(json.dumps(dict(cells=[cell(*c) for c in cells], metadata={}, nbformat=4, nbformat_minor=5), indent=1))
+    return path
+
+
+def test_ask_streams_and_calls_a_tool(tmp_path, fake, kernel_for):
+    "The answer streams into the cell (display_data, then update_display_data), a tool inspects the user's variable."
+    k = kernel_for(env_for(tmp_path, fake), tmp_path)
+    assert not errors(k.run('%load_ext ramabana'))
+    k.run('sales = [120, 135, None, 150]')
+    long = 'The third value, March, is None: the export failed that month. ' * 8
+    fake.script(Reply(tool_calls=[tool_call('inspect_python', {'name': 'sales'})]), long)
+    msgs = k.run('%%ram --no-notebook\nWhy is March missing in sales?')
+    assert not errors(msgs) and stderr(msgs) == '', (errors(msgs), stderr(msgs))
+    tools = texts(msgs, 'tool')
+    assert tools[0] == "⚙ inspect_python(name='sales')" and tools[-1].startswith("⚙ inspect_python(name='sales') → "), tools
+    answers = texts(msgs, 'answer')
+    assert texts(msgs, 'answer', 'display_data') and texts(msgs, 'answer', 'update_display_data'), [m['header']['msg_type'] for m in msgs]
+    assert answers[-1] == long.rstrip() or answers[-1] == long, answers[-1]
+    assert len(answers) < 60   # updates are throttled, not one per token
+    status = texts(msgs, 'status')
+    assert len(status) == 1 and status[0].endswith('of 8,192 · fake') and '1 turn' in status[0], status
+    # the tool really looked at the kernel's variable
+    tool_msg = [m for m in fake.last.json['messages'] if m['role'] == 'tool'][0]
+    assert 'list' in tool_msg['content'] and '135' in tool_msg['content'], tool_msg
+    calls = texts(k.run('%ram calls 5'))[0].splitlines()
+    assert [l.split()[1:4] for l in calls[2:]] == [['fake', 'turn', '200']] * 2, calls
+
+
+def test_notebook_that_does_not_fit(tmp_path, fake, kernel_for):
+    "Attached to the open notebook: discard cells go first, then auto; keep cells and the asking cell stay."
+    big = 'row ' * 450
+    nb = mk_nb(tmp_path/'sales.ipynb', [('a1', 'print(log)', big, 'discard'), ('a2', 'north = [1, 2]', '', 'keep'),
+                                          ('a3', 'print(report)', big), ('a4', 'x = 1', '', 'auto'),
+                                          ('ask', '%%ram\nwhat is north?')])
+    k = kernel_for(env_for(tmp_path, fake, nb, ctx=1300), tmp_path)
+    k.run('%load_ext ramabana')
+    fake.script('north is a list of two numbers.')
+    msgs = k.run('%%ram\nwhat is north?', cell_id='ask')
+    assert not errors(msgs) and stderr(msgs) == '', stderr(msgs)
+    prompt = fake.last.json['messages'][-1]['content']
+    (path, cells), = notebook_cells(prompt)
+    assert path == 'sales.ipynb'
+    ids = [c['id'] for c in cells]
+    assert 'a1' not in ids and {'a2', 'ask'} <= set(ids), ids
+    assert {c['id']: c['compact'] for c in cells}['ask'] == 'keep'
+    # keep a3 from now on: written to the file, honoured at once
+    assert texts(k.run('%ram keep a3'))[0] == 'cell a3: keep'
+    saved = json.loads(nb.read_text())
+    assert saved['cells'][2]['metadata'] == {'ramabana': {'compact': 'keep'}}
+    fake.script('Still two numbers.')
+    k.run('%%ram\nwhat is north?', cell_id='ask')
+    (_, cells), = notebook_cells(fake.last.json['messages'][-1]['content'])
+    ids = [c['id'] for c in cells]
+    assert 'a3' in ids and 'a1' not in ids, ids
+    # the cell a %ram command runs in is found by its cellId too
+    assert texts(k.run('%ram discard', cell_id='a4'))[0] == 'cell a4: discard'
+
+
+def test_interrupt_cancels(tmp_path, kernel_for):
+    "A kernel interrupt while the model reads the prompt cancels the turn: no traceback, the cell says so, the kernel lives."
+    with FakeLlamaServer(n_batch=16) as fake:
+        k = kernel_for(env_for(tmp_path, fake), tmp_path)
+        k.run('%load_ext ramabana')
+        fake.fail('slow_prefill', delay=0.5)
+        fake.script('this answer is never streamed')
+        mid = k.send('%%ram --no-notebook\n' + 'Tell me about these numbers: ' + ' '.join(map(str, range(400))))
+        got = k.collect(mid, 90, until=lambda m: (m['content'].get('metadata') or {}).get('ramabana') == 'progress')
+        assert 'reading the conversation' in texts(got, 'progress')[0], texts(got)
+        t0 = time.monotonic()
+        k.km.interrupt_kernel()
+        rest = k.collect(mid, 60)
+        assert time.monotonic() - t0 < 30
+        msgs = got + rest
+        assert not errors(msgs), errors(msgs)
+        assert '(cancelled)' in texts(msgs, 'note'), texts(msgs)
+        assert 'this answer' not in ' '.join(texts(msgs, 'answer'))
+        deadline = time.monotonic() + 30
+        while not fake.cancelled and time.monotonic() < deadline: time.sleep(0.1)
+        assert fake.cancelled >= 1   # the request upstream was abandoned, not left running
+        fake.script('back again')
+        assert texts(k.run('%%ram --no-notebook\nstill there?'), 'answer')[-1] == 'back again'
+
+
+def test_nbclient_attaches_to_the_demo(tmp_path, fake):
+    "A headless nbclient run of the demo notebook with JPY_SESSION_NAME: the %%ram cell sees the notebook's cells."
+    import nbformat
+    from nbclient import NotebookClient
+    nb_path = tmp_path/'demo.ipynb'
+    shutil.copy(DEMO, nb_path)
+    nb = nbformat.read(nb_path, as_version=4)
+    nb.cells += [nbformat.v4.new_code_cell('%load_ext ramabana'),
+                 nbformat.v4.new_code_cell('%%ram\nHow was the missing March value filled in?')]
+    nbformat.write(nb, nb_path)   # saved first, as a user would, so the file holds the asking cell
+    fake.script('With the mean of February and April: 142.')
+    env = env_for(tmp_path, fake, nb_path)
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)   # nbclient starts its kernel with this process's environment
+    try: NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': str(tmp_path)}}).execute()
+    finally:
+        for k, v in old.items():
+            if v is None: os.environ.pop(k, None)
+            else: os.environ[k] = v
+    outs = nb.cells[-1].outputs
+    shown = [o.get('data', {}).get('text/plain', '') for o in outs if o.get('output_type') == 'display_data']
+    assert 'With the mean of February and April: 142.' in shown, outs
+    assert not [o for o in outs if o.get('output_type') == 'error' or o.get('name') == 'stderr'], outs
+    (path, cells), = notebook_cells(fake.last.json['messages'][-1]['content'])
+    assert path == 'demo.ipynb'
+    by_id = {c['id']: c for c in cells}
+    assert 'north_filled' in by_id['5f77ab72']['source'] and by_id['5f77ab72']['outputs'] == '142'
+    assert by_id[nb.cells[-1].id]['compact'] == 'keep'   # the asking cell, found by its source (nbclient sends no cellId)
+
+
+def test_real_embedded_model(tmp_path, kernel_for):
+    "One question to the embedded SmolLM2 through llama-server (slow; skipped when llama-server is not built)."
+    from ramabana.llamacpp import find_llama_server, model_path
+    if not find_llama_server() or not model_path().is_file(): pytest.skip('llama-server or the SmolLM2 weights are not set up (ramabana setup)')
+    env = {**os.environ, 'RAMABANA_DATA_DIR': str(tmp_path/'data'), 'RAMABANA_TASK_DIR': str(tmp_path/'tasks'),
+           'RAMABANA_CONFIG': str(tmp_path/'none.toml')}
+    env.pop('JPY_SESSION_NAME', None)
+    k = kernel_for(env, tmp_path)
+    k.run('%load_ext ramabana')
+    msgs = k.run('%%ram --no-notebook\nSay hello in one short sentence.', timeout=600)
+    assert not errors(msgs) and stderr(msgs) == '', (errors(msgs), stderr(msgs))
+    assert texts(msgs, 'answer') and texts(msgs, 'answer')[-1].strip(), texts(msgs)
+    assert texts(msgs, 'status')[0].endswith('of 8,192 · smollm2'), texts(msgs, 'status')
+    row = texts(k.run('%ram calls 1'))[0].splitlines()[-1].split()
+    assert row[1:4] == ['smollm2', 'turn', '200'], row
