@@ -604,13 +604,23 @@ def cancel(self:GatewayBackend) -> bool:
 # %% ../nbs/08_backend.ipynb #2f995eaa
 STEPS_NOTE = '[stopped after {n} tool steps without a final answer; say "." to let it continue]'
 
+def _apart(gen, said:bool):
+    "`gen`'s pieces, after a paragraph break when earlier steps of the turn said something; returns its value."
+    first = said
+    while True:
+        try: piece = next(gen)
+        except StopIteration as s: return s.value
+        if first and piece and not isinstance(piece, Discard): yield '\n\n'; first = False
+        yield piece
+
 @patch
 def _stream(self:GatewayBackend, msg, purpose:str='turn', **kw):
     "One turn: send, stream, run the tool calls, repeat until an answer or `max_steps`."
     if msg is not None: self.hist.append(user_msg(msg))
-    self._turn_usage, self.steps = Usage(self.spec.name), 0
+    self._turn_usage, self.steps, said = Usage(self.spec.name), 0, False
     while True:
-        m, u = yield from self._step(self._messages(), purpose)
+        m, u = yield from _apart(self._step(self._messages(), purpose), said)
+        said = said or bool(m.get('content'))
         if u:
             self._turn_usage = self._turn_usage + Usage.from_openai(u, model=self.spec.name, turns=0)
             self._reported = ((u.get('prompt_tokens') or 0) + (u.get('completion_tokens') or 0), len(self.hist) + 1)
