@@ -878,7 +878,9 @@ class Gateway:
 
     def replay_store(self, task:str) -> ReplayStore:
         "The reasoning replay file of `task`."
-        if task not in self._replay: self._replay[task] = ReplayStore(_task_dir(task)/'local-replay.jsonl')
+        if task not in self._replay:
+            if len(self._replay) >= 64: self._replay.pop(next(iter(self._replay)))   # the file stays; only the cache goes
+            self._replay[task] = ReplayStore(_task_dir(task)/'local-replay.jsonl')
         return self._replay[task]
 
     async def aclose(self):
@@ -1002,7 +1004,9 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     from ramabana.sampling import sampling_for_request   # lazy: keeps `import ramabana.gateway` light
     spec = self.spec(body['model'])
     call = Call(spec, purpose=_header_name(headers, 'x-ramabana-purpose', 'turn'), task=_header_name(headers, 'x-ramabana-task'))
-    if call.task and '..' in call.task: raise InvalidRequest("header 'x-ramabana-task' should not contain '..'", param='x-ramabana-task')
+    if call.task:
+        if '..' in call.task: raise InvalidRequest("header 'x-ramabana-task' should not contain '..'", param='x-ramabana-task')
+        call.task_dir = _task_dir(call.task)
     up = self.upstream(spec)
     try: caps = await up.capabilities()
     except GatewayError as e:   # the server may be down now; the attempt itself retries, so assume for this call
