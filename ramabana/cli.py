@@ -67,9 +67,8 @@ class KernelRun:
                  env:dict|None=None): # extra environment variables for the kernel
         self.nb, self.startup, self.extra = (Path(nb).resolve() if nb else None), startup, env or {}
         self.km = self.kc = None
-        self.texts: dict = {}            # display id -> text printed for it
-        self.open = None                 # display id whose line is still open (no newline yet)
-        self.bar = 0                     # width of the progress line on stderr
+        from ramabana.magic import TerminalShow
+        self.term = TerminalShow()
 
     def start(self) -> KernelRun:
         "Start the kernel in the notebook's folder and wait until it answers."
@@ -100,45 +99,21 @@ class KernelRun:
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.shutdown()
 
-# %% ../nbs/10_cli.ipynb #1dd753f1
-@patch
-def _close_line(self:KernelRun):
-    if self.open is not None: print(flush=True); self.open = None
-    if self.bar: print('\r' + ' ' * self.bar + '\r', end='', file=sys.stderr, flush=True); self.bar = 0
-
-@patch
-def _progress(self:KernelRun, text:str):
-    if self.open is not None: print(flush=True); self.open = None
-    print('\r' + text.ljust(self.bar), end='', file=sys.stderr, flush=True)
-    self.bar = len(text)
-    if not text: print('\r', end='', file=sys.stderr, flush=True); self.bar = 0
-
+# %% ../nbs/10_cli.ipynb #d8e0cda3
 @patch
 def show(self:KernelRun, msg:dict) -> str|None:
     "Print one iopub message as terminal text; returns the message's text, if it has any."
     kind, c = msg['header']['msg_type'], msg['content']
     if kind == 'stream':
-        self._close_line()
+        self.term.close()
         print(c['text'], end='', file=sys.stderr if c['name'] == 'stderr' else sys.stdout, flush=True)
         return c['text']
     if kind == 'error':
-        self._close_line(); print(f"{c['ename']}: {c['evalue']}", file=sys.stderr, flush=True); return None
+        self.term.close(); print(f"{c['ename']}: {c['evalue']}", file=sys.stderr, flush=True); return None
     if kind not in ('display_data', 'update_display_data', 'execute_result'): return None
-    text = c.get('data', {}).get('text/plain', '')
-    what = (c.get('metadata') or {}).get('ramabana')
     did = (c.get('transient') or {}).get('display_id')
-    if what == 'progress': self._progress(text); return text
-    if did and did in self.texts:
-        old, self.texts[did] = self.texts[did], text
-        if text.startswith(old) and self.open == did: print(text[len(old):], end='', flush=True)
-        elif text.startswith(old) and what == 'answer' and self.open is None and not old: print(text, end='', flush=True); self.open = did
-        elif text != old: self._close_line(); print(text, end='', flush=True); self.open = did
-        return text
-    self._close_line()
-    if did: self.texts[did] = text
-    print(text, end='' if what in ('answer', 'tool') else '\n', flush=True)
-    if what in ('answer', 'tool'): self.open = did
-    return text
+    self.term(c.get('data', {}), did, kind == 'update_display_data', (c.get('metadata') or {}).get('ramabana'))
+    return c.get('data', {}).get('text/plain', '')
 
 # %% ../nbs/10_cli.ipynb #cfd1e6a8
 @patch
@@ -174,13 +149,13 @@ def run(self:KernelRun, code:str, # the cell
         except KeyboardInterrupt:
             if interrupted: break
             self.km.interrupt_kernel(); interrupted, deadline = True, _t.monotonic() + 30
-    self._close_line()
+    self.term.close()
     return dict(status='error' if err else 'ok', texts=texts, error=err)
 
 @patch
 def _answer(self:KernelRun, prompt:str) -> str:
     "Ask the terminal; without one, the answer is no."
-    self._close_line()
+    self.term.close()
     if not sys.stdin or not sys.stdin.isatty(): print(prompt + 'n (no terminal to ask)', flush=True); return 'n'
     try: return input(prompt)
     except EOFError: return 'n'

@@ -16,8 +16,9 @@ __all__ = ['MAX_OUTPUT', 'MODES', 'NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 
            'find_notebook', 'trim_middle', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'merge_history',
            'write_json_atomic', 'set_compact', 'apply_overrides', 'parent_cell_id', 'asking_cell', 'shown_path',
            'notebook_context', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'tool_line', 'CellView',
-           'TurnResult', 'run_turn', 'cell_reader', 'Report', 'Session', 'say', 'ledger_rows', 'calls_table',
-           'subcommand', 'cell_args', 'session', 'ram', 'load_ipython_extension', 'unload_ipython_extension']
+           'TerminalShow', 'TurnResult', 'run_turn', 'cell_reader', 'Report', 'Session', 'say', 'ledger_rows',
+           'calls_table', 'subcommand', 'cell_args', 'session', 'ram', 'load_ipython_extension', 'stop_servers',
+           'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
@@ -316,7 +317,35 @@ class CellView:
     @property
     def answer(self) -> str: return ''.join(self.parts) + self.text
 
-# %% ../nbs/09_magic.ipynb #3fd9e450
+# %% ../nbs/09_magic.ipynb #da6f5f1a
+class TerminalShow:
+    "A `show(bundle, id, update, kind)` for terminals: text printed as it grows, progress redrawn on stderr."
+    def __init__(self): self.texts, self.open, self.bar = {}, None, 0
+
+    def close(self):
+        "End an open line and wipe the progress line, before anything else is printed."
+        if self.open is not None: print(flush=True); self.open = None
+        if self.bar: print('\r' + ' ' * self.bar + '\r', end='', file=sys.stderr, flush=True); self.bar = 0
+
+    def __call__(self, bundle:dict, id:str|None=None, update:bool=False, kind:str|None='answer'):
+        text = bundle.get('text/plain', '')
+        if kind == 'progress':
+            if self.open is not None: print(flush=True); self.open = None
+            print('\r' + text.ljust(self.bar) + ('' if text else '\r'), end='', file=sys.stderr, flush=True)
+            self.bar = len(text)
+            return
+        if update and id in self.texts:
+            old, self.texts[id] = self.texts[id], text
+            if text.startswith(old) and self.open == id: print(text[len(old):], end='', flush=True)
+            elif text != old: self.close(); print(text, end='', flush=True); self.open = id
+            return
+        self.close()
+        if id is not None: self.texts[id] = text
+        opens = kind in ('answer', 'tool')
+        print(text, end='' if opens else '\n', flush=True)
+        if opens: self.open = id
+
+# %% ../nbs/09_magic.ipynb #8e9ca1b2
 @dataclass
 class TurnResult:
     "How a turn ended: the answer shown, and whether it was cancelled or failed (with the one-line reason)."
@@ -405,7 +434,7 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, ap
     if (e := box.get('error')) is not None and not (res.cancelled and isinstance(e, KeyboardInterrupt)): res.error = _why(e)
     return res
 
-# %% ../nbs/09_magic.ipynb #83dc82f6
+# %% ../nbs/09_magic.ipynb #729c2ce4
 def cell_reader(session) -> Callable:
     "The `read_cell` tool for `session`: one cell of the open notebook, in full."
     def read_cell(id:str # the cell's id, as in <cell id="...">
@@ -432,7 +461,8 @@ class Session:
     def __init__(self, ip,
                  confirm:Callable|None=None, # `confirm(name, args)`: how approvals are asked; default `agent.ask_input`
                  show:Callable|None=None):   # how outputs are shown; default `ipython_show`
-        self.ip, self.confirm, self.show = ip, confirm, show or ipython_show
+        terminal = 'Terminal' in type(ip).__name__   # plain IPython: no display updates, so print as text grows
+        self.ip, self.confirm, self.show = ip, confirm, show or (TerminalShow() if terminal else ipython_show)
         self.model: str|None = None          # None: the `model.default` setting
         self.approve: str|None = None        # code approvals set with `%ram approve`; None: `agent.approve`
         self.agent, self.last, self.told_no_nb, self._approve = None, None, False, None
@@ -474,7 +504,7 @@ class Session:
         if self.agent is not None: return self.agent.status()
         return f'no conversation yet · {self.spec().name}'
 
-# %% ../nbs/09_magic.ipynb #e741b363
+# %% ../nbs/09_magic.ipynb #c14f2183
 NO_NOTEBOOK = ('ramabana: no open notebook found (the kernel was not started by Jupyter, so JPY_SESSION_NAME is not '
                'set); asking without notebook context. `%%ram --no-notebook` skips this check.')
 
@@ -520,7 +550,7 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     view.status(self.status())
     return res
 
-# %% ../nbs/09_magic.ipynb #6d372b99
+# %% ../nbs/09_magic.ipynb #37d6ee06
 CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('status', 'status'),
                 ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
@@ -562,7 +592,7 @@ def calls_table(rows:list[dict]) -> str:
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
 
-# %% ../nbs/09_magic.ipynb #7faab06c
+# %% ../nbs/09_magic.ipynb #edc3f99c
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -652,7 +682,7 @@ def _help(s:Session):
     w = max(len(r[0]) for r in rows)
     return Report('\n'.join(f'{a.ljust(w)}  {h}' for a, h in rows))
 
-# %% ../nbs/09_magic.ipynb #62e82c79
+# %% ../nbs/09_magic.ipynb #73a0e3af
 class _Args(argparse.ArgumentParser):
     def error(self, message): raise MagicError(f'%%ram: {message} (see `%ram help`)')
     def exit(self, status=0, message=None):
@@ -705,7 +735,7 @@ def ram(line:str='', cell:str|None=None):
     # the magic is the user's front door: a bug must still be one line, not a traceback in the notebook
     except Exception as e: say(f'internal error ({type(e).__name__}: {e}); please report it')
 
-# %% ../nbs/09_magic.ipynb #ca88b79c
+# %% ../nbs/09_magic.ipynb #cbf2eeef
 def load_ipython_extension(ip):
     "Register `%ram` / `%%ram` in shell `ip`."
     ip.register_magic_function(ram, 'line_cell', 'ram')
@@ -720,11 +750,19 @@ def close(self:Session):
         if callable(close): close()
         self.agent = None
 
+def stop_servers():
+    "Stop the in-process gateway and the llama-servers this process started, if any were."
+    be = sys.modules.get('ramabana.backend')
+    if be is not None:
+        if callable(stop := getattr(be, 'stop_local_gateway', None)): stop()
+        elif (gw := getattr(be, '_GATEWAY', None)) is not None:   # no public stop yet: stop it and forget it
+            with be._GW_LOCK: gw.stop(); be._GATEWAY = None
+    lc = sys.modules.get('ramabana.llamacpp')
+    if lc is not None: lc.stop_all()
+
 def unload_ipython_extension(ip):
     "Undo `load_ipython_extension`: close the session, stop the in-process gateway, remove the magic."
     s = _sessions.pop(id(ip), None)
     if s is not None: s.close()
-    be = sys.modules.get('ramabana.backend')
-    stop = getattr(be, 'stop_local_gateway', None) if be else None
-    if callable(stop): stop()
+    stop_servers()
     for kind in ('line', 'cell'): ip.magics_manager.magics[kind].pop('ram', None)
