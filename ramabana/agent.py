@@ -16,8 +16,8 @@ from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece,
 
 # %% auto #0
 __all__ = ['MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'VIEW_N', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE',
-           'ApprovalError', 'ask_input', 'Approvals', 'describe', 'Stopped', 'run_code', 'format_run', 'view_file',
-           'python_tools', 'Session', 'new_task', 'Agent']
+           'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'describe', 'Stopped', 'run_code', 'format_run',
+           'view_file', 'python_tools', 'Session', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #58b5e19f
 MODES = ('auto', 'ask', 'deny')
@@ -292,7 +292,7 @@ class Agent:
         self.compactor = compactor or Compactor(auto=get('compaction.auto'), strategy=get('compaction.strategy'))
         self.summariser_model = summariser if summariser is not None else get('model.oneshot')
         self.session = Session(task_dir(self.task)/'session.jsonl')
-        self.run, self.runs, self._prior, self._cb, self._sum_be = None, [], Usage(), {}, None
+        self.run, self.runs, self._prior, self._cb, self._sum_be, self._ctx = None, [], Usage(), {}, None, None
         self.backend = self._make(model)
         if resume and (h := self.session.load()): self.backend.resume_hist(h)
         self._saved = len(h) if resume and h else 0
@@ -364,11 +364,14 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
         on_tool:Callable|None=None,      # called with (call, None) as a tool call starts, (call, result) when done
         on_progress:Callable|None=None,  # called with llama.cpp's prompt progress {total, cache, processed, time_ms}
         on_status:Callable|None=None,    # called with a one-line status (compacting, the model's latest step)
-        on_discard:Callable|None=None    # called with the whole answer so far after a resend took back partial text
+        on_discard:Callable|None=None,   # called with the whole answer so far after a resend took back partial text
+        context:str=''                   # material for this turn only (the notebook): sent before the prompt now, left out later
        ) -> str:
     "One turn: the answer's text (failures come back as text; `turn_error` says why)."
     self._cb = dict(on_text=on_text, on_tool=on_tool, on_progress=on_progress, on_status=on_status, on_discard=on_discard)
+    self._drop_context()
     text = prompt + notices_block(prompt) if isinstance(prompt, str) else prompt
+    sent = f'{context}\n\n{text}' if context and isinstance(text, str) else text
     run = Run(f'{self.task}.{len(self.runs) + 1}', question=prompt if isinstance(prompt, str) else '',
               model=self.spec.name, grace=2.0, budget=self.budget or self.backend.max_steps,
               log=task_dir(self.task)/'transcript.log')
@@ -377,9 +380,10 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
     answer = ''
     try:
         with run_context(run):
-            self.maybe_compact(text)
+            self.maybe_compact(sent)
+            if context and isinstance(text, str): self._ctx = (len(self.backend.hist), text)
             if not run.stopped:
-                for piece in self.backend.stream(text, run=run):
+                for piece in self.backend.stream(sent, run=run):
                     answer = apply_piece(answer, piece)
                     if isinstance(piece, Discard): self._emit('on_discard', answer)
                     else: run.hear(piece); self._emit('on_text', piece)
@@ -402,9 +406,29 @@ def save(self:Agent):
     "Append what the conversation gained since the last save to the session file."
     h = self.backend.hist
     if self._saved > len(h): self.session.reset(h, 'history changed'); self._saved = len(h); return
-    self.session.append(h[self._saved:]); self._saved = len(h)
+    new = list(h[self._saved:])
+    if self._ctx and self._saved <= self._ctx[0] < len(h):   # a resumed conversation never needs an old context
+        new[self._ctx[0] - self._saved] = self._without_context(h[self._ctx[0]])
+    self.session.append(new); self._saved = len(h)
 
-# %% ../nbs/08b_agent.ipynb #b3a284b2
+# %% ../nbs/08b_agent.ipynb #1b5e457d
+CONTEXT_NOTE = '[the notebook as it was for this message was shown here; later messages show it as it is now]'
+
+@patch
+def _without_context(self:Agent, m:dict) -> dict:
+    return {**m, 'content': f'{CONTEXT_NOTE}\n\n{self._ctx[1]}'}
+
+@patch
+def _drop_context(self:Agent):
+    "Replace the last turn's context by `CONTEXT_NOTE` in the history."
+    if not self._ctx: return
+    i, h = self._ctx[0], self.backend.hist
+    if i < len(h) and h[i].get('role') == 'user':
+        h[i] = self._without_context(h[i])
+        self.backend._changed()
+    self._ctx = None
+
+# %% ../nbs/08b_agent.ipynb #bbede85a
 @patch
 def _summariser(self:Agent):
     "A `summariser(prompt, sp)` on the summary model, or None (surgical) when there is none."
@@ -431,6 +455,7 @@ class _Estimating:
 def compact(self:Agent, focus:str='') -> str:
     "Compact the conversation now; what happened, as one line."
     if self.backend.start() is None: return self.backend.note
+    self._drop_context()
     self._emit('on_status', 'compacting the conversation')
     s = self._summariser()
     summary_ctx = self._sum_be.spec.ctx if s is not None and self._sum_be is not None else None
@@ -448,12 +473,12 @@ def maybe_compact(self:Agent, nxt='') -> str:
     if self.compactor.due(self.backend) or not self.backend.fits(nxt): return self.compact()
     return ''
 
-# %% ../nbs/08b_agent.ipynb #743eb9f4
+# %% ../nbs/08b_agent.ipynb #1750c300
 @patch
 def reset(self:Agent):
     "Forget the conversation (the usage total stays)."
     self.backend.resume_hist([])
-    self.session.reset([], 'reset'); self._saved = 0
+    self.session.reset([], 'reset'); self._saved, self._ctx = 0, None
     return self
 
 @patch
