@@ -16,10 +16,10 @@ from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spi
 from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
 
 # %% auto #0
-__all__ = ['MAX_PROBLEMS', 'MAX_STEPS', 'EMPTY_REPLY', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE', 'BackendError',
-           'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard',
-           'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'gateway_url', 'task_header', 'Assembly',
-           'GatewayBackend', 'make_backend']
+__all__ = ['MAX_PROBLEMS', 'MAX_STEPS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE',
+           'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
+           'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'gateway_url', 'task_header',
+           'Assembly', 'GatewayBackend', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -206,8 +206,9 @@ def fits(self:Backend, msg) -> bool:
     if not ctx: return True
     return self.used_tokens + math.ceil(self.pending_tokens(msg) * margin()) + reply_reserve(ctx) <= ctx
 
-# %% ../nbs/08_backend.ipynb #72c1eb59
+# %% ../nbs/08_backend.ipynb #7ecff667
 EMPTY_REPLY = 'the model returned an empty reply'
+BUSY_WAIT = 60.0   # seconds a turn waits for an earlier one (a cancelled turn ends in well under a second)
 
 @patch
 def stream(self:Backend, msg, run=None, **kw):
@@ -215,7 +216,10 @@ def stream(self:Backend, msg, run=None, **kw):
     run = run if run is not None else current_run()
     if self.start() is None: yield self.note; return
     stopped = lambda: self._cancel.is_set() or (run is not None and run.stopped)
-    with self._busy:
+    if not self._busy.acquire(timeout=BUSY_WAIT):
+        self.turn_error = f'{self.spec.name} is still busy with an earlier turn after {BUSY_WAIT:g} s; try again'
+        self.problem(self.turn_error); yield f'[error: {self.turn_error}]'; return
+    try:
         self._cancel.clear()
         self.turn_error, before, said, tries, m = '', len(self.hist), False, 0, msg
         while True:
@@ -242,6 +246,7 @@ def stream(self:Backend, msg, run=None, **kw):
             self.turn_error = EMPTY_REPLY
             self.problem(EMPTY_REPLY)
             yield f'[{EMPTY_REPLY}]'
+    finally: self._busy.release()
 
 @patch
 def _account(self:Backend):
