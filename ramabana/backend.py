@@ -16,10 +16,10 @@ from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spi
 from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
 
 # %% auto #0
-__all__ = ['MAX_PROBLEMS', 'MAX_STEPS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE',
-           'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
-           'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'gateway_url', 'task_header',
-           'Assembly', 'GatewayBackend', 'make_backend']
+__all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE', 'BackendError',
+           'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard',
+           'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'gateway_url', 'task_header', 'Assembly',
+           'GatewayBackend', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -75,9 +75,8 @@ class Tool:
 
 def as_tool(t) -> Tool: return t if isinstance(t, Tool) else Tool(t)
 
-# %% ../nbs/08_backend.ipynb #c2066adc
+# %% ../nbs/08_backend.ipynb #7e248598
 MAX_PROBLEMS = 20
-MAX_STEPS = 40
 
 def reply_reserve(ctx:int) -> int:
     "Tokens kept back for the reply: a quarter of the window, clamped to 128..1024."
