@@ -64,7 +64,7 @@ class Setting(NamedTuple):
 _S = Setting
 SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('model.default', str, 'smollm2', 'model a `%%ram` cell and `ramabana ask` use unless told otherwise'),
-    _S('model.oneshot', str, None, 'model for summaries and other one-shot calls; None uses the chat model'),
+    _S('model.oneshot', str, None, 'model that writes compaction summaries; None compacts surgically, calling no model'),
     _S('window.reserve', int, None, 'tokens held back below the window before compaction; None is `RESERVE`'),
     _S('window.keep_recent', int, None, 'tokens of recent conversation compaction keeps; None is `KEEP_RECENT`'),
     _S('window.margin', float, None, 'factor on estimated token counts; None is `EST_MARGIN`'),
@@ -210,7 +210,8 @@ class ModelSpec:
 _B = lambda name, runtime, ctx, **kw: ModelSpec(name, runtime, ctx=ctx, builtin=True, **kw)
 BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     _B('smollm2', 'llamacpp', 8192, model_id='SmolLM2-135M-Instruct', threads=2, slots=1,
-       sampling=dict(temperature=0.2, top_p=0.9)),
+       # a 135M model can ramble until its window is full: cap replies so a turn ends in seconds on a CPU
+       sampling=dict(temperature=0.2, top_p=0.9, max_tokens=512)),
     _B('gpt-5', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True),
     _B('gpt-5-mini', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True),
     _B('gpt-4.1', 'openai', 1_047_576, api_key_env='OPENAI_API_KEY', pictures=True),
