@@ -213,7 +213,7 @@ def test_real_embedded_model(tmp_path, kernel_for):
     k.run('%load_ext ramabana')
     msgs = k.run('%%ram --no-notebook\nSay hello in one short sentence.', timeout=600)
     assert not errors(msgs) and stderr(msgs) == '', (errors(msgs), stderr(msgs))
-    assert texts(msgs, 'answer') and texts(msgs, 'answer')[-1].strip(), texts(msgs)
-    assert texts(msgs, 'status')[0].endswith('of 8,192 · smollm2'), texts(msgs, 'status')
+    assert texts(msgs, 'answer') and texts(msgs, 'answer')[-1].strip(), (texts(msgs), stderr(msgs))
+    assert texts(msgs, 'status')[0].endswith('of 8,192 · smollm2'), (texts(msgs, 'status'), stderr(msgs))
     row = texts(k.run('%ram calls 1'))[0].splitlines()[-1].split()
     assert row[1:4] == ['smollm2', 'turn', '200'], row
