@@ -4,8 +4,8 @@
 
 # %% ../nbs/09_magic.ipynb #9b1d518e
 from __future__ import annotations
-import os, sys, json, time, queue, shlex, hashlib, argparse, tempfile, threading, contextlib
-from dataclasses import dataclass, field
+import os, sys, json, time, queue, shlex, argparse, tempfile, threading, contextlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 from fastcore.basics import patch
