@@ -36,18 +36,23 @@ class Kernel:
         self.kc = self.km.client(); self.kc.start_channels()
         self.kc.wait_for_ready(timeout=90)
 
-    def send(self, code:str, cell_id:str|None=None) -> str:
+    def send(self, code:str, cell_id:str|None=None, stdin:bool=False) -> str:
         msg = self.kc.session.msg('execute_request', dict(code=code, silent=False, store_history=True, user_expressions={},
-                                                          allow_stdin=False, stop_on_error=True),
+                                                          allow_stdin=stdin, stop_on_error=True),
                                   metadata={'cellId': cell_id} if cell_id else {})
         self.kc.shell_channel.send(msg)
         return msg['header']['msg_id']
 
-    def collect(self, mid:str, timeout:float=120, until=None) -> list[dict]:
+    def collect(self, mid:str, timeout:float=120, until=None, answers=None) -> list[dict]:
         "The iopub messages of request `mid` until it is idle (or `until(msg)` is true); fails after `timeout` s."
         out, deadline = [], time.monotonic() + timeout
         while time.monotonic() < deadline:
-            try: m = self.kc.iopub_channel.get_msg(timeout=0.5)
+            if answers is not None:   # input requests: record the prompt, reply with the next answer
+                try:
+                    r = self.kc.stdin_channel.get_msg(timeout=0)
+                    answers['prompts'].append(r['content']['prompt']); self.kc.input(answers['replies'].pop(0))
+                except queue.Empty: pass
+            try: m = self.kc.iopub_channel.get_msg(timeout=0.2)
             except queue.Empty: continue
             if m['parent_header'].get('msg_id') != mid: continue
             if m['header']['msg_type'] == 'status' and m['content']['execution_state'] == 'idle': return out
@@ -55,8 +60,11 @@ class Kernel:
             if until and until(m): return out
         raise AssertionError(f'the cell did not finish within {timeout} s; got {[x["header"]["msg_type"] for x in out]}')
 
-    def run(self, code:str, cell_id:str|None=None, timeout:float=120) -> list[dict]:
-        return self.collect(self.send(code, cell_id), timeout)
+    def run(self, code:str, cell_id:str|None=None, timeout:float=120, replies:list|None=None) -> list[dict]:
+        "Run a cell; `replies` answer its input requests in order (their prompts end up in `self.prompts`)."
+        self.prompts = []
+        answers = None if replies is None else {'prompts': self.prompts, 'replies': list(replies)}
+        return self.collect(self.send(code, cell_id, stdin=replies is not None), timeout, answers=answers)
 
     def shutdown(self):
         self.kc.stop_channels()
@@ -115,6 +123,26 @@ def test_ask_streams_and_calls_a_tool(tmp_path, fake, kernel_for):
     assert 'list' in tool_msg['content'] and '135' in tool_msg['content'], tool_msg
     calls = texts(k.run('%ram calls 5'))[0].splitlines()
     assert [l.split()[1:4] for l in calls[2:]] == [['fake', 'turn', '200']] * 2, calls
+
+
+def test_approval_through_stdin(tmp_path, fake, kernel_for):
+    "run_python asks through the kernel's stdin: a yes runs the code in the user's namespace, a no refuses it."
+    k = kernel_for(env_for(tmp_path, fake), tmp_path)
+    k.run('%load_ext ramabana')
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': 'total = 2 + 3'})]), 'Done: total is 5.')
+    msgs = k.run('%%ram --no-notebook\nset total to 2 + 3', replies=['y'])
+    assert not errors(msgs) and stderr(msgs) == '', stderr(msgs)
+    assert len(k.prompts) == 1 and 'run_python' in k.prompts[0] and 'total = 2 + 3' in k.prompts[0], k.prompts
+    assert texts(k.run('total'))[0] == '5'
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': 'total = 0'})]), 'I did not change it.')
+    k.run('%%ram --no-notebook\nset total to 0', replies=['n'])
+    assert texts(k.run('total'))[0] == '5'
+    tool_msg = [m for m in fake.last.json['messages'] if m['role'] == 'tool'][-1]
+    assert 'declined' in tool_msg['content'], tool_msg
+    assert texts(k.run('%ram approve auto'))[0] == 'approvals: auto'
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': 'total = 7'})]), 'Now 7.')
+    k.run('%%ram --no-notebook\nset total to 7', replies=[])
+    assert k.prompts == [] and texts(k.run('total'))[0] == '7'
 
 
 def test_notebook_that_does_not_fit(tmp_path, fake, kernel_for):
