@@ -16,10 +16,10 @@ from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spi
 from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
 
 # %% auto #0
-__all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE', 'BackendError',
-           'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard',
-           'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'gateway_url', 'task_header', 'Assembly',
-           'GatewayBackend', 'make_backend']
+__all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE', 'COUNT_TIMEOUT',
+           'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
+           'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'gateway_url', 'task_header',
+           'Assembly', 'GatewayBackend', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -165,7 +165,11 @@ def pending_tokens(self:Backend, msg) -> int:
 @patch
 def _counter(self:Backend):
     "The counting function for `estimate_tokens`: the model's tokenizer when running, else None."
-    return self.count_tokens if self.ready and self._count('') is not None else None
+    if not self.ready: return None
+    try: return self.count_tokens if self._count('') is not None else None
+    except (OSError, ValueError) as e:   # the tokenizer cannot be asked now: estimate, and say why once
+        self.problem(f'tokenizer unavailable, estimating: {_why(e)}')
+        return None
 
 @patch
 def count_tokens(self:Backend, text) -> int:
@@ -522,6 +526,7 @@ class GatewayBackend(Backend):
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
         self._inflight = self._stale = False
         self._counted: dict = {}   # text -> tokens, so a history is sent to the tokenizer once
+        self._tokenizer: bool|None = None   # whether the gateway can count for this model; None: not asked yet
 
     def _start(self):
         self.url = gateway_url(self.base_url)
@@ -529,10 +534,13 @@ class GatewayBackend(Backend):
         if self.think is None: self.think = self._detect_think()
         return self.client
 
+    def _key(self) -> str|None:
+        "The gateway's token: `api_key`, else the variable `gateway.token_env` names."
+        return self.api_key or os.environ.get(get('gateway.token_env') or '') or None
+
     def _client(self):
         "A new client for the gateway, from the `use_chat` seam when one is set."
-        key = self.api_key or os.environ.get(get('gateway.token_env') or '') or None
-        return (_MK_CHAT or _openai_client)(spec=self.spec, base_url=self.url, api_key=key, timeout=self.timeout)
+        return (_MK_CHAT or _openai_client)(spec=self.spec, base_url=self.url, api_key=self._key(), timeout=self.timeout)
 
     def _headers(self, purpose:str) -> dict:
         h = {'x-ramabana-purpose': purpose}
@@ -689,20 +697,35 @@ def _llama_root(self:GatewayBackend) -> str|None:
     return u[:-3] if u.endswith('/v1') else u
 
 COUNT_CACHE = 4096
+COUNT_TIMEOUT = 120.0   # seconds: the first count of a managed model may wait for its server to start
+
+@patch
+def _tokenize(self:GatewayBackend, text:str) -> int|None:
+    "Tokens in `text` by the gateway's `POST /v1/tokenize`; None when the model has no tokenizer."
+    import httpx
+    if self._tok is None: self._tok = httpx.Client(timeout=httpx.Timeout(COUNT_TIMEOUT, connect=10))
+    url, key = self.url + '/tokenize', self._key()
+    try: r = self._tok.post(url, json={'model': self.spec.name, 'content': text}, headers={'Authorization': f'Bearer {key}'} if key else None)
+    except httpx.HTTPError as e: raise OSError(f'cannot reach {url}: {e}') from None
+    try: d = r.json()
+    except ValueError: d = None
+    if r.status_code != 200 or not isinstance(d, dict):
+        err = (d or {}).get('error') if isinstance(d, dict) else None
+        raise ValueError(f"{url} answered {r.status_code}" + (f": {err.get('message')}" if isinstance(err, dict) else ''))
+    n = d.get('count')
+    if n is not None and not isinstance(n, int): raise ValueError(f'{url} answered a count that is not a number: {n!r}')
+    return n
 
 @patch
 def _count(self:GatewayBackend, text):
-    "Tokens in `text` by the llama-server's `/tokenize` (remembered per text), or None without one."
-    root = _llama_root(self)
-    if root is None: return None
-    if text == '': return 0
+    "Tokens in `text` by the model's tokenizer through the gateway (remembered per text), or None without one."
+    if self._tokenizer is False: return None
+    if text == '' and self._tokenizer: return 0
     if (n := self._counted.get(text)) is not None: return n
-    import httpx
-    if self._tok is None: self._tok = httpx.Client(timeout=10)
-    try: r = self._tok.post(root + '/tokenize', json={'content': text})
-    except httpx.HTTPError as e: raise OSError(f'cannot reach {root}/tokenize: {e}') from None
-    if r.status_code != 200: raise ValueError(f'{root}/tokenize answered {r.status_code}')
-    n = self._counted[text] = len(r.json().get('tokens') or [])
+    n = self._tokenize(text)
+    self._tokenizer = n is not None
+    if n is None: return None
+    self._counted[text] = n
     if len(self._counted) > COUNT_CACHE: self._counted.pop(next(iter(self._counted)))   # the oldest goes first
     return n
 

@@ -22,7 +22,7 @@ __all__ = ['OVERFLOW_PATTERNS', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'ROL
            'nest_schema', 'caps_from_props', 'LlamaCppUpstream', 'check_request', 'replay_keys', 'ReplayStore',
            'prepare_history', 'ToolCallRepair', 'Assembler', 'RedactFilter', 'Gateway', 'Exchange', 'read_json',
            'error_response', 'check_auth', 'EventStream', 'chat_completions', 'list_models', 'health', 'list_calls',
-           'make_app', 'is_loopback', 'check_bind', 'GatewayServer', 'start_gateway', 'serve']
+           'tokenize', 'make_app', 'is_loopback', 'check_bind', 'GatewayServer', 'start_gateway', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #d1f3fce6
 @dataclass(frozen=True)
@@ -223,6 +223,10 @@ class Upstream:
         "Yield OpenAI `chat.completion.chunk` dicts for `body`; raise `GatewayError`s."
         raise NotImplementedError(f'{type(self).__name__}.stream')
         yield {}  # makes this an async generator, as subclasses are
+
+    async def count_tokens(self, text:str) -> int|None:
+        "Tokens in `text` by the model's own tokenizer; None when this upstream has no tokenizer to ask."
+        return None
 
     async def recover(self):
         "Called before a resend after the connection was refused or reset (the managed llama.cpp server restarts here)."
@@ -621,6 +625,20 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         body = super().prepare(body, call)
         if 'response_format' in body: body['response_format'] = nest_schema(body['response_format'])
         return body
+
+    async def count_tokens(self, text):
+        url = await self.root() + '/tokenize'
+        payload = json.dumps({'content': text}, ensure_ascii=False).encode()
+        try:
+            async with self.http(url).stream('POST', url, content=payload, headers={'Content-Type': 'application/json'}) as r:
+                raw = (await r.aread()).decode('utf-8', 'replace')
+        except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot reach {url}: {e or type(e).__name__}') from None
+        if r.status_code == 404: return None   # some other OpenAI-compatible server: no tokenizer to ask
+        if r.status_code >= 400: raise classify_error(r.status_code, raw, r.headers)
+        try: toks = json.loads(raw)['tokens']
+        except (ValueError, TypeError, KeyError): toks = None
+        if not isinstance(toks, list): raise MalformedResponse(f'{url} answered without a list of tokens: {raw[:200]!r}')
+        return len(toks)
 
 register_upstream('llamacpp', LlamaCppUpstream)
 
@@ -1265,7 +1283,25 @@ async def list_calls(request):
     rows = await asyncio.to_thread(read)
     return Response(_json_bytes({'object': 'list', 'data': rows}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #123397ef
+# %% ../nbs/05_gateway.ipynb #542abc31
+async def tokenize(request):
+    "POST /v1/tokenize: `{model, content}` -> `{model, count}`; `count` is null when the model has no tokenizer to ask."
+    from starlette.responses import Response
+    gw = request.app.state.gateway
+    check_auth(gw, request)
+    body = await read_json(request, gw.max_body)
+    if not isinstance(body, dict): raise InvalidRequest('the request body should be a JSON object')
+    _want(body.get('model'), str, 'model')
+    _want(body.get('content'), str, 'content')
+    spec = gw.spec(body['model'])
+    up = gw.upstream(spec)
+    try: n = await up.count_tokens(body['content'])
+    except UpstreamUnavailable:
+        await up.recover()
+        n = await up.count_tokens(body['content'])
+    return Response(_json_bytes({'model': spec.name, 'count': n}), media_type='application/json')
+
+# %% ../nbs/05_gateway.ipynb #af5acac7
 def make_app(gw:Gateway):
     "The Starlette app serving `gw`."
     from starlette.applications import Starlette
@@ -1286,7 +1322,8 @@ def make_app(gw:Gateway):
               Route('/chat/completions', chat_completions, methods=['POST']),
               Route('/v1/models', wrap(list_models), methods=['GET']),
               Route('/health', wrap(health), methods=['GET']),
-              Route('/v1/calls', wrap(list_calls), methods=['GET'])]
+              Route('/v1/calls', wrap(list_calls), methods=['GET']),
+              Route('/v1/tokenize', wrap(tokenize), methods=['POST'])]
     @contextlib.asynccontextmanager
     async def lifespan(app):
         yield
@@ -1295,7 +1332,7 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #04850f78
+# %% ../nbs/05_gateway.ipynb #ee02c30a
 import ipaddress, socket, threading
 
 def is_loopback(host:str) -> bool:
