@@ -96,9 +96,12 @@ def nb_cells(nb:dict, max_out:int=MAX_OUTPUT) -> list[dict]:
 # %% ../nbs/09_magic.ipynb #90f4f62c
 def _norm(src:str) -> str: return '\n'.join(l.rstrip() for l in src.strip().splitlines())
 
+_OURS = ('%ram', '%load_ext ramabana', '%reload_ext ramabana', '%unload_ext ramabana')
+
 def _ours(src:str) -> bool:
-    s = src.lstrip()
-    return s.startswith(('%%ram', '%ram ', '%load_ext ramabana', '%reload_ext ramabana', '%unload_ext ramabana')) or s == '%ram'
+    "Whether a cell is only ramabana's: a `%%ram` question, or nothing but `%ram` and extension lines."
+    s = src.strip()
+    return s.startswith('%%ram') or all(l.strip().startswith(_OURS) for l in s.splitlines() if l.strip())
 
 def merge_history(cells:list[dict], # saved cells, from `nb_cells`
                   inputs:list[str], # the kernel's raw inputs, indexed by execution count (`In`)
@@ -535,6 +538,7 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     if surgical: agent.compactor.strategy = 'surgical'
     prompt = self.context(question, notebook)
     view = CellView(self.show)
+    view.working(f'asking {agent.spec.name}')   # the first question also starts the model: say something at once
     def work(on_text, on_tool, on_progress, on_status, approve):
         self._approve = approve
         try: return agent.ask(prompt, on_text=on_text, on_tool=on_tool, on_progress=on_progress, on_status=on_status)
