@@ -202,8 +202,8 @@ def ask_notebook(question:str, # the question, the body of the `%%ram` cell
         k.run('%ram calls 1', 60)
     return 0 if r['status'] == 'ok' and not any(t.startswith('ramabana: ') for t in r['texts']) else 1
 
-# %% ../nbs/10_cli.ipynb #262c4c21
-@command('ask', 'ask a question about a notebook in a real Jupyter kernel, as %%ram would',
+# %% ../nbs/10_cli.ipynb #02a288de
+@command('ask', 'ask a question about a notebook, in a real Jupyter kernel, the way a notebook cell asks',
          (['question'], dict(help='the question')), (['--nb'], dict(help='the notebook to attach (default: none)')),
          (['-m', '--model'], dict(help='the model (default: the model.default setting)')),
          (['--run'], dict(action='store_true', help="run the notebook's code cells first")),
