@@ -415,7 +415,7 @@ def _launch(argv, env, logf) -> subprocess.Popen:
     "Start llama-server from one long-lived thread, so that its parent-death signal fires only when this process ends."
     global _launcher
     if _launcher is None: _launcher = ThreadPoolExecutor(1, thread_name_prefix='ramabana-llama-launcher')
-    pre = ['setpriv', '--pdeathsig', 'TERM', '--'] if sys.platform == 'linux' and shutil.which('setpriv') else []
+    pre = ['setpriv', '--pdeathsig', 'KILL', '--'] if sys.platform == 'linux' and shutil.which('setpriv') else []
     def go():
         with open(logf, 'wb') as out:
             return subprocess.Popen(pre + argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
