@@ -133,6 +133,8 @@ _SCHEMA_RX = re.compile(r'response_format|json_schema|invalid schema|schema', re
 _TOOLS_RX = re.compile(r'does not support tools|tools? (?:are|is) not supported|tool use is not supported|'
                        r'function calling is not (?:supported|enabled)|tool_choice', re.I)
 _TOOLPARSE_RX = re.compile(r'failed to parse tool call|parse tool call arguments', re.I)
+# llama-server cannot turn the schema into a grammar: 400 since ggml-org/llama.cpp#17572, 500 in builds before it
+_GRAMMAR_RX = re.compile(r'JSON schema conversion failed|JSON schema error at|Automatic parser generation failed', re.I)
 
 def retry_after(headers) -> float|None:
     "Seconds from `retry-after-ms` or `Retry-After` (seconds or an HTTP date); None when absent or unreadable."
@@ -165,6 +167,7 @@ def classify_error(status:int, text:str, headers=None) -> GatewayError:
     where = f'upstream {status}: {msg}'
     if any(p.search(text or '') for p in OVERFLOW_PATTERNS): return ContextOverflow(msg, param='messages')
     if status == 500 and _TOOLPARSE_RX.search(text or ''): return BadToolCall(where)
+    if status == 500 and _GRAMMAR_RX.search(msg): return SchemaRejected(where, param='response_format')   # retrying cannot help
     if status in (429, 529) or status >= 500:
         code = 'rate_limit_exceeded' if status == 429 else 'overloaded' if status in (503, 529) else 'upstream_server_error'
         return RateLimited(where, status=status, code=code, retry_after=ra)

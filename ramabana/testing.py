@@ -278,7 +278,7 @@ class Slot:
 
 # %% ../nbs/04_testing.ipynb #3614a34d
 FAULTS = ('broken_stream', 'stream_error', 'drop_connection', 'tool_parse_500', 'not_json', 'no_choices',
-          'bad_tool_call', 'rate_limited', 'unavailable', 'overloaded', 'slow_prefill')
+          'bad_tool_call', 'rate_limited', 'unavailable', 'overloaded', 'slow_prefill', 'bad_schema')
 _STATUS_FAULTS = {'rate_limited': (429, 'rate_limit_error', 'Too many requests'),
                   'unavailable': (503, 'unavailable_error', 'Loading model'),
                   'overloaded': (529, 'overloaded_error', 'Overloaded')}
@@ -294,6 +294,16 @@ def _error(status:int, message:str, type:str='server_error', headers=None, **ext
     "A llama-server style error response."
     from starlette.responses import JSONResponse
     return JSONResponse({'error': dict(code=status, message=message, type=type, **extra)}, status, headers=headers)
+
+_SCHEMA_ERRORS = {   # status -> (type, message) of llama-server's refusal of a schema it cannot compile
+    400: ('invalid_request_error', 'Unable to generate parser for this template. Automatic parser generation failed: JSON schema '
+          'error at #: unsupported $ref https://example.com/s.json, only references into the same document are supported'),
+    500: ('server_error', 'JSON schema conversion failed:\nUnrecognized schema: {"not":{}}')}
+
+def _wants_schema(body) -> bool:
+    "Does the request ask for output following a JSON schema?"
+    rf = body.get('response_format') if isinstance(body, dict) else None
+    return isinstance(rf, dict) and rf.get('type') == 'json_schema'
 
 def overflow_error(n_prompt:int, n_ctx:int) -> dict:
     "llama-server's body for a prompt that does not fit its context."
@@ -344,10 +354,11 @@ class FakeLlamaServer(BackgroundServer):
         self.faults.append(Fault(mode, times, opts))
         return self
 
-    def _take_fault(self) -> Fault|None:
-        "The fault for this request, if any."
+    def _take_fault(self, body=None) -> Fault|None:
+        "The fault for this request (`body`), if any; `bad_schema` waits for a request with a schema."
         if not self.faults: return None
         f = self.faults[0]
+        if f.mode == 'bad_schema' and not _wants_schema(body): return None
         f.times -= 1
         if f.times <= 0: self.faults.popleft()
         return f
@@ -499,12 +510,16 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
     except ValueError: return await _error(500, '[json.exception.parse_error.101] parse error: invalid JSON')(scope, receive, send)
     if not isinstance(body, dict) or not isinstance(body.get('messages'), list) or not body['messages']:
         return await _error(400, "'messages' is required and must be a non-empty array", 'invalid_request_error')(scope, receive, send)
-    f = self._take_fault()
+    f = self._take_fault(body)
     mode,opts = (f.mode,f.opts) if f else (None,{})
     stream = bool(body.get('stream'))
     if mode == 'drop_connection' or (mode == 'broken_stream' and not stream): return await _drop(scope, receive)
     if mode == 'tool_parse_500' or (mode == 'stream_error' and not stream):
         return await _error(500, opts.get('message', _TOOL_PARSE))(scope, receive, send)
+    if mode == 'bad_schema':
+        status = opts.get('status', 400)
+        typ,msg = _SCHEMA_ERRORS.get(status, _SCHEMA_ERRORS[400])
+        return await _error(status, opts.get('message', msg), typ)(scope, receive, send)
     if mode in _STATUS_FAULTS:
         status,typ,msg = _STATUS_FAULTS[mode]
         ra = opts.get('retry_after', 1)
@@ -611,7 +626,7 @@ def app(self:FakeLlamaServer):
         await app(scope, receive, send)
     return gate
 
-# %% ../nbs/04_testing.ipynb #227a0d26
+# %% ../nbs/04_testing.ipynb #11f0099d
 _KEEP_HEADERS = ('content-type', 'retry-after')
 
 def _parse(b:bytes|str):
@@ -640,7 +655,7 @@ def _events(lines) -> list:
     "The `data:` payloads of SSE lines."
     return [_parse(l[6:]) for l in lines if l.startswith('data: ')]
 
-# %% ../nbs/04_testing.ipynb #53fdb4e6
+# %% ../nbs/04_testing.ipynb #f9382c2e
 def record(url:str, # base URL of the server, e.g. `http://127.0.0.1:8080`
            body:dict|None, # JSON body; streamed if `body['stream']`
            cassette, # JSONL file to append to
@@ -656,7 +671,7 @@ def record(url:str, # base URL of the server, e.g. `http://127.0.0.1:8080`
     append_exchange(cassette, ex)
     return ex
 
-# %% ../nbs/04_testing.ipynb #d707ad83
+# %% ../nbs/04_testing.ipynb #dbd5b9a6
 class RecordingProxy(BackgroundServer):
     "A server forwarding every request to `upstream` and appending each exchange to a JSONL cassette."
     def __init__(self, upstream:str, cassette, timeout:float=300, **kw):
@@ -692,7 +707,7 @@ class RecordingProxy(BackgroundServer):
         methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
         return Starlette(routes=[Route('/{path:path}', forward, methods=methods)])
 
-# %% ../nbs/04_testing.ipynb #9c4e6f2e
+# %% ../nbs/04_testing.ipynb #241ffe3d
 def _key(method, path, body) -> str:
     return json.dumps([method.upper(), path, body], sort_keys=True)
 
