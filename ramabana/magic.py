@@ -221,6 +221,7 @@ def ipython_show(bundle:dict, id:str, update:bool=False, kind:str='answer') -> N
     (update_display if update else display)(bundle, raw=True, display_id=id, metadata={'ramabana': kind})
 
 def _clip(s:str, n:int) -> str: return s if len(s) <= n else s[:n - 1] + '…'
+def _code(s:str) -> str: return f'`` {s} ``' if '`' in s else f'`{s}`'   # inline code that may hold backticks
 
 def tool_line(call, # the call: an OpenAI tool call dict, or a dict with `name` and `arguments`
               result=None, # its result: a `tool` message, a string, or None while it runs
@@ -292,7 +293,7 @@ class CellView:
         "Show a tool call as one line when it starts, completed with its result; text after it starts a new piece."
         fn = call.get('function', call) if isinstance(call, dict) else {}
         key = (fn.get('name'), json.dumps(fn.get('arguments'), sort_keys=True, default=str))
-        b = lambda line: {'text/markdown': f'`⚙ {line}`', 'text/plain': f'⚙ {line}'}
+        b = lambda line: {'text/markdown': _code(f'⚙ {line}'), 'text/plain': f'⚙ {line}'}
         if key in self.calls and result is not None:
             self.show(b(tool_line(call, result)), self.calls.pop(key), True, 'tool'); return
         self._end_bar(); self.flush()
