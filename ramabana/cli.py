@@ -150,7 +150,7 @@ def run(self:KernelRun, code:str, # the cell
             if interrupted: break
             self.km.interrupt_kernel(); interrupted, deadline = True, _t.monotonic() + 30
     self.term.close()
-    return dict(status='error' if err else 'ok', texts=texts, error=err)
+    return dict(status='error' if err else 'ok', texts=texts, error=err, interrupted=interrupted)
 
 @patch
 def _answer(self:KernelRun, prompt:str) -> str:
@@ -185,11 +185,11 @@ def ask_notebook(question:str, # the question, the body of the `%%ram` cell
                  run_cells:bool=False, # run the notebook's code cells first
                  timeout:float=600, # seconds the question may take
                  env:dict|None=None) -> int: # extra environment for the kernel
-    "Ask `question` about `nb` in a real kernel, printing the cell's output and the call's ledger row; 0 when it worked."
+    "Ask `question` about `nb` in a real kernel, printing the cell's output and the call's ledger row; 0 when it worked, 130 when interrupted."
     import json
     nb = Path(nb) if nb else None
     if nb is not None and not nb.is_file(): raise RamabanaError(f'no notebook at {nb}')
-    flags = f' -m {model}' if model else ''
+    flags = (f' -m {model}' if model else '') + ('' if nb else ' --no-notebook')
     with terminate_as_exit(), KernelRun(nb, env=env) as k:
         if run_cells and nb is not None:
             for c in json.loads(nb.read_text())['cells']:
@@ -199,6 +199,7 @@ def ask_notebook(question:str, # the question, the body of the `%%ram` cell
         if r['error']: raise RamabanaError(f'the kernel could not load ramabana: {r["error"]}')
         r = k.run(f'%%ram{flags}\n{question}', timeout)
         print()
+        if r['interrupted']: return 130
         k.run('%ram calls 1', 60)
     return 0 if r['status'] == 'ok' and not any(t.startswith('ramabana: ') for t in r['texts']) else 1
 
