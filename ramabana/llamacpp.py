@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_llamacpp.ipynb #3f9a3a66
 from __future__ import annotations
-import os, sys, re, json, time, shutil, hashlib, tarfile, tempfile, subprocess, fcntl, contextlib, platform
+import os, sys, re, json, time, shutil, hashlib, tarfile, tempfile, subprocess, fcntl, contextlib, platform, functools
 import socket, signal, atexit, threading, logging
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +41,7 @@ CMAKE_FLAGS = ('-DCMAKE_BUILD_TYPE=Release', '-DGGML_NATIVE=ON', '-DBUILD_SHARED
                '-DLLAMA_USE_PREBUILT_UI=OFF',  # otherwise the configure step downloads the web UI
                '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_CURL=OFF')
 
+@functools.cache  # the CPU does not change under a running process
 def cpu_flags_hash() -> str:
     "A short hash of this CPU's feature flags: a `GGML_NATIVE` build only runs on a CPU with the same flags."
     flags = ''
@@ -448,7 +449,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
     with file_lock(run_dir()/f'{stem}.lock'):  # one starter per profile across processes
         if (rec := _read_pidfile(pidf)) and _pid_alive(rec['pid']):
             s = Server(spec.name, key, rec['pid'], rec['port'], logf)
-            if _healthy(s.url):
+            if any(_healthy(s.url, timeout=5.) for _ in range(3)):  # patient: a busy server on loaded cores is slow, not stale
                 log.info('reusing llama-server %s (pid %s) for %s', s.url, s.pid, spec.name)
                 return s
             log.warning('killing llama-server pid %s left unhealthy for %s', rec['pid'], spec.name)
