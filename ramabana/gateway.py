@@ -130,8 +130,12 @@ OVERFLOW_PATTERNS = [re.compile(p, re.I) for p in (
     r'context window (?:is )?(?:exceeded|too small)|exceeds? (?:the )?context window',  # generic servers
 )]
 _SCHEMA_RX = re.compile(r'response_format|json_schema|invalid schema|schema', re.I)
-_TOOLS_RX = re.compile(r'does not support tools|tools? (?:are|is) not supported|tool use is not supported|'
-                       r'function calling is not (?:supported|enabled)|tool_choice', re.I)
+_TOOLS_RX = re.compile('|'.join((   # the service cannot take tools at all; a wrong tool_choice value is not this
+    r'does not support (?:tools|tool use|tool calling|function calling)',   # Ollama "... does not support tools"; DeepSeek "... does not support Function Calling"
+    r'tool choice requires --enable-auto-tool-choice|requires --tool-call-parser',   # vLLM started without tool parsing
+    r"no endpoints found that support (?:tool use|the provided 'tool_choice' value)",   # OpenRouter (a 404)
+    r'(?:tools|tool use|tool calls?|function calls?|function calling) (?:are|is) not (?:supported|enabled)',   # relays, DashScope
+)), re.I)
 _TOOLPARSE_RX = re.compile(r'failed to parse tool call|parse tool call arguments', re.I)
 # llama-server cannot turn the schema into a grammar: 400 since ggml-org/llama.cpp#17572, 500 in builds before it
 _GRAMMAR_RX = re.compile(r'JSON schema conversion failed|JSON schema error at|Automatic parser generation failed', re.I)
@@ -171,12 +175,12 @@ def classify_error(status:int, text:str, headers=None) -> GatewayError:
     if status in (429, 529) or status >= 500:
         code = 'rate_limit_exceeded' if status == 429 else 'overloaded' if status in (503, 529) else 'upstream_server_error'
         return RateLimited(where, status=status, code=code, retry_after=ra)
-    if status in (400, 422) and _TOOLS_RX.search(msg): return ToolsRejected(where)
+    if status in (400, 404, 422) and _TOOLS_RX.search(msg): return ToolsRejected(where)
     if status in (400, 422) and _SCHEMA_RX.search(msg): return SchemaRejected(where, param='response_format')
     code = {401: 'invalid_api_key', 403: 'permission_denied', 404: 'model_not_found'}.get(status, 'upstream_error')
     return UpstreamError(where, status=status, code=code, retry_after=ra)
 
-# %% ../nbs/05_gateway.ipynb #bfcfdbb7
+# %% ../nbs/05_gateway.ipynb #34254549
 PURPOSES = ('turn', 'compaction', 'planner', 'oneshot', 'condenser')
 
 @dataclass
@@ -199,7 +203,7 @@ class Call:
     @property
     def retried(self) -> int: return len(self.retries)
 
-# %% ../nbs/05_gateway.ipynb #968e22e7
+# %% ../nbs/05_gateway.ipynb #60028216
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)   # a local model may think for minutes; connecting is quick
 
 def new_client(**kw) -> httpx.AsyncClient:
@@ -240,7 +244,7 @@ class Upstream:
 
     def __repr__(self): return f'{type(self).__name__}({self.spec.name!r})'
 
-# %% ../nbs/05_gateway.ipynb #7fbede51
+# %% ../nbs/05_gateway.ipynb #e9c479a8
 UPSTREAMS: dict[str, Callable[..., Upstream]] = {}
 _PROVIDER_MODULES = ('ramabana.providers', 'ramabana.litert')
 
@@ -262,7 +266,7 @@ def upstream_for(spec:ModelSpec, client:httpx.AsyncClient|None=None) -> Upstream
                             code='runtime_not_supported')
     return UPSTREAMS[spec.runtime](spec, client)
 
-# %% ../nbs/05_gateway.ipynb #d7434294
+# %% ../nbs/05_gateway.ipynb #4f2198e8
 def chunk(delta:dict|None=None, finish:str|None=None, model:str='', id:str='chatcmpl-0', **extra) -> dict:
     "One OpenAI `chat.completion.chunk` with a single choice (or none, when `delta` and `finish` are both None)."
     ch = {'id': id, 'object': 'chat.completion.chunk', 'created': int(time.time()), 'model': model}
@@ -285,7 +289,7 @@ class FunctionUpstream(Upstream):
             if isinstance(ch, Exception): raise ch
             yield ch
 
-# %% ../nbs/05_gateway.ipynb #db22284b
+# %% ../nbs/05_gateway.ipynb #567a4f5d
 async def aiter_sse(lines:AsyncIterator[str]) -> AsyncIterator[tuple[str|None, str]]:
     "Yield `(event, data)` for each server-sent event read from `lines`."
     event, data = None, []
@@ -298,7 +302,7 @@ async def aiter_sse(lines:AsyncIterator[str]) -> AsyncIterator[tuple[str|None, s
         # comments (':') and other fields (id, retry) carry nothing we use
     if data: yield event, '\n'.join(data)
 
-# %% ../nbs/05_gateway.ipynb #04aaf39e
+# %% ../nbs/05_gateway.ipynb #080ecec8
 async def _one(x):
     for v in x: yield v
 
@@ -317,7 +321,7 @@ async def aiter_sse_bytes(chunks:AsyncIterator[bytes]) -> AsyncIterator[tuple[st
     if buf.strip():
         async for name, data in aiter_sse(_one(buf.decode('utf-8', 'replace').split('\n') + [''])): yield name, data.encode()
 
-# %% ../nbs/05_gateway.ipynb #56ee194f
+# %% ../nbs/05_gateway.ipynb #43364a16
 def completion_to_chunks(resp:dict) -> list[dict]:
     "A whole `chat.completion` replayed as chunks (for servers that ignore `stream`)."
     if not isinstance(resp, dict) or not isinstance(resp.get('choices'), list) or not resp['choices']:
@@ -442,7 +446,7 @@ class OpenAIChatUpstream(Upstream):
             raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
         if not done: raise BrokenStream(f'the stream from {url} ended with no finish reason and no [DONE]')
 
-# %% ../nbs/05_gateway.ipynb #1ef331c1
+# %% ../nbs/05_gateway.ipynb #1a7cb9d9
 from urllib.parse import urlsplit
 
 class LocalResponse:
@@ -557,7 +561,7 @@ class LocalHTTP:
 
     async def aclose(self): self.drop()
 
-# %% ../nbs/05_gateway.ipynb #46334279
+# %% ../nbs/05_gateway.ipynb #9174a767
 def _root(url:str) -> str:
     "A server's root URL: `http://h:p/v1/` -> `http://h:p`."
     url = url.rstrip('/')
@@ -645,7 +649,7 @@ class LlamaCppUpstream(OpenAIChatUpstream):
 
 register_upstream('llamacpp', LlamaCppUpstream)
 
-# %% ../nbs/05_gateway.ipynb #8b4df5d7
+# %% ../nbs/05_gateway.ipynb #b8475142
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
 _TYPE_NAMES = {str: 'a string', bool: 'true or false', list: 'an array', dict: 'an object', int: 'an integer'}
 
@@ -683,7 +687,7 @@ def check_request(body) -> dict:
     if body.get('n') not in (None, 1): raise InvalidRequest("'n' should be 1: the gateway returns one choice", param='n')
     return body
 
-# %% ../nbs/05_gateway.ipynb #c4abc846
+# %% ../nbs/05_gateway.ipynb #24792748
 REASONING_FIELDS = ('reasoning_content', 'reasoning')
 
 def _text_key(content) -> str|None:
@@ -744,7 +748,7 @@ def prepare_history(messages:list, replay:bool, store:ReplayStore|None=None, mod
             out[i] = new
     return (messages if out is None else out), restored
 
-# %% ../nbs/05_gateway.ipynb #6a984548
+# %% ../nbs/05_gateway.ipynb #9046dbb9
 def _touch(ch):
     "Mark a chunk changed: its original bytes no longer say what it holds."
     if isinstance(ch, RawChunk): ch.raw = None
@@ -777,7 +781,7 @@ class ToolCallRepair:
                     for i in missing: self.calls[(c.get('index', 0), i)] = True
         return extra
 
-# %% ../nbs/05_gateway.ipynb #c55e6c8c
+# %% ../nbs/05_gateway.ipynb #c5d453aa
 class Assembler:
     "Folds `chat.completion.chunk`s into one `chat.completion` and its usage figures."
     def __init__(self): self.reset(); self.usage, self.timings = None, None
@@ -819,7 +823,7 @@ class Assembler:
         if self.timings: res['timings'] = self.timings
         return res
 
-# %% ../nbs/05_gateway.ipynb #42f47b6d
+# %% ../nbs/05_gateway.ipynb #802138a8
 import logging
 from .core import catalog, get, ConfigError, config_path, task_dir as _task_dir
 from .ledger import Ledger, message_hashes, first_change, now_iso
@@ -910,7 +914,7 @@ class Gateway:
         self._upstreams.clear()
         if self._client is not None: await self._client.aclose(); self._client = None
 
-# %% ../nbs/05_gateway.ipynb #2c4e4044
+# %% ../nbs/05_gateway.ipynb #beebb408
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def _backoff(self:Gateway, k:int) -> float:
@@ -956,7 +960,7 @@ async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterato
             if isinstance(e, UpstreamUnavailable): await up.recover()
             if wait: await asyncio.sleep(wait)
 
-# %% ../nbs/05_gateway.ipynb #9d9680cf
+# %% ../nbs/05_gateway.ipynb #c7a73f00
 def _header_name(headers, key, default=None):
     v = headers.get(key)
     if v is None: return default
@@ -1053,7 +1057,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     if len(self._seen) > 4096: self._seen.pop(next(iter(self._seen)))   # the oldest task's purpose goes
     return Exchange(self, call, up, out, body['model'], body.get('stream') is True, t0, changed, prov, s.issues)
 
-# %% ../nbs/05_gateway.ipynb #ee6144af
+# %% ../nbs/05_gateway.ipynb #6b92452b
 def _json_bytes(obj) -> bytes: return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode()
 
 def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
@@ -1091,7 +1095,7 @@ def check_auth(gw:Gateway, request) -> None:
     if not (got.lower().startswith('bearer ') and hmac.compare_digest(got[7:].strip().encode(), gw.token.encode())):
         raise InvalidRequest('a valid "Authorization: Bearer <token>" header is required', status=401, code='invalid_api_key')
 
-# %% ../nbs/05_gateway.ipynb #93a6e556
+# %% ../nbs/05_gateway.ipynb #47f9610f
 def _headers(ex:Exchange) -> dict:
     h = {'x-ramabana-call-id': ex.call.id}
     if ex.issues:
@@ -1239,7 +1243,7 @@ async def chat_completions(request):
         if ex is not None: ex.finish(ie.status, ie.code)
         return error_response(ie)
 
-# %% ../nbs/05_gateway.ipynb #c8a2dd72
+# %% ../nbs/05_gateway.ipynb #e2000087
 async def _caps_of(gw:Gateway, spec:ModelSpec):
     try:
         up = gw.upstream(spec)
@@ -1286,7 +1290,7 @@ async def list_calls(request):
     rows = await asyncio.to_thread(read)
     return Response(_json_bytes({'object': 'list', 'data': rows}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #542abc31
+# %% ../nbs/05_gateway.ipynb #46d16417
 async def tokenize(request):
     "POST /v1/tokenize: `{model, content}` -> `{model, count}`; `count` is null when the model has no tokenizer to ask."
     from starlette.responses import Response
@@ -1304,7 +1308,7 @@ async def tokenize(request):
         n = await up.count_tokens(body['content'])
     return Response(_json_bytes({'model': spec.name, 'count': n}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #af5acac7
+# %% ../nbs/05_gateway.ipynb #53990048
 def make_app(gw:Gateway):
     "The Starlette app serving `gw`."
     from starlette.applications import Starlette
@@ -1335,7 +1339,7 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #ee02c30a
+# %% ../nbs/05_gateway.ipynb #8e3a10b6
 import ipaddress, socket, threading
 
 def is_loopback(host:str) -> bool:
