@@ -321,7 +321,11 @@ class CellView:
     @property
     def answer(self) -> str: return ''.join(self.parts) + self.text
 
-# %% ../nbs/09_magic.ipynb #da6f5f1a
+# %% ../nbs/09_magic.ipynb #b6cd0fc0
+def _isatty(f) -> bool:
+    try: return f.isatty()
+    except (AttributeError, ValueError): return False   # a closed or replaced stream is no terminal
+
 class TerminalShow:
     "A `show(bundle, id, update, kind)` for terminals: text printed as it grows, progress redrawn on stderr."
     def __init__(self): self.texts, self.open, self.bar = {}, None, 0
@@ -334,6 +338,7 @@ class TerminalShow:
     def __call__(self, bundle:dict, id:str|None=None, update:bool=False, kind:str|None='answer'):
         text = bundle.get('text/plain', '')
         if kind == 'progress':
+            if not _isatty(sys.stderr): return   # a redrawn line is for eyes; in a log it would be hundreds of lines
             if self.open is not None: print(flush=True); self.open = None
             print('\r' + text.ljust(self.bar) + ('' if text else '\r'), end='', file=sys.stderr, flush=True)
             self.bar = len(text)
