@@ -18,11 +18,11 @@ __all__ = ['OVERFLOW_PATTERNS', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'ROL
            'SchemaRejected', 'ToolsRejected', 'BrokenStream', 'MalformedResponse', 'UpstreamUnavailable',
            'UpstreamError', 'BadToolCall', 'retry_after', 'error_message', 'classify_error', 'Call', 'new_client',
            'Upstream', 'register_upstream', 'upstream_for', 'chunk', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes',
-           'completion_to_chunks', 'RawChunk', 'parse_chunk', 'OpenAIChatUpstream', 'LocalResponse', 'LocalHTTP',
-           'nest_schema', 'caps_from_props', 'LlamaCppUpstream', 'check_request', 'replay_keys', 'ReplayStore',
-           'prepare_history', 'ToolCallRepair', 'Assembler', 'RedactFilter', 'Gateway', 'Exchange', 'read_json',
-           'error_response', 'check_auth', 'EventStream', 'chat_completions', 'list_models', 'health', 'list_calls',
-           'tokenize', 'make_app', 'is_loopback', 'check_bind', 'GatewayServer', 'start_gateway', 'serve']
+           'completion_to_chunks', 'RawChunk', 'parse_chunk', 'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse',
+           'LocalHTTP', 'nest_schema', 'caps_from_props', 'LlamaCppUpstream', 'check_request', 'replay_keys',
+           'ReplayStore', 'prepare_history', 'ToolCallRepair', 'Assembler', 'RedactFilter', 'Gateway', 'Exchange',
+           'read_json', 'error_response', 'check_auth', 'EventStream', 'chat_completions', 'list_models', 'health',
+           'list_calls', 'tokenize', 'make_app', 'is_loopback', 'check_bind', 'GatewayServer', 'start_gateway', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #d1f3fce6
 @dataclass(frozen=True)
@@ -383,6 +383,28 @@ def parse_chunk(data:str|bytes) -> dict:
     ch.raw = data if isinstance(data, bytes) else data.encode()
     return ch
 
+class ChunkReader:
+    "Reads one answer's events as OpenAI chunks: `feed(data)` per event, `close()` at the end, `done` once complete."
+    __slots__ = ('done',)
+    def __init__(self): self.done = False
+
+    def feed(self, data:bytes) -> tuple|list:
+        "The chunks in one event's data: here the event is a chunk already."
+        ch = parse_chunk(data)
+        for c in ch['choices']:
+            if c.get('finish_reason'): self.done = True
+        return (ch,)
+
+    def close(self) -> tuple|list:
+        "Chunks owed when the event stream ends (none: chat completions end on their own)."
+        return ()
+
+    def whole(self, resp) -> list:
+        "The chunks of an answer sent as one JSON document instead of a stream."
+        res = completion_to_chunks(resp)
+        self.done = True
+        return res
+
 class OpenAIChatUpstream(Upstream):
     "Chat completions over HTTP: SSE parsing and error mapping shared by llama.cpp, OpenAI and compatible servers."
     runtime = 'openai_compatible'
@@ -407,36 +429,50 @@ class OpenAIChatUpstream(Upstream):
         so['include_usage'] = True
         return {**body, 'model': self.spec.model_id, 'stream': True, 'stream_options': so}
 
+    async def endpoint(self) -> str:
+        "The URL a request is posted to."
+        return await self.base_url() + self.path
+
+    def encode(self, body:dict, call:Call) -> bytes:
+        "The request's bytes: `prepare`d and serialised."
+        return json.dumps(self.prepare(body, call), separators=(',', ':'), ensure_ascii=False).encode()
+
+    def error(self, status:int, text:str, headers, body:dict) -> GatewayError:
+        "The `GatewayError` for an error answer (`status`, its body `text` and `headers`) to request `body`."
+        return classify_error(status, text, headers)
+
+    def reader(self, body:dict, call:Call) -> ChunkReader:
+        "A fresh reader for one answer's events."
+        return ChunkReader()
+
     def http(self, url:str):
         "The client for `url`: the shared httpx client (the llama.cpp upstream uses `LocalHTTP` on plain http)."
         return self.client
 
     async def stream(self, body, call):
-        url = await self.base_url() + self.path
-        started = done = False
-        payload = json.dumps(self.prepare(body, call), separators=(',', ':'), ensure_ascii=False).encode()
+        url = await self.endpoint()
+        payload, rd = self.encode(body, call), self.reader(body, call)
+        started = ended = False
         try:
             async with self.http(url).stream('POST', url, content=payload, headers=self.headers(call)) as r:
                 started = True
                 if r.status_code >= 400:
-                    raise classify_error(r.status_code, (await r.aread()).decode('utf-8', 'replace'), r.headers)
+                    raise self.error(r.status_code, (await r.aread()).decode('utf-8', 'replace'), r.headers, body)
                 if 'text/event-stream' not in r.headers.get('content-type', ''):
                     text = (await r.aread()).decode('utf-8', 'replace')
                     try: resp = json.loads(text)
                     except ValueError: raise MalformedResponse(f'upstream answered 200 with something that is not JSON: {text[:200]!r}') from None
-                    for ch in completion_to_chunks(resp): yield ch
+                    for ch in rd.whole(resp): yield ch
                     return
                 async for _, data in aiter_sse_bytes(r.aiter_bytes()):
                     # after [DONE] the body is read to its end, not abandoned: only then can the connection be reused
-                    if data == b'[DONE]' or done == 'DONE': done = 'DONE'; continue
-                    ch = parse_chunk(data)
-                    for c in ch['choices']:
-                        if isinstance(c, dict) and c.get('finish_reason'): done = True
-                    yield ch
+                    if ended or data == b'[DONE]': ended = rd.done = True; continue
+                    for ch in rd.feed(data): yield ch
+                for ch in rd.close(): yield ch
         except httpx.ConnectError as e:
             raise UpstreamUnavailable(f'cannot connect to {url}: {e}') from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
-            if done: return  # the answer was complete; a close after it is harmless
+            if rd.done: return  # the answer was complete; a close after it is harmless
             if not started:
                 err = UpstreamUnavailable(f'{url} closed the connection before answering: {e}')
                 err.stale = True
@@ -444,7 +480,7 @@ class OpenAIChatUpstream(Upstream):
             raise BrokenStream(f'the stream from {url} broke: {e or type(e).__name__}') from None
         except httpx.TimeoutException as e:
             raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
-        if not done: raise BrokenStream(f'the stream from {url} ended with no finish reason and no [DONE]')
+        if not rd.done: raise BrokenStream(f'the stream from {url} ended before the answer was complete (no finish reason, no [DONE])')
 
 # %% ../nbs/05_gateway.ipynb #1a7cb9d9
 from urllib.parse import urlsplit

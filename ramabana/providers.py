@@ -6,13 +6,11 @@ translation skeleton."""
 # %% ../nbs/07_providers.ipynb #92b2436b
 from __future__ import annotations
 import json, re, uuid, hashlib, threading
-import httpx
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterable
 from .core import ModelSpec
-from .gateway import (Capabilities, Upstream, OpenAIChatUpstream, Call, register_upstream, classify_error,
-                              aiter_sse, chunk, GatewayError, RateLimited, SchemaRejected, ToolsRejected,
-                              BrokenStream, MalformedResponse, UpstreamUnavailable, UpstreamError)
+from .gateway import (Capabilities, Upstream, OpenAIChatUpstream, ChunkReader, Call, register_upstream, classify_error,
+                              chunk, GatewayError, RateLimited, SchemaRejected, ToolsRejected, MalformedResponse, UpstreamError)
 
 # %% auto #0
 __all__ = ['EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'TAGS_PROMPT', 'TAGS_REMINDER', 'TAGS_CHANNEL', 'OPENAI_PARAMS',
@@ -20,7 +18,8 @@ __all__ = ['EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'TAGS_PROMPT', 'T
            'ReasoningStore', 'store_for', 'strip_reasoning', 'thinking_budget', 'tool_names', 'Translator', 'Decoder',
            'AnthropicTranslator', 'anthropic_usage', 'AnthropicDecoder', 'GeminiTranslator', 'gemini_usage',
            'GeminiDecoder', 'to_tags', 'parse_tags', 'describes_call', 'task_path', 'HostedUpstream',
-           'OpenAICompatibleUpstream', 'OpenAIUpstream', 'TranslatingUpstream', 'AnthropicUpstream', 'GeminiUpstream']
+           'OpenAICompatibleUpstream', 'OpenAIUpstream', 'TranslatedReader', 'TranslatingUpstream', 'AnthropicUpstream',
+           'GeminiUpstream']
 
 # %% ../nbs/07_providers.ipynb #4ab907e7
 def usage(prompt:int=0, # every prompt token, cached or not (OpenAI's meaning)
@@ -535,16 +534,16 @@ def task_path(call:Call) -> Path|None:
         return task_dir(call.task)
     return None
 
-class HostedUpstream(Upstream):
+class HostedUpstream(OpenAIChatUpstream):
     "Policy shared by hosted upstreams: client reasoning stripped, tags channel when tools are refused."
     caps = Capabilities(source='docs')
     keep_reasoning = False
 
     async def capabilities(self) -> Capabilities: return self.caps
 
-    def send(self, body:dict, call:Call) -> AsyncIterator[dict]:
-        "The provider's own round trip: chunks for `body`."
-        raise NotImplementedError
+    async def send(self, body:dict, call:Call) -> AsyncIterator[dict]:
+        "One round trip to the provider: the gateway's HTTP and event-stream loop, with this class's hooks."
+        async for c in OpenAIChatUpstream.stream(self, body, call): yield c
 
     async def stream(self, body, call):
         body = {**body, 'messages': strip_reasoning(body.get('messages') or [], keep=self.keep_reasoning)}
@@ -607,14 +606,11 @@ OPENAI_PARAMS = {'model', 'messages', 'stream', 'stream_options', 'temperature',
                  'reasoning_effort', 'service_tier', 'store', 'metadata', 'modalities', 'audio', 'prediction',
                  'verbosity', 'web_search_options', 'prompt_cache_key', 'safety_identifier'}
 
-class OpenAICompatibleUpstream(HostedUpstream, OpenAIChatUpstream):
+class OpenAICompatibleUpstream(HostedUpstream):
     "Any OpenAI-compatible chat completions service at the profile's `base_url`."
     runtime = 'openai_compatible'
     keep_reasoning = True   # the gateway already removed `reasoning_content` unless reasoning_history is keep
     caps = Capabilities(reasoning_replay=False, source='docs')
-
-    async def send(self, body, call):
-        async for c in OpenAIChatUpstream.stream(self, body, call): yield c
 
 class OpenAIUpstream(OpenAICompatibleUpstream):
     "OpenAI's chat completions API."
@@ -632,9 +628,36 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
             body['response_format'] = {**rf, 'json_schema': {'name': 'response', **(rf.get('json_schema') or {}), 'strict': True}}
         return body
 
-# %% ../nbs/07_providers.ipynb #506ba3a6
+# %% ../nbs/07_providers.ipynb #4e1ce723
+class TranslatedReader(ChunkReader):
+    "One answer in a provider's own events, read through its `Decoder`; the turn's record is stored once it is complete."
+    __slots__ = ('dec', 'store', 'runtime', 'model', 'text', 'ids')
+    def __init__(self, dec:Decoder, store:ReasoningStore, runtime:str, model:str):
+        super().__init__()
+        self.dec, self.store, self.runtime, self.model, self.text, self.ids = dec, store, runtime, model, '', []
+
+    def feed(self, data):
+        try: ev = json.loads(data)
+        except ValueError: raise MalformedResponse(f'{self.runtime} sent an event that is not JSON: {data[:200]!r}') from None
+        return self._seen(self.dec.feed(ev))
+
+    def close(self): return self._seen(self.dec.close())
+
+    def whole(self, resp): raise MalformedResponse(f'{self.runtime} answered 200 without an event stream')
+
+    def _seen(self, chunks:list) -> list:
+        "Note the text and call ids in `chunks`; once the decoder has ended the answer, store the turn's record."
+        for c in chunks:
+            for ch in c.get('choices') or []:
+                self.text += ch['delta'].get('content') or ''
+                self.ids += [t['id'] for t in ch['delta'].get('tool_calls') or [] if t.get('id')]
+        if self.dec.done and not self.done:
+            self.done = True
+            self.store.put(self.ids or ([text_key(self.text)] if self.text.strip() else []), self.runtime, self.model, self.dec.items)
+        return chunks
+
 class TranslatingUpstream(HostedUpstream):
-    "A provider reached through a `Translator` and a `Decoder` over HTTP and server-sent events."
+    "A provider reached through a `Translator` and a `Decoder`, over the gateway's HTTP and event-stream round trip."
     translator: type[Translator] = Translator
     decoder: type[Decoder] = Decoder
     caps = Capabilities(reasoning_replay=True, source='docs')
@@ -642,7 +665,20 @@ class TranslatingUpstream(HostedUpstream):
     SCHEMA_REFUSAL = re.compile(r'output_config|output_format|json mode|responseJsonSchema|responseMimeType|response_mime_type', re.I)
 
     def url(self) -> str: raise NotImplementedError
-    def headers(self) -> dict: raise NotImplementedError
+    def auth(self) -> dict:
+        "The provider's own headers: the key, the API version."
+        raise NotImplementedError
+
+    async def endpoint(self): return self.url()
+    def headers(self, call): return {'content-type': 'application/json', **self.auth()}
+
+    def encode(self, body, call):
+        store, model = store_for(task_path(call)), self.spec.model_id
+        req = self.translator(model, lambda m: store.get(m, self.runtime, model)).request(body)
+        return json.dumps(req, separators=(',', ':'), ensure_ascii=False).encode()
+
+    def reader(self, body, call):
+        return TranslatedReader(self.decoder(self.spec.model_id), store_for(task_path(call)), self.runtime, self.spec.model_id)
 
     def error(self, status:int, text:str, headers, body:dict) -> GatewayError:
         "The gateway's error for an error answer; a refusal of the provider's schema field is `SchemaRejected`."
@@ -657,36 +693,11 @@ class TranslatingUpstream(HostedUpstream):
         b = (self.spec.base_url or default).rstrip('/')
         return b if re.search(r'/v1(beta\d*)?$', b) else f'{b}/{version}'
 
-    async def send(self, body, call):
-        store, model = store_for(task_path(call)), self.spec.model_id
-        req = self.translator(model, lambda m: store.get(m, self.runtime, model)).request(body)
-        dec, url = self.decoder(model), self.url()
-        text, ids, started = '', [], False
-        try:
-            async with self.client.stream('POST', url, json=req, headers=self.headers()) as r:
-                started = True
-                if r.status_code >= 400: raise self.error(r.status_code, (await r.aread()).decode('utf-8', 'replace'), r.headers, body)
-                async for _, data in aiter_sse(r.aiter_lines()):
-                    try: ev = json.loads(data)
-                    except ValueError: raise MalformedResponse(f'{self.runtime} sent an event that is not JSON: {data[:200]!r}') from None
-                    for c in dec.feed(ev):
-                        for ch in c.get('choices') or []:
-                            text += ch['delta'].get('content') or ''
-                            ids += [t['id'] for t in ch['delta'].get('tool_calls') or [] if t.get('id')]
-                        yield c
-                for c in dec.close(): yield c
-        except httpx.ConnectError as e: raise UpstreamUnavailable(f'cannot connect to {self.runtime}: {e}') from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError, httpx.TimeoutException) as e:
-            if dec.done: return
-            raise (BrokenStream if started else UpstreamUnavailable)(f'the {self.runtime} stream broke: {e or type(e).__name__}') from None
-        if not dec.done: raise BrokenStream(f'the {self.runtime} stream ended before the answer finished')
-        store.put(ids or ([text_key(text)] if text.strip() else []), self.runtime, model, dec.items)
-
 class AnthropicUpstream(TranslatingUpstream):
     "Anthropic's Messages API."
     runtime, translator, decoder = 'anthropic', AnthropicTranslator, AnthropicDecoder
     def url(self): return self.base('https://api.anthropic.com', 'v1') + '/messages'
-    def headers(self):
+    def auth(self):
         return {'x-api-key': self.spec.api_key or '', 'anthropic-version': '2023-06-01', 'accept': 'text/event-stream'}
 
 class GeminiUpstream(TranslatingUpstream):
@@ -695,7 +706,7 @@ class GeminiUpstream(TranslatingUpstream):
     def url(self):
         model = self.spec.model_id.removeprefix('models/')
         return self.base('https://generativelanguage.googleapis.com', 'v1beta') + f'/models/{model}:streamGenerateContent?alt=sse'
-    def headers(self): return {'x-goog-api-key': self.spec.api_key or '', 'accept': 'text/event-stream'}
+    def auth(self): return {'x-goog-api-key': self.spec.api_key or '', 'accept': 'text/event-stream'}
     def error(self, status, text, headers, body):
         e = super().error(status, text, headers, body)
         if isinstance(e, RateLimited) and e.retry_after is None and (m := re.search(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"', text or '')):
