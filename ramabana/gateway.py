@@ -14,7 +14,7 @@ from .core import RamabanaError, ModelSpec, BUILTIN_MODELS
 
 # %% auto #0
 __all__ = ['OVERFLOW_PATTERNS', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'ROLES', 'REASONING_FIELDS', 'log', 'DISCARD',
-           'Capabilities', 'redact', 'GatewayError', 'InvalidRequest', 'ContextOverflow', 'RateLimited',
+           'Capabilities', 'keep_secret', 'redact', 'GatewayError', 'InvalidRequest', 'ContextOverflow', 'RateLimited',
            'SchemaRejected', 'ToolsRejected', 'BrokenStream', 'MalformedResponse', 'UpstreamUnavailable',
            'UpstreamError', 'BadToolCall', 'retry_after', 'error_message', 'classify_error', 'Call', 'new_client',
            'Upstream', 'register_upstream', 'upstream_for', 'chunk', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes',
@@ -40,10 +40,20 @@ _KEY_PATTERNS = [re.compile(p) for p in (   # (kept prefix)(secret)
     r'()\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,})', r'()\bAIza[0-9A-Za-z_\-]{20,}', r'(?i)(bearer )[A-Za-z0-9._\-~+/=]{8,}',
     r'(?i)([?&]key=)[^&\s"\']+', r'(?i)(api[-_]?key["\']?\s*[:=]\s*["\']?)[A-Za-z0-9._\-]{8,}')]
 
+_SECRET_ENVS: set[str] = {m.api_key_env for m in BUILTIN_MODELS.values() if m.api_key_env}
+_SECRET_VALUES: set[str] = set()
+
+def keep_secret(env:str|None=None, # an environment variable holding a secret (read when redacting, so a new value counts)
+                value:str|None=None # a secret itself, such as the gateway's token
+               ) -> None:
+    "From now on, redact the value of `env` and the string `value` wherever `redact` runs."
+    if env: _SECRET_ENVS.add(env)
+    if value and len(value) >= 6: _SECRET_VALUES.add(value)
+
 def _env_secrets():
-    names = {m.api_key_env for m in BUILTIN_MODELS.values() if m.api_key_env}
-    names |= {k for k in os.environ if k.endswith(('_API_KEY', '_TOKEN', '_KEY'))}
-    return [v for n in names if len(v := os.environ.get(n) or '') >= 6]
+    names = _SECRET_ENVS | {k for k in os.environ if k.endswith(('_API_KEY', '_TOKEN', '_KEY'))}
+    vals = {v for n in names if len(v := os.environ.get(n) or '') >= 6} | _SECRET_VALUES
+    return sorted(vals, key=len, reverse=True)   # the longest first, so a secret inside another leaves no tail behind
 
 def redact(text:str, secrets:list[str]|None=None) -> str:
     "`text` with every API key it contains (known env values, and anything shaped like a key) replaced by `[redacted]`."
@@ -221,6 +231,7 @@ class Upstream:
                 ):
         self.spec, self._own = spec, client is None
         self.client = client if client is not None else new_client()
+        keep_secret(env=spec.api_key_env)   # whatever the variable is called, its value never leaves in an error
 
     async def capabilities(self) -> Capabilities:
         "What the model supports."
@@ -893,6 +904,7 @@ class Gateway:
         if reasoning_history not in ('auto', 'keep', 'drop'):
             raise ConfigError(f"reasoning_history should be auto, keep or drop, got {reasoning_history!r}")
         self.token, self.reasoning_history, self.structured_output = token, reasoning_history, structured_output
+        keep_secret(value=token)
         self.trust_client, self.max_body = trust_client, int(max_body_mib * 2**20)
         self.retry_base, self.max_retry_wait, self.rate_retries = retry_base, max_retry_wait, rate_retries
         self.extra_models = dict(models or {})
@@ -919,6 +931,7 @@ class Gateway:
         except OSError: key = (self._cfg_path[1], None, None)
         if self._models is None or self._models[0] != key or self._models[2] != len(self.extra_models):
             self._models = (key, {**catalog(), **self.extra_models}, len(self.extra_models))   # re-read when the file changes
+            for m in self._models[1].values(): keep_secret(env=m.api_key_env)
         return self._models[1]
 
     def spec(self, name:str) -> ModelSpec:

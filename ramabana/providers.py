@@ -682,8 +682,7 @@ class TranslatingUpstream(HostedUpstream):
 
     def error(self, status:int, text:str, headers, body:dict) -> GatewayError:
         "The gateway's error for an error answer; a refusal of the provider's schema field is `SchemaRejected`."
-        if (key := self.spec.api_key) and len(key) >= 4: text = (text or '').replace(key, '[redacted]')  # whatever its name
-        e = classify_error(status, text, headers)
+        e = classify_error(status, text, headers)   # the key is redacted there, whatever its variable's name
         if type(e) is UpstreamError and status in (400, 422) and response_schema(body) is not None and self.SCHEMA_REFUSAL.search(text or ''):
             return SchemaRejected(e.message, param='response_format')
         return e
