@@ -370,8 +370,7 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
     "One turn: the answer's text (failures come back as text; `turn_error` says why)."
     self._cb = dict(on_text=on_text, on_tool=on_tool, on_progress=on_progress, on_status=on_status, on_discard=on_discard)
     self._drop_context()
-    text = prompt + notices_block(prompt) if isinstance(prompt, str) else prompt
-    sent = f'{context}\n\n{text}' if context and isinstance(text, str) else text
+    text, sent = self._turn_text(prompt), self.message(prompt, context)
     run = Run(f'{self.task}.{len(self.runs) + 1}', question=prompt if isinstance(prompt, str) else '',
               model=self.spec.name, grace=2.0, budget=self.budget or self.backend.max_steps,
               log=task_dir(self.task)/'transcript.log')
@@ -417,6 +416,23 @@ CONTEXT_NOTE = '[the notebook as it was for this message was shown here; later m
 @patch
 def _without_context(self:Agent, m:dict) -> dict:
     return {**m, 'content': f'{CONTEXT_NOTE}\n\n{self._ctx[1]}'}
+
+@patch
+def _turn_text(self:Agent, prompt):
+    "The prompt as the history keeps it: with its own notices (computed from the prompt alone, never the context)."
+    return prompt + notices_block(prompt) if isinstance(prompt, str) else prompt
+
+@patch
+def message(self:Agent, prompt, context:str='') -> str|list:
+    "The user message a turn sends for `prompt` and `context`: the context, then the prompt with its notices."
+    text = self._turn_text(prompt)
+    return f'{context}\n\n{text}' if context and isinstance(text, str) else text
+
+@patch
+def fits(self:Agent, prompt, context:str='') -> bool:
+    "Whether the turn `ask(prompt, context=context)` would send fits the window; the previous turn's context no longer counts."
+    self._drop_context()
+    return self.backend.fits(self.message(prompt, context))
 
 @patch
 def _drop_context(self:Agent):

@@ -523,17 +523,18 @@ def say(msg:str) -> None:
 
 @patch
 def context(self:Session, question:str, notebook:bool=True) -> str:
-    "The prompt for `question`: the open notebook's block (unless `notebook` is False) fitted to the window, then the question."
-    if not notebook: return with_question('', question)
+    "The open notebook's block for `question` (unless `notebook` is False), fitted to the window with the question; '' for none."
+    if not notebook: return ''
     path = self.notebook()
     if path is None:
         if not self.told_no_nb: print(NO_NOTEBOOK, flush=True); self.told_no_nb = True
-        return with_question('', question)
+        return ''
     inputs, outputs = self.kernel_history()
     n, me = self.current(inputs)
     block = notebook_context(path, inputs, outputs, cell_id=parent_cell_id(self.ip), src=me, skip=n)
     from ramabana.compaction import compact_notebook_context
-    return compact_notebook_context(with_question(block, question), self.get_agent().backend.fits)
+    agent = self.get_agent()
+    return compact_notebook_context(block, lambda b: agent.fits(question, b))
 
 @patch
 def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, surgical:bool=False) -> TurnResult:
@@ -542,12 +543,14 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     if model: resolve(model); self.model = model   # an unknown name fails here, before anything starts
     agent = self.get_agent()
     if surgical: agent.compactor.strategy = 'surgical'
-    prompt = self.context(question, notebook)
+    question = question.strip()
+    block = self.context(question, notebook)
     view = CellView(self.show)
     view.working(f'asking {agent.spec.name}')   # the first question also starts the model: say something at once
     def work(on_text, on_tool, on_progress, on_status, approve):
         self._approve = approve
-        try: return agent.ask(prompt, on_text=on_text, on_tool=on_tool, on_progress=on_progress, on_status=on_status)
+        try: return agent.ask(question, context=block, on_text=on_text, on_tool=on_tool, on_progress=on_progress,
+                              on_status=on_status)
         finally: self._approve = None
     res = run_turn(work, agent.cancel, view, self.confirm)
     if agent.turn_error and not res.cancelled:
