@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_gateway.ipynb #56a28296
 from __future__ import annotations
-import asyncio, collections, contextlib, json, os, re, time, uuid, random, hashlib, traceback, email.utils
+import asyncio, collections, contextlib, json, os, re, time, uuid, random, hashlib, threading, traceback, email.utils
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
@@ -748,38 +748,44 @@ def replay_keys(msg:dict) -> list[str]:
     return ids or [k for k in [_text_key(msg.get('content'))] if k]
 
 class ReplayStore:
-    "Reasoning of earlier answers, per task: an append-only, fsynced `local-replay.jsonl`."
-    def __init__(self, path:Path):
-        self.path, self._d = Path(path), None
+    "What models wrote beside their answers (reasoning, signed blocks), per task: an append-only, fsynced JSONL file."
+    def __init__(self, path:Path|str|None=None):   # None: in memory only
+        self.path, self._d, self._lock = (Path(path) if path else None), None, threading.Lock()
 
-    def _load(self):
+    def _load(self) -> dict:
+        "(runtime, model, key) -> value, read from the file once."
         if self._d is None:
-            self._d = {}
-            if self.path.exists():
+            d = {}
+            if self.path is not None and self.path.exists():
                 for line in self.path.read_text(encoding='utf-8').splitlines():
                     try: r = json.loads(line)
                     except ValueError: continue   # a torn last line after a crash: skip it
-                    if isinstance(r, dict): self._d[(r.get('model'), r.get('key'))] = r.get('reasoning')
+                    if not isinstance(r, dict): continue
+                    value = r['value'] if 'value' in r else r.get('reasoning')   # `reasoning`: a line from before records had keys
+                    for k in r.get('keys') or [r.get('key')]: d[(r.get('runtime', 'llamacpp'), r.get('model'), k)] = value
+            self._d = d
         return self._d
 
-    def get(self, model:str, msg:dict) -> str|None:
-        "The stored reasoning of assistant message `msg` written by `model`, if any."
+    def get(self, model:str, msg:dict, runtime:str='llamacpp'):
+        "What `model` (of `runtime`) wrote beside the assistant message `msg`, if it is stored."
         d = self._load()
         for k in replay_keys(msg):
-            if (r := d.get((model, k))): return r
+            if (v := d.get((runtime, model, k))): return v
         return None
 
-    def add(self, model:str, msg:dict, reasoning:str) -> None:
-        "Remember `reasoning` for the answer `msg` that `model` wrote (appended and fsynced)."
+    def add(self, model:str, msg:dict, value, runtime:str='llamacpp') -> None:
+        "Remember `value` beside the answer `msg` that `model` (of `runtime`) wrote (appended and fsynced)."
         keys = replay_keys(msg)
-        if not reasoning or not keys: return
-        d = self._load()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, 'a', encoding='utf-8') as f:
-            for k in keys:
-                f.write(json.dumps({'model': model, 'key': k, 'reasoning': reasoning, 't': round(time.time(), 3)}) + '\n')
-                d[(model, k)] = reasoning
-            f.flush(); os.fsync(f.fileno())
+        if not value or not keys: return
+        with self._lock:
+            d = self._load()
+            for k in keys: d[(runtime, model, k)] = value
+            if self.path is None: return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            rec = {'keys': keys, 'runtime': runtime, 'model': model, 'value': value, 't': round(time.time(), 3)}
+            with open(self.path, 'a', encoding='utf-8') as f:
+                f.write(json.dumps(rec, ensure_ascii=False) + '\n')
+                f.flush(); os.fsync(f.fileno())
 
 def prepare_history(messages:list, replay:bool, store:ReplayStore|None=None, model:str='') -> tuple[list, int]:
     "Messages with reasoning kept (restored from `store`) on assistant turns if `replay`, removed elsewhere; and how many were restored."
