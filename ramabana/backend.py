@@ -18,8 +18,8 @@ from .compaction import _media   # a picture part's bytes and file suffix, share
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE', 'COUNT_TIMEOUT',
            'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
-           'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'gateway_url', 'task_header',
-           'Assembly', 'GatewayBackend', 'make_backend']
+           'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'local_gateway_url',
+           'stop_local_gateway', 'gateway_url', 'task_header', 'Assembly', 'GatewayBackend', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -465,6 +465,19 @@ def local_gateway():
             _GATEWAY = start_gateway()
         return _GATEWAY
 
+def local_gateway_url() -> str|None:
+    "The in-process gateway's URL when this process has started one, else None (this starts nothing)."
+    gw = _GATEWAY
+    return gw.url if gw is not None else None
+
+def stop_local_gateway() -> bool:
+    "Stop the in-process gateway if one was started; True when one was. Safe to call again; the next use starts a new one."
+    global _GATEWAY
+    with _GW_LOCK: gw, _GATEWAY = _GATEWAY, None
+    if gw is None: return False
+    gw.stop()
+    return True
+
 def gateway_url(base_url:str|None=None) -> str:
     "Where to send requests: `base_url`, else the `gateway.url` setting, else the in-process gateway."
     return (base_url or get('gateway.url') or local_gateway().url).rstrip('/')
@@ -478,7 +491,7 @@ def _openai_client(spec=None, base_url=None, api_key=None, timeout=None):
     import openai   # lazy: the SDK is heavy and only needed once a model is used
     return openai.OpenAI(base_url=base_url, api_key=api_key or 'unused', max_retries=0, timeout=timeout)
 
-# %% ../nbs/08_backend.ipynb #4be6cbfc
+# %% ../nbs/08_backend.ipynb #f1357144
 def _delta_dict(ch) -> dict:
     "A streamed chunk (SDK object or dict) as a plain dict."
     if isinstance(ch, dict): return ch
@@ -505,7 +518,7 @@ class Assembly:
             m['tool_calls'] = [dict(c, id=c['id'] or f'call_{i}') for i, c in sorted(self.calls.items())]
         return m
 
-# %% ../nbs/08_backend.ipynb #afd6e7f8
+# %% ../nbs/08_backend.ipynb #11ead472
 class GatewayBackend(Backend):
     "The `Backend` that reaches every model, local or hosted, through ramabana's gateway with the `openai` SDK."
     kind = 'gateway'
@@ -551,7 +564,7 @@ class GatewayBackend(Backend):
         sp = self.sp if sp is None else sp
         return ([{'role': 'system', 'content': sp}] if sp else []) + [_wire(m) for m in (self.hist if hist is None else hist)]
 
-# %% ../nbs/08_backend.ipynb #7660f4b8
+# %% ../nbs/08_backend.ipynb #edbc6e8a
 def _wire(m:dict) -> dict:
     "A history message as sent: picture bytes become data URLs; a tool result loses the `name` kept for reading."
     if m.get('role') == 'tool' and 'name' in m: m = {k: v for k, v in m.items() if k != 'name'}
@@ -567,7 +580,7 @@ def _wire(m:dict) -> dict:
         else: parts.append(p)
     return {**m, 'content': parts}
 
-# %% ../nbs/08_backend.ipynb #46a156cd
+# %% ../nbs/08_backend.ipynb #ac0d430c
 @patch
 def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True):
     "One streamed request: yields answer text; returns (assistant message, usage dict)."
@@ -618,7 +631,7 @@ def cancel(self:GatewayBackend) -> bool:
     except Exception as e: self.problem(f'closing the stream: {_why(e)}')
     return True
 
-# %% ../nbs/08_backend.ipynb #2f995eaa
+# %% ../nbs/08_backend.ipynb #c499653c
 STEPS_NOTE = '[stopped after {n} tool steps without a final answer; say "." to let it continue]'
 
 def _apart(gen, said:bool):
@@ -676,7 +689,7 @@ def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
 def _close(self:GatewayBackend):
     if (c := getattr(self, 'client', None)) is not None and callable(getattr(c, 'close', None)): c.close()
 
-# %% ../nbs/08_backend.ipynb #0e23cb5a
+# %% ../nbs/08_backend.ipynb #5586ba82
 def _overflow(e) -> bool:
     body = getattr(e, 'body', None)
     code = (body.get('code') if isinstance(body, dict) else None) or getattr(e, 'code', None)
@@ -690,7 +703,7 @@ def _recover(self:GatewayBackend, e) -> bool:
     if freed < need: freed += self.shrink_recent(need - freed)
     return freed > 0
 
-# %% ../nbs/08_backend.ipynb #6513c97b
+# %% ../nbs/08_backend.ipynb #6b692b28
 def _llama_root(self:GatewayBackend) -> str|None:
     if self.spec.runtime != 'llamacpp' or not self.spec.base_url: return None
     u = self.spec.base_url.rstrip('/')
@@ -740,7 +753,7 @@ def _detect_think(self:GatewayBackend) -> bool:
     try: return prefills_think(props)
     except RamabanaError as e: self.problem(str(e)); return False
 
-# %% ../nbs/08_backend.ipynb #e9985062
+# %% ../nbs/08_backend.ipynb #67559fc1
 def make_backend(spec:ModelSpec|str|None=None, **kw) -> Backend:
     "The backend for `spec` (a `ModelSpec` or a model name; None is `model.default`)."
     if not isinstance(spec, ModelSpec): spec = resolve(spec)

@@ -568,31 +568,23 @@ CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('
                 ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
 
-def ledger_rows(n:int=10, url:str|None=None) -> list[dict]:
-    "The newest `n` ledger rows of the gateway in use (newest first)."
-    url = url or get('gateway.url')
+def ledger_rows(n:int=10, url:str|None=None, token:str|None=None) -> list[dict]:
+    "The newest `n` ledger rows (newest first): from the gateway at `url`, else `gateway.url`, else the in-process one, else the ledger file."
+    from ramabana.backend import local_gateway_url
+    url = url or get('gateway.url') or local_gateway_url()
     if url:
         import httpx
-        tok = os.environ.get(get('gateway.token_env'))
+        tok = token or os.environ.get(get('gateway.token_env') or '')
         try: r = httpx.get(url.rstrip('/') + '/calls', params={'limit': n}, timeout=30,
                            headers={'Authorization': f'Bearer {tok}'} if tok else None)
-        except httpx.HTTPError as e: raise MagicError(f'cannot reach the gateway at {url}: {e}') from None
+        except httpx.HTTPError as e: raise MagicError(f'cannot reach the gateway at {url} for its ledger: {e}') from None
         if r.status_code != 200: raise MagicError(f'the gateway at {url} answered {r.status_code}: {r.text[:200]}')
         return r.json().get('data') or []
     from ramabana.ledger import Ledger, default_path
-    gw = _local_gateway()
-    if gw is not None:
-        gw.gateway.ledger.flush()
-        return gw.gateway.ledger.recent(n)
     if not default_path().exists(): return []
     led = Ledger()
     try: return led.recent(n)
     finally: led.close()
-
-def _local_gateway():
-    "The gateway this process started in-process for its backends, if any."
-    be = sys.modules.get('ramabana.backend')
-    return getattr(be, '_GATEWAY', None) if be else None
 
 def calls_table(rows:list[dict]) -> str:
     "Ledger rows as a text table."
@@ -651,7 +643,9 @@ def _reset(s:Session):
 @subcommand('calls', '[N]', 'the newest N (10) model calls from the ledger')
 def _calls(s:Session, n:str='10'):
     if not n.isdigit() or not 1 <= int(n) <= 10_000: raise MagicError(f'calls takes a number from 1 to 10000, got {n!r}')
-    return Report(calls_table(ledger_rows(int(n))))
+    be = s.agent.backend if s.agent is not None else None
+    url = getattr(be, 'url', None) if be is not None and be.ready else None   # the gateway this conversation uses
+    return Report(calls_table(ledger_rows(int(n), url, be.api_key if url else None)))
 
 @subcommand('explain', '', 'where each sampling value for the current model comes from')
 def _explain(s:Session):
@@ -765,11 +759,7 @@ def close(self:Session):
 
 def stop_servers():
     "Stop the in-process gateway and the llama-servers this process started, if any were."
-    be = sys.modules.get('ramabana.backend')
-    if be is not None:
-        if callable(stop := getattr(be, 'stop_local_gateway', None)): stop()
-        elif (gw := getattr(be, '_GATEWAY', None)) is not None:   # no public stop yet: stop it and forget it
-            with be._GW_LOCK: gw.stop(); be._GATEWAY = None
+    if (be := sys.modules.get('ramabana.backend')) is not None: be.stop_local_gateway()   # not loaded: nothing started
     lc = sys.modules.get('ramabana.llamacpp')
     if lc is not None: lc.stop_all()
 
