@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get
-from .runtime import (estimate_tokens, CHARS_PER_TOKEN, answer_only, ThinkFilter, prefills_think, Usage,
+from .runtime import (estimate_tokens, CHARS_PER_TOKEN, answer_only, ThinkFilter, Usage,
                               current_run)
 from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
 from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
@@ -703,12 +703,7 @@ def _recover(self:GatewayBackend, e) -> bool:
     if freed < need: freed += self.shrink_recent(need - freed)
     return freed > 0
 
-# %% ../nbs/08_backend.ipynb #6b692b28
-def _llama_root(self:GatewayBackend) -> str|None:
-    if self.spec.runtime != 'llamacpp' or not self.spec.base_url: return None
-    u = self.spec.base_url.rstrip('/')
-    return u[:-3] if u.endswith('/v1') else u
-
+# %% ../nbs/08_backend.ipynb #f4d19e3b
 COUNT_CACHE = 4096
 COUNT_TIMEOUT = 120.0   # seconds: the first count of a managed model may wait for its server to start
 
@@ -744,14 +739,16 @@ def _count(self:GatewayBackend, text):
 
 @patch
 def _detect_think(self:GatewayBackend) -> bool:
-    root = _llama_root(self)
-    if root is None: return False
+    "Whether the gateway says the model's template opens `<think>` for it (`think_prefilled`)."
     import httpx
-    try: props = httpx.get(root + '/props', timeout=10).json()
-    except (httpx.HTTPError, ValueError) as e:
-        self.problem(f'cannot read {root}/props: {e}'); return False
-    try: return prefills_think(props)
-    except RamabanaError as e: self.problem(str(e)); return False
+    from urllib.parse import quote
+    url, key = f"{self.url}/models/{quote(self.spec.name, safe='')}", self._key()
+    try: r = httpx.get(url, timeout=30, headers={'Authorization': f'Bearer {key}'} if key else None)
+    except httpx.HTTPError as e:
+        self.problem(f'cannot read {url}: {e}'); return False
+    try: caps = r.json().get('capabilities') if r.status_code == 200 else None
+    except (ValueError, AttributeError): caps = None   # not JSON, or not an object: nothing known
+    return bool(isinstance(caps, dict) and caps.get('think_prefilled'))
 
 # %% ../nbs/08_backend.ipynb #67559fc1
 def make_backend(spec:ModelSpec|str|None=None, **kw) -> Backend:

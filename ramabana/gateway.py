@@ -21,8 +21,9 @@ __all__ = ['OVERFLOW_PATTERNS', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'ROL
            'completion_to_chunks', 'RawChunk', 'parse_chunk', 'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse',
            'LocalHTTP', 'nest_schema', 'caps_from_props', 'LlamaCppUpstream', 'check_request', 'replay_keys',
            'ReplayStore', 'prepare_history', 'ToolCallRepair', 'Assembler', 'RedactFilter', 'Gateway', 'Exchange',
-           'read_json', 'error_response', 'check_auth', 'EventStream', 'chat_completions', 'list_models', 'health',
-           'list_calls', 'tokenize', 'make_app', 'is_loopback', 'check_bind', 'GatewayServer', 'start_gateway', 'serve']
+           'read_json', 'error_response', 'check_auth', 'EventStream', 'chat_completions', 'list_models', 'get_model',
+           'health', 'list_calls', 'tokenize', 'make_app', 'is_loopback', 'check_bind', 'GatewayServer',
+           'start_gateway', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #d1f3fce6
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Capabilities:
     prompt_progress: bool = False
     tools: bool = True
     source: str = 'assumed'           # 'props' (read from the server), 'docs', 'assumed'
+    think_prefilled: bool = False     # the chat template opens `<think>` and leaves the model to close it
 
 # %% ../nbs/05_gateway.ipynb #f76d1e05
 _KEY_PATTERNS = [re.compile(p) for p in (   # (kept prefix)(secret)
@@ -621,6 +623,15 @@ def nest_schema(rf):
         rf.pop('name', None)
     return rf
 
+def _prefills_think(tmpl:str) -> bool:
+    "Whether the template opens `<think>` for the model (False when it cannot be rendered: nothing to filter then)."
+    if '<think>' not in tmpl: return False   # the common case, without loading jinja2
+    from ramabana.runtime import prefills_think
+    try: return prefills_think(tmpl)
+    except RamabanaError as e:
+        log.info('cannot render the chat template to look for <think>: %s', e)
+        return False
+
 def caps_from_props(props:dict) -> Capabilities:
     "Capabilities from llama-server's `GET /props`."
     caps = props.get('chat_template_caps') or {}
@@ -628,7 +639,7 @@ def caps_from_props(props:dict) -> Capabilities:
     tools = bool(caps.get('supports_tools', True) or caps.get('supports_tool_calls', False))
     replay = bool(caps.get('supports_preserve_reasoning')) or 'reasoning_content' in tmpl
     return Capabilities(streaming=True, reasoning_replay=replay, structured_output=True, prompt_progress=True,
-                        tools=tools, source='props')
+                        tools=tools, source='props', think_prefilled=_prefills_think(tmpl))
 
 class LlamaCppUpstream(OpenAIChatUpstream):
     "A llama-server: capabilities from `/props`, prompt progress, nested json_schema, the managed server's URL."
@@ -1308,6 +1319,10 @@ async def _caps_of(gw:Gateway, spec:ModelSpec):
         log.info('capabilities of %s: %s', spec.name, e)
         return None
 
+def _model_entry(s:ModelSpec, caps) -> dict:
+    return {'id': s.name, 'object': 'model', 'created': 0, 'owned_by': s.runtime, 'runtime': s.runtime,
+            'context_window': s.ctx or None, 'capabilities': caps}
+
 async def list_models(request):
     "GET /v1/models: each model with its runtime, window and capabilities."
     from starlette.responses import Response
@@ -1315,9 +1330,16 @@ async def list_models(request):
     check_auth(gw, request)
     specs = list(gw.models().values())
     caps = await asyncio.gather(*(_caps_of(gw, s) for s in specs))
-    data = [{'id': s.name, 'object': 'model', 'created': 0, 'owned_by': s.runtime, 'runtime': s.runtime,
-             'context_window': s.ctx or None, 'capabilities': c} for s, c in zip(specs, caps)]
+    data = [_model_entry(s, c) for s, c in zip(specs, caps)]
     return Response(_json_bytes({'object': 'list', 'data': data}), media_type='application/json')
+
+async def get_model(request):
+    "GET /v1/models/{model}: one model, as in the list (404 `model_not_found` for an unknown name)."
+    from starlette.responses import Response
+    gw = request.app.state.gateway
+    check_auth(gw, request)
+    spec = gw.spec(request.path_params['model'])
+    return Response(_json_bytes(_model_entry(spec, await _caps_of(gw, spec))), media_type='application/json')
 
 async def health(request):
     "GET /health."
@@ -1383,6 +1405,7 @@ def make_app(gw:Gateway):
     routes = [Route('/v1/chat/completions', chat_completions, methods=['POST']),
               Route('/chat/completions', chat_completions, methods=['POST']),
               Route('/v1/models', wrap(list_models), methods=['GET']),
+              Route('/v1/models/{model:path}', wrap(get_model), methods=['GET']),
               Route('/health', wrap(health), methods=['GET']),
               Route('/v1/calls', wrap(list_calls), methods=['GET']),
               Route('/v1/tokenize', wrap(tokenize), methods=['POST'])]
