@@ -677,7 +677,7 @@ class LlamaCppUpstream(OpenAIChatUpstream):
     async def capabilities(self):
         if self._caps is None:
             url = await self.root() + '/props'
-            try: r = await self.client.get(url, timeout=10)
+            try: r = await self.client.get(url, timeout=10, headers=self._auth())
             except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot read {url}: {e}') from None
             props = None
             if r.status_code == 200:
@@ -691,11 +691,15 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         if 'response_format' in body: body['response_format'] = nest_schema(body['response_format'])
         return body
 
+    def _auth(self) -> dict:
+        "The bearer key for a llama-server started with `--api-key` (its `/props` and `/tokenize` want it too)."
+        return {'Authorization': f'Bearer {key}'} if (key := self.spec.api_key) else {}
+
     async def count_tokens(self, text):
         url = await self.root() + '/tokenize'
         payload = json.dumps({'content': text}, ensure_ascii=False).encode()
         try:
-            async with self.http(url).stream('POST', url, content=payload, headers={'Content-Type': 'application/json'}) as r:
+            async with self.http(url).stream('POST', url, content=payload, headers={'Content-Type': 'application/json', **self._auth()}) as r:
                 raw = (await r.aread()).decode('utf-8', 'replace')
         except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot reach {url}: {e or type(e).__name__}') from None
         if r.status_code == 404: return None   # some other OpenAI-compatible server: no tokenizer to ask
