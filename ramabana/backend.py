@@ -19,7 +19,8 @@ from .compaction import _media   # a picture part's bytes and file suffix, share
 __all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE', 'COUNT_TIMEOUT',
            'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
            'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'local_gateway_url',
-           'stop_local_gateway', 'gateway_url', 'task_header', 'Assembly', 'GatewayBackend', 'make_backend']
+           'stop_local_gateway', 'gateway_url', 'task_header', 'Assembly', 'GatewayBackend', 'CallFailed',
+           'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -120,6 +121,7 @@ class Backend:
     def _usage(self) -> Usage: return Usage(self.spec.name)
     def _count(self, text): return None
     def _recover(self, e) -> bool: return False
+    def _explain(self, e) -> str: return _why(e)   # one line for a failure; an engine may say it better
     def _close(self): pass
 
     @property
@@ -237,7 +239,7 @@ def stream(self:Backend, msg, run=None, **kw):
             except Exception as e:
                 if stopped(): return
                 if tries == 0 and self._recover(e): tries, m = 1, None; continue
-                self.turn_error = _why(e)
+                self.turn_error = self._explain(e)
                 self.problem(self.turn_error)
                 if not any(x.get('role') == 'assistant' for x in self.hist[before:]): del self.hist[before:]
                 yield f'\n[error: {self.turn_error}]' if said else f'[error: {self.turn_error}]'
@@ -313,7 +315,7 @@ def oneshot(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None, if_bu
         res = self._oneshot(self._fit_prompt(prompt, sp, max_tokens), sp, max_tokens)
     # as in `stream`: the engine's failures are reported, not raised
     except Exception as e:
-        self.turn_error = _why(e); self.problem(f'one-shot failed: {self.turn_error}')
+        self.turn_error = self._explain(e); self.problem(f'one-shot failed: {self.turn_error}')
         return ''
     finally: self._busy.release()
     self._account()
@@ -703,7 +705,95 @@ def _recover(self:GatewayBackend, e) -> bool:
     if freed < need: freed += self.shrink_recent(need - freed)
     return freed > 0
 
-# %% ../nbs/08_backend.ipynb #f4d19e3b
+# %% ../nbs/08_backend.ipynb #6ebda5cf
+class CallFailed(BackendError):
+    "A model call failed; the message says what went wrong and what to do."
+
+class Unreachable(CallFailed):
+    "The gateway or the model server cannot be reached."
+
+class TooLong(CallFailed):
+    "The prompt is longer than the model's context window."
+
+class Throttled(CallFailed):
+    "The provider is rate limiting or overloaded: retry later."
+
+class NotAuthorised(CallFailed):
+    "An API key, or the gateway's token, is missing or refused."
+
+_CTX_RX = re.compile(r'request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)')
+_MANAGED = 'the managed llama-server is not available: '
+
+def _server(spec:ModelSpec) -> str:
+    "Who serves `spec`, for a sentence: its llama-server, or its provider."
+    if spec.runtime == 'llamacpp': return f'the llama-server at {spec.base_url}' if spec.base_url else 'the local llama-server'
+    if spec.runtime == 'openai_compatible' and spec.base_url: return f'the server at {spec.base_url}'
+    return spec.runtime
+
+def _seconds(e) -> float|None:
+    "The response's Retry-After, in seconds, if it has one."
+    r = getattr(e, 'response', None)
+    try: v = r.headers.get('retry-after') if r is not None else None
+    except AttributeError: return None   # a response without headers (a test double): nothing to honour
+    try: return float(v) if v is not None else None
+    except ValueError: return None       # an HTTP date: not worth parsing for a hint
+
+def explain_error(e:BaseException, # what the SDK raised
+                  spec:ModelSpec, # the model called
+                  url:str='', # the gateway called
+                  timeout:float|None=None, # the client's timeout, seconds
+                 ) -> BaseException:
+    "The SDK's exception `e` as the most specific `CallFailed`, its message one sentence; `e` itself when it is not the SDK's."
+    try: import openai
+    except ImportError: return e   # no SDK, so nothing of its to translate
+    if not isinstance(e, openai.APIError): return e
+    from ramabana.gateway import redact
+    name = spec.name
+    if isinstance(e, openai.APITimeoutError):
+        return CallFailed(f'no answer from {name} within {timeout or 0:g} s (the gateway at {url}); a local model may still be '
+                          'reading a long prompt: try again, or raise the timeout')
+    if isinstance(e, openai.APIConnectionError):
+        return Unreachable(f'the gateway at {url} is not reachable; is it running? (`ramabana serve` starts one; the '
+                           'gateway.url setting names it)')
+    body = e.body if isinstance(e.body, dict) else {}
+    msg, code = redact(str(body.get('message') or e.message or e)), body.get('code')
+    status = getattr(e, 'status_code', None)
+    bare = re.sub(r'^upstream \d+: ', '', msg)
+    if code == 'upstream_unavailable':
+        if msg.startswith(_MANAGED):
+            return Unreachable(f'the local llama-server for {name} could not start: {msg[len(_MANAGED):]} '
+                               '(`ramabana setup` builds it)')
+        if spec.runtime == 'llamacpp':
+            return Unreachable(f'the model server at {spec.base_url} is not reachable; is it running? '
+                               '(`ramabana setup` builds the local one)')
+        return Unreachable(f'{_server(spec)} is not reachable for {name} ({bare})')
+    if code == 'context_length_exceeded':
+        m = _CTX_RX.search(msg)
+        n, ctx = (int(m[1]), int(m[2])) if m else (None, spec.ctx)
+        size = f' ({n:,} tokens)' if n else ''
+        window = f"{name}'s {ctx:,}-token window" if ctx else f"{name}'s window"
+        return TooLong(f'the prompt{size} is longer than {window}; shorten it, or compact the conversation')
+    if status == 429 or code in ('rate_limit_exceeded', 'overloaded'):
+        s = _seconds(e)
+        when = f'retry in {s:g} s' if s else 'retry in a little while'
+        if status == 429 or code == 'rate_limit_exceeded': return Throttled(f'rate limited by {_server(spec)}; {when}')
+        return Throttled(f'{_server(spec)} is overloaded ({bare}); {when}')
+    if status == 401 or code == 'invalid_api_key':
+        if 'Authorization: Bearer' in msg:   # the gateway's own check, not the provider's
+            return NotAuthorised(f"the gateway at {url} needs its token: set {get('gateway.token_env')}")
+        env = spec.api_key_env
+        if env and not os.environ.get(env): return NotAuthorised(f'{env} is not set; {name} needs it')
+        return NotAuthorised(f'{_server(spec)} refused the API key' + (f' in {env}' if env else '') + f' ({bare}); check it')
+    if status == 403: return NotAuthorised(f'{_server(spec)} refused access to {spec.model_id or name} ({bare})')
+    if status == 404 and msg.startswith('unknown model'): return CallFailed(f'the gateway at {url}: {msg}')
+    return CallFailed(f'{name} failed' + (f' ({status})' if status else '') + f': {bare}')
+
+@patch
+def _explain(self:GatewayBackend, e:BaseException) -> str:
+    x = explain_error(e, self.spec, getattr(self, 'url', ''), self.timeout)
+    return str(x) if x is not e else _why(e)
+
+# %% ../nbs/08_backend.ipynb #e700f9c5
 COUNT_CACHE = 4096
 COUNT_TIMEOUT = 120.0   # seconds: the first count of a managed model may wait for its server to start
 
@@ -750,7 +840,7 @@ def _detect_think(self:GatewayBackend) -> bool:
     except (ValueError, AttributeError): caps = None   # not JSON, or not an object: nothing known
     return bool(isinstance(caps, dict) and caps.get('think_prefilled'))
 
-# %% ../nbs/08_backend.ipynb #67559fc1
+# %% ../nbs/08_backend.ipynb #f3c424cd
 def make_backend(spec:ModelSpec|str|None=None, **kw) -> Backend:
     "The backend for `spec` (a `ModelSpec` or a model name; None is `model.default`)."
     if not isinstance(spec, ModelSpec): spec = resolve(spec)
