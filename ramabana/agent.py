@@ -522,9 +522,11 @@ def add_chat_callback(self:Agent, cb):
 @patch
 def status(self:Agent) -> str:
     "Usage, how full the window is, and the model, on one line."
-    ctx = self.spec.ctx
+    ctx, u = self.spec.ctx, self.usage
     full = f'{self.pct_full:.0%} of {ctx:,}' if ctx else 'no window limit'
-    return f'{self.usage!r} · {full} · {self.spec.name}'
+    parts = repr(u).split(' · ')[1:]   # the usage without its model name, which ends the line instead
+    if not u.cost: parts = [p for p in parts if not p.startswith('$')]   # a local model costs nothing: no "$0.0000"
+    return ' · '.join([*parts, full, self.spec.name])
 
 @patch
 def close(self:Agent):

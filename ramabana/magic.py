@@ -17,8 +17,8 @@ __all__ = ['MAX_OUTPUT', 'MODES', 'NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 
            'write_json_atomic', 'set_compact', 'apply_overrides', 'parent_cell_id', 'asking_cell', 'shown_path',
            'notebook_context', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'tool_line', 'CellView',
            'TerminalShow', 'TurnResult', 'run_turn', 'cell_reader', 'Report', 'Session', 'say', 'ledger_rows',
-           'calls_table', 'subcommand', 'cell_args', 'session', 'ram', 'load_ipython_extension', 'stop_servers',
-           'unload_ipython_extension']
+           'calls_table', 'subcommand', 'model_named', 'cell_args', 'session', 'ram', 'load_ipython_extension',
+           'stop_servers', 'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
@@ -540,7 +540,7 @@ def context(self:Session, question:str, notebook:bool=True) -> str:
 def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, surgical:bool=False) -> TurnResult:
     "Answer `question` in the current cell: attach, fit, stream, show the status line."
     if not question.strip(): raise MagicError('write the question in the cell, below `%%ram`')
-    if model: resolve(model); self.model = model   # an unknown name fails here, before anything starts
+    if model: model_named(model); self.model = model   # an unknown name fails here, before anything starts
     agent = self.get_agent()
     if surgical: agent.compactor.strategy = 'surgical'
     question = question.strip()
@@ -549,7 +549,9 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     view.working(f'asking {agent.spec.name}')   # the first question also starts the model: say something at once
     def work(on_text, on_tool, on_progress, on_status, approve):
         self._approve = approve
-        try: return agent.ask(question, context=block, on_text=on_text, on_tool=on_tool, on_progress=on_progress,
+        def text(s):   # the backend's error line is said on stderr instead of flashing in the answer
+            if not (agent.turn_error and s.strip() == f'[error: {agent.turn_error}]'): on_text(s)
+        try: return agent.ask(question, context=block, on_text=text, on_tool=on_tool, on_progress=on_progress,
                               on_status=on_status)
         finally: self._approve = None
     res = run_turn(work, agent.cancel, view, self.confirm)
@@ -605,6 +607,16 @@ def subcommand(name:str, args:str, help:str):
     def deco(f): SUBCOMMANDS[name] = (f, args, help); return f
     return deco
 
+def model_named(name:str):
+    "The model called `name`; when no known name is close to it, the error lists them all."
+    from ramabana.core import UnknownModel, catalog, config_path
+    import difflib
+    try: return resolve(name)
+    except UnknownModel:
+        names = sorted(catalog())
+        if difflib.get_close_matches(name, names, n=1, cutoff=0.6): raise   # its "did you mean" is worth reading
+        raise MagicError(f"unknown model '{name}'; the models are {', '.join(names)} (more in {config_path()})") from None
+
 def _need_agent(s:Session, what:str):
     if s.agent is None: raise MagicError(f'nothing to {what} yet: ask something in a %%ram cell first')
     return s.agent
@@ -612,7 +624,7 @@ def _need_agent(s:Session, what:str):
 @subcommand('model', '[NAME]', 'show the model, or switch to NAME for the next questions (the conversation is kept)')
 def _model(s:Session, name:str|None=None):
     if name:
-        resolve(name)   # an unknown name fails before anything changes
+        model_named(name)   # an unknown name fails before anything changes
         s.model = name
         if s.agent is not None: s.get_agent()
     spec = s.spec()

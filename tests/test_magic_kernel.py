@@ -4,7 +4,7 @@ Each test starts its own kernel with a config file naming the double as a llamac
 and task directories, and, where a notebook is attached, `JPY_SESSION_NAME` as Jupyter sets it. Every wait is bounded
 and every kernel is shut down.
 """
-import json, os, queue, shutil, time
+import json, os, queue, re, shutil, time
 from pathlib import Path
 import pytest
 from jupyter_client import KernelManager
@@ -246,3 +246,29 @@ def test_real_embedded_model(tmp_path, kernel_for):
     assert texts(msgs, 'status')[0].endswith('of 8,192 · smollm2'), (texts(msgs, 'status'), stderr(msgs))
     row = texts(k.run('%ram calls 1'))[0].splitlines()[-1].split()
     assert row[1:4] == ['smollm2', 'turn', '200'], row
+
+
+def test_first_steps_read_well(tmp_path, fake, kernel_for):
+    "What a new user meets before and around a first question: usage, explain, a wrong model name, a model that is down."
+    env = env_for(tmp_path, fake)
+    cfg = Path(env['RAMABANA_CONFIG'])
+    cfg.write_text(cfg.read_text() + '\n[model.gone]\nruntime = "llamacpp"\nbase_url = "http://127.0.0.1:9/v1"\nctx = 4096\n')
+    k = kernel_for(env, tmp_path)
+    k.run('%load_ext ramabana')
+    assert texts(k.run('%ram usage')) == ['no conversation yet · fake']
+    assert texts(k.run('%ram explain'))[0].splitlines()[0].split() == ['field', 'value', 'source']
+    assert texts(k.run('%ram')) == texts(k.run('%ram help'))   # a bare %ram is the help
+    err = stderr(k.run('%ram model nonsense'))
+    assert err.startswith("ramabana: unknown model 'nonsense'; the models are ") and ' fake,' in err and ' gone,' in err and 'config.toml)' in err, err
+    assert stderr(k.run('%ram model smollm')) == "ramabana: unknown model 'smollm'; did you mean smollm2?\n"
+    fake.script('It is 42.')
+    msgs = k.run('%%ram --no-notebook\nwhat is 6*7?')
+    status = texts(msgs, 'status')
+    assert len(status) == 1 and re.fullmatch(r'in [\d,]+(?: \([\d,]+ cached\))? · out \d+ · 1 turn · \d+% of 8,192 · fake', status[0]), status
+    assert '$' not in status[0]   # a local model costs nothing: no "$0.0000"
+    k.run('%ram model gone')
+    msgs = k.run('%%ram --no-notebook\nhello?')
+    assert stderr(msgs) == ('ramabana: the model server at http://127.0.0.1:9/v1 is not reachable; is it running? '
+                            '(`ramabana setup` builds the local one)\n'), stderr(msgs)
+    assert not [t for t in texts(msgs, 'answer') if t], texts(msgs)   # the error is not shown as an answer, even briefly
+    assert not errors(msgs)
