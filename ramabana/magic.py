@@ -17,8 +17,8 @@ __all__ = ['MAX_OUTPUT', 'MODES', 'NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 
            'write_json_atomic', 'set_compact', 'apply_overrides', 'parent_cell_id', 'asking_cell', 'shown_path',
            'notebook_context', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'tool_line', 'CellView',
            'TerminalShow', 'TurnResult', 'run_turn', 'cell_reader', 'Report', 'Session', 'say', 'ledger_rows',
-           'calls_table', 'subcommand', 'model_named', 'cell_args', 'session', 'ram', 'load_ipython_extension',
-           'stop_servers', 'unload_ipython_extension']
+           'calls_table', 'subcommand', 'model_named', 'as_typed', 'cell_args', 'session', 'ram',
+           'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
@@ -637,12 +637,22 @@ def _usage(s:Session): return Report(s.status())
 def _compact(s:Session, *focus):
     return Report(_need_agent(s, 'compact').compact(' '.join(focus)))
 
+def as_typed(text:str) -> str:
+    "A user message as the user typed it: without the notebook sent with it (or the note standing for it) and the reminders."
+    import re
+    from ramabana.agent import CONTEXT_NOTE
+    t = re.sub(r'<system-reminder>.*?</system-reminder>', '', text, flags=re.S)
+    t, n = re.subn(r'^\s*(?:<notebook\b.*</notebook>|' + re.escape(CONTEXT_NOTE) + ')', '', t, flags=re.S)
+    return t.strip() + (' (with the notebook)' if n else '')
+
 @subcommand('history', '', 'the conversation so far, one line per message')
 def _history(s:Session):
     from ramabana.compaction import msg_text, msg_role
     lines = []
     for m in _need_agent(s, 'show').history:
-        t = ' '.join(msg_text(m).split())
+        t = msg_text(m)
+        if m.get('role') == 'user' and isinstance(t, str): t = as_typed(t)
+        t = ' '.join(t.split())
         if calls := m.get('tool_calls'): t = (t + ' ' if t else '') + ' '.join(f'⚙ {tool_line(c)}' for c in calls)
         lines.append(f'{msg_role(m)}: {_clip(t, 160)}')
     return Report('\n'.join(lines) or 'the conversation is empty')
