@@ -615,7 +615,7 @@ def model_named(name:str):
     except UnknownModel:
         names = sorted(catalog())
         if difflib.get_close_matches(name, names, n=1, cutoff=0.6): raise   # its "did you mean" is worth reading
-        raise MagicError(f"unknown model '{name}'; the models are {', '.join(names)} (more in {config_path()})") from None
+        raise MagicError(f"unknown model '{name}'; the models are {', '.join(names)} (add others in {config_path()})") from None
 
 def _need_agent(s:Session, what:str):
     if s.agent is None: raise MagicError(f'nothing to {what} yet: ask something in a %%ram cell first')
