@@ -171,6 +171,9 @@ def test_notebook_that_does_not_fit(tmp_path, fake, kernel_for):
     (_, cells), = notebook_cells(fake.last.json['messages'][-1]['content'])
     ids = [c['id'] for c in cells]
     assert 'a3' in ids and 'a1' not in ids, ids
+    # the notebook is each turn's context: the second request carries it once, the first question without it
+    users = [m['content'] for m in fake.last.json['messages'] if m['role'] == 'user']
+    assert [u.count('<notebook path=') for u in users] == [0, 1], [u[:80] for u in users]
     # the cell a %ram command runs in is found by its cellId too
     assert texts(k.run('%ram discard', cell_id='a4'))[0] == 'cell a4: discard'
 
