@@ -13,12 +13,13 @@ from typing import Callable
 from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get
 
 # %% auto #0
-__all__ = ['log', 'PIN', 'CMAKE_FLAGS', 'EMBEDDED', 'SERVER_FLAGS', 'SAMPLING_FLAGS', 'REQUEST_SAMPLING', 'HEALTH_TIMEOUT',
-           'MAX_RESTARTS', 'RESTART_WINDOW', 'READBACK', 'LlamaCppError', 'BuildError', 'ModelFetchError',
-           'ServerStartError', 'cpu_flags_hash', 'build_dir', 'templates_dir', 'find_llama_server', 'file_lock',
-           'cached_install', 'check_build_tools', 'fetch_sdist', 'cmake_build', 'build_llama_server', 'model_path',
-           'check_model', 'fetch_model', 'setup', 'chat_template_file', 'server_command', 'run_dir', 'free_port',
-           'server_env', 'Server', 'server_url', 'stop', 'stop_all', 'sampling_mismatches', 'slots_readback']
+__all__ = ['log', 'PIN', 'CMAKE_FLAGS', 'EMBEDDED', 'SERVER_FLAGS', 'SAMPLING_FLAGS', 'REQUEST_SAMPLING', 'MANAGED_FLAGS',
+           'HEALTH_TIMEOUT', 'MAX_RESTARTS', 'RESTART_WINDOW', 'READBACK', 'LlamaCppError', 'BuildError',
+           'ModelFetchError', 'ServerStartError', 'cpu_flags_hash', 'build_dir', 'templates_dir', 'find_llama_server',
+           'file_lock', 'cached_install', 'check_build_tools', 'fetch_sdist', 'cmake_build', 'build_llama_server',
+           'model_path', 'check_model', 'fetch_model', 'setup', 'chat_template_file', 'server_command', 'run_dir',
+           'free_port', 'server_env', 'Server', 'server_url', 'stop', 'stop_all', 'sampling_mismatches',
+           'slots_readback']
 
 # %% ../nbs/06_llamacpp.ipynb #e9119e28
 class LlamaCppError(RamabanaError):
@@ -267,6 +268,8 @@ SAMPLING_FLAGS = dict(
     dry_allowed_length=('--dry-allowed-length', *_int), dry_penalty_last_n=('--dry-penalty-last-n', *_int),
 )
 REQUEST_SAMPLING = ('max_tokens', 'reasoning_effort', 'reasoning_budget_tokens')  # sent per call by the gateway
+# every managed server: worker threads sleep instead of spinning while they wait (measured below)
+MANAGED_FLAGS = ('--poll', '0')
 
 # %% ../nbs/06_llamacpp.ipynb #f90e69b0
 def chat_template_file(name:str, templates:Path|None=None, where:str='chat_template') -> Path:
@@ -304,7 +307,7 @@ def server_command(spec:ModelSpec,                # a llamacpp model profile
     where = f"model '{spec.name}'"
     if spec.runtime != 'llamacpp': raise ConfigError(f"{where}: runtime is {spec.runtime!r}, not a local llama.cpp model")
     gguf = Path(spec.gguf).expanduser() if spec.gguf else (model or model_path())
-    argv = [str(exe), '-m', str(gguf), '--host', '127.0.0.1', '--port', str(port), '--alias', spec.model_id]
+    argv = [str(exe), '-m', str(gguf), '--host', '127.0.0.1', '--port', str(port), '--alias', spec.model_id, *MANAGED_FLAGS]
     if spec.ctx: argv += ['-c', str(spec.ctx)]
     if t := threads or spec.threads: argv += ['-t', str(t)]
     if spec.slots: argv += ['-np', str(spec.slots)]
