@@ -268,7 +268,7 @@ SAMPLING_FLAGS = dict(
     dry_allowed_length=('--dry-allowed-length', *_int), dry_penalty_last_n=('--dry-penalty-last-n', *_int),
 )
 REQUEST_SAMPLING = ('max_tokens', 'reasoning_effort', 'reasoning_budget_tokens')  # sent per call by the gateway
-# every managed server: worker threads sleep instead of spinning while they wait (measured below)
+# every managed server: worker threads sleep instead of spinning while they wait (measured: see above)
 MANAGED_FLAGS = ('--poll', '0')
 
 # %% ../nbs/06_llamacpp.ipynb #f90e69b0
