@@ -9,7 +9,8 @@ from .core import RamabanaError, config_table, format_table, load_config, config
 
 # %% auto #0
 __all__ = ['COMMANDS', 'DEMO_QUESTION', 'command', 'parser', 'main', 'cmd_config', 'KernelRun', 'ensure_model',
-           'terminate_as_exit', 'ask_notebook', 'cmd_ask', 'demo_notebook', 'cmd_demo', 'cmd_calls']
+           'terminate_as_exit', 'ask_notebook', 'cmd_ask', 'demo_notebook', 'cmd_demo', 'cmd_serve', 'cmd_setup',
+           'cmd_calls']
 
 # %% ../nbs/10_cli.ipynb #252c881f
 COMMANDS: dict = {}
@@ -230,9 +231,28 @@ def cmd_demo(a):
     print(f'ramabana demo: asking about {demo_notebook()}\n> {a.question}\n', flush=True)
     return ask_notebook(a.question, demo_notebook(), a.model, run_cells=True)
 
-# %% ../nbs/10_cli.ipynb #01251b44
+# %% ../nbs/10_cli.ipynb #8747682d
+@command('serve', 'run the OpenAI-compatible gateway in the foreground',
+         (['--host'], dict(default=None, help='address to bind (default: the gateway.host setting)')),
+         (['--port'], dict(type=int, default=None, help='port (default: the gateway.port setting)')),
+         (['--token'], dict(default=None, help='bearer token clients must send; required off loopback '
+                                               '(default: the variable the gateway.token_env setting names)')))
+def cmd_serve(a):
+    from ramabana.gateway import serve
+    serve(a.host, a.port, a.token)
+
+@command('setup', 'build llama-server and fetch the embedded model (both cached)')
+def cmd_setup(a):
+    from ramabana.llamacpp import setup
+    res = setup(progress=True)
+    print(f"llama-server: {res['server']}\nmodel: {res['model']}")
+
+# %% ../nbs/10_cli.ipynb #5a5789cd
 @command('calls', 'the newest model calls from the ledger', (['n'], dict(nargs='?', type=int, default=10, help='how many (default 10)')))
 def cmd_calls(a):
     from ramabana.magic import calls_table, ledger_rows
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
     print(calls_table(ledger_rows(a.n)))
+
+# %% ../nbs/10_cli.ipynb #7b6d5cc5
+if __name__ == '__main__': sys.exit(main())
