@@ -251,6 +251,12 @@ class Upstream:
     async def recover(self):
         "Called before a resend after the connection was refused or reset (the managed llama.cpp server restarts here)."
 
+    sampling_readback: bool = False   # `readback` can tell which sampling settings the server applied
+
+    async def readback(self, body:dict, call:Call) -> list[dict]|None:
+        "After a successful call: the sampling fields of `body` the server applied otherwise, as {field, sent, applied}; None when unknown."
+        return None
+
     async def aclose(self):
         "Release the HTTP client if this upstream made it."
         if self._own: await self.client.aclose()
@@ -709,6 +715,21 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         if not isinstance(toks, list): raise MalformedResponse(f'{url} answered without a list of tokens: {raw[:200]!r}')
         return len(toks)
 
+    sampling_readback = True
+
+    async def readback(self, body, call):
+        from ramabana.llamacpp import READBACK, slot_mismatches   # lazy, like server_url; both are plain functions
+        sent = {k: body[k] for k in READBACK if body.get(k) is not None}
+        if not sent or self._caps is None or self._caps.source != 'props': return None
+        url = await self.root() + '/slots'
+        try:
+            async with self.http(url).stream('GET', url, headers=self._auth()) as r: raw = await r.aread()
+        except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
+        if r.status_code != 200: return None   # not llama-server, or its /slots is turned off
+        try: slots = json.loads(raw)
+        except ValueError: raise MalformedResponse(f'{url} answered with something that is not JSON: {raw[:200]!r}') from None
+        return slot_mismatches(slots, sent) if isinstance(slots, list) else None
+
 register_upstream('llamacpp', LlamaCppUpstream)
 
 # %% ../nbs/05_gateway.ipynb #b8475142
@@ -894,7 +915,7 @@ class Assembler:
 # %% ../nbs/05_gateway.ipynb #802138a8
 import logging
 from .core import catalog, get, ConfigError, config_path, task_dir as _task_dir
-from .ledger import Ledger, message_hashes, first_change, now_iso
+from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
 
 class RedactFilter(logging.Filter):
     "Redact API keys from a log record's message and traceback before any handler sees it."
@@ -921,14 +942,18 @@ class Gateway:
                  retry_base:float=0.5,            # first backoff delay, seconds (doubles, with jitter)
                  max_retry_wait:float=60.0,       # longest wait honoured; a longer Retry-After is passed to the client
                  rate_retries:int=4,              # resends after 429/5xx/529
+                 readback:str='managed',          # sampling readback after llama.cpp calls: managed servers, all, or off
+                 readback_timeout:float=5.0,      # seconds a sampling readback may take
                  models:dict[str, ModelSpec]|None=None):  # extra or replacement catalog entries
         if reasoning_history not in ('auto', 'keep', 'drop'):
             raise ConfigError(f"reasoning_history should be auto, keep or drop, got {reasoning_history!r}")
+        if readback not in ('managed', 'all', 'off'): raise ConfigError(f"readback should be managed, all or off, got {readback!r}")
         self.token, self.reasoning_history, self.structured_output = token, reasoning_history, structured_output
         keep_secret(value=token)
         self.trust_client, self.max_body = trust_client, int(max_body_mib * 2**20)
         self.retry_base, self.max_retry_wait, self.rate_retries = retry_base, max_retry_wait, rate_retries
-        self.extra_models = dict(models or {})
+        self.extra_models, self.readback, self.readback_timeout = dict(models or {}), readback, readback_timeout
+        self._readbacks: set = set()   # sampling readbacks in flight (tasks)
         self.ledger = ledger if ledger is not None else Ledger()
         self._upstreams: dict = {}
         self._client: httpx.AsyncClient|None = None
@@ -980,6 +1005,7 @@ class Gateway:
 
     async def aclose(self):
         "Close the upstreams and the shared HTTP client (the ledger belongs to whoever made it)."
+        await self.settle()
         for _, up in self._upstreams.values(): await up.aclose()
         self._upstreams.clear()
         if self._client is not None: await self._client.aclose(); self._client = None
@@ -1092,6 +1118,7 @@ class Exchange:
             ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'), decode_ms=t.get('predicted_ms'),
             total_ms=ms(time.perf_counter() - self.t0), messages=len(self.body.get('messages') or ()), changed=self.changed,
             retried=self.call.retried, retries=self.call.retries, error=error, sampling=self.sampling, sampling_issues=self.issues))
+        if status == 200: self.gw.check_sampling(self)
 
 @patch
 async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange:
@@ -1127,7 +1154,36 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     if len(self._seen) > 4096: self._seen.pop(next(iter(self._seen)))   # the oldest task's purpose goes
     return Exchange(self, call, up, out, body['model'], body.get('stream') is True, t0, changed, prov, s.issues)
 
-# %% ../nbs/05_gateway.ipynb #6b92452b
+# %% ../nbs/05_gateway.ipynb #425b1bee
+@patch
+def check_sampling(self:Gateway, ex:Exchange) -> None:
+    "Start the sampling readback of a successful call in the background, if its upstream can tell."
+    if self.readback == 'off' or not ex.up.sampling_readback: return
+    if self.readback == 'managed' and ex.call.spec.base_url: return   # a server given by URL may be any build
+    try: task = asyncio.get_running_loop().create_task(self._readback(ex))
+    except RuntimeError: return   # no event loop: nothing could run the readback
+    self._readbacks.add(task)
+    task.add_done_callback(self._readbacks.discard)
+
+@patch
+async def _readback(self:Gateway, ex:Exchange) -> None:
+    "Ask the upstream which sampling it applied and put the mismatches in the call's ledger row; never raises."
+    try:
+        res = await asyncio.wait_for(ex.up.readback(ex.body, ex.call), self.readback_timeout)
+        if res is None: return
+        if res: log.info('call %s: sampling not applied as sent: %s', ex.call.id, json.dumps(res, default=str))
+        self.ledger.update(ex.call.id, readback=res)
+    except (GatewayError, asyncio.TimeoutError, LedgerError) as e:
+        log.info('call %s: no sampling readback: %s', ex.call.id, e or type(e).__name__)
+    except Exception as e:   # a bug here must not reach the call, which has ended: logged with its traceback
+        log.warning('call %s: sampling readback failed', ex.call.id, exc_info=e)
+
+@patch
+async def settle(self:Gateway, timeout:float|None=None) -> None:
+    "Wait for the sampling readbacks in flight (each is bounded by `readback_timeout`)."
+    if self._readbacks: await asyncio.wait(set(self._readbacks), timeout=timeout)
+
+# %% ../nbs/05_gateway.ipynb #d8606ea1
 def _json_bytes(obj) -> bytes: return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode()
 
 def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
@@ -1165,7 +1221,7 @@ def check_auth(gw:Gateway, request) -> None:
     if not (got.lower().startswith('bearer ') and hmac.compare_digest(got[7:].strip().encode(), gw.token.encode())):
         raise InvalidRequest('a valid "Authorization: Bearer <token>" header is required', status=401, code='invalid_api_key')
 
-# %% ../nbs/05_gateway.ipynb #47f9610f
+# %% ../nbs/05_gateway.ipynb #4ec64df3
 def _headers(ex:Exchange) -> dict:
     h = {'x-ramabana-call-id': ex.call.id}
     if ex.issues:
@@ -1313,7 +1369,7 @@ async def chat_completions(request):
         if ex is not None: ex.finish(ie.status, ie.code)
         return error_response(ie)
 
-# %% ../nbs/05_gateway.ipynb #e2000087
+# %% ../nbs/05_gateway.ipynb #0caa7220
 async def _caps_of(gw:Gateway, spec:ModelSpec):
     try:
         up = gw.upstream(spec)
@@ -1365,13 +1421,14 @@ async def list_calls(request):
     if 'status' in q:
         if not q['status'].isdigit(): raise InvalidRequest("'status' should be an integer", param='status')
         q['status'] = int(q['status'])
+    await gw.settle(gw.readback_timeout + 1)   # the readbacks of calls that just ended
     def read():
         gw.ledger.flush()   # rows of calls that just ended are still in the writer's buffer
         return gw.ledger.recent(limit, **q)
     rows = await asyncio.to_thread(read)
     return Response(_json_bytes({'object': 'list', 'data': rows}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #46d16417
+# %% ../nbs/05_gateway.ipynb #cae14d3e
 async def tokenize(request):
     "POST /v1/tokenize: `{model, content}` -> `{model, count}`; `count` is null when the model has no tokenizer to ask."
     from starlette.responses import Response
@@ -1389,7 +1446,7 @@ async def tokenize(request):
         n = await up.count_tokens(body['content'])
     return Response(_json_bytes({'model': spec.name, 'count': n}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #53990048
+# %% ../nbs/05_gateway.ipynb #35a95252
 def make_app(gw:Gateway):
     "The Starlette app serving `gw`."
     from starlette.applications import Starlette
@@ -1421,7 +1478,7 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #8e3a10b6
+# %% ../nbs/05_gateway.ipynb #1af3db58
 import ipaddress, socket, threading
 
 def is_loopback(host:str) -> bool:

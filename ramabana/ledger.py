@@ -41,6 +41,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     'error': ('TEXT', 'the error code the client got, if any'),
     'sampling': ('TEXT', 'JSON: where each sampling field came from'),
     'sampling_issues': ('TEXT', 'JSON: client sampling fields rejected or changed, and why'),
+    'readback': ('TEXT', 'JSON: sampling fields the server applied otherwise than sent ({field, sent, applied}); [] all landed; null not checked'),
 }
 
 class LedgerError(RamabanaError):
@@ -63,7 +64,7 @@ def default_path() -> Path:
     "Where the ledger lives: `data_dir()/ledger.sqlite`."
     return data_dir()/'ledger.sqlite'
 
-_JSON_COLS = ('retries', 'sampling', 'sampling_issues')
+_JSON_COLS = ('retries', 'sampling', 'sampling_issues', 'readback')
 
 def _connect(path:Path) -> sqlite3.Connection:
     con = sqlite3.connect(path, timeout=30, check_same_thread=False)
@@ -108,16 +109,24 @@ def _writer(self:Ledger):
             self._wake.wait(self.interval)
             self._wake.clear()
             closing = self._closing
-            rows = []
-            while self._buf: rows.append(self._buf.popleft())
+            items = []
+            while self._buf: items.append(self._buf.popleft())
+            rows = [r for r in items if type(r) is dict]
             try:
-                if rows:
-                    with con: con.executemany(sql, [tuple(_cell(r.get(k)) for k in names) for r in rows])
-                    log.write(''.join(json.dumps(r, default=str) + '\n' for r in rows)); log.flush()
+                if items:
+                    with con:
+                        for new, group in itertools.groupby(items, key=lambda r: type(r) is dict):   # in order: a row, then its updates
+                            group = list(group)
+                            if new: con.executemany(sql, [tuple(_cell(r.get(k)) for k in names) for r in group])
+                            else:
+                                for u in group:
+                                    con.execute(f'UPDATE model_calls SET {", ".join(f"{k} = ?" for k in u.fields)} WHERE id = ?',
+                                                (*map(_cell, u.fields.values()), u.id))
+                if rows: log.write(''.join(json.dumps(r, default=str) + '\n' for r in rows)); log.flush()
             except (sqlite3.Error, OSError) as e:  # keep serving; the failure is visible in `errors`
                 self.errors.append(f'{type(e).__name__}: {e}')
             finally:
-                self._out += len(rows)
+                self._out += len(items)
             if closing and not self._buf: return
     finally:
         con.close(); log.close()
@@ -133,6 +142,20 @@ def record(self:Ledger, row:dict) -> None:
     if self._closing or not self._thread.is_alive(): raise LedgerError('the ledger is closed')
     with self._lock:   # uncontended, it costs nothing and wakes no one
         self._buf.append(row); self._n += 1
+
+class _Update:
+    "A change to a row already recorded."
+    __slots__ = ('id', 'fields')
+    def __init__(self, id, fields): self.id, self.fields = id, fields
+
+@patch
+def update(self:Ledger, id:str, **fields) -> None:
+    "Enqueue a change to the row `id`, written after the row itself (a call's sampling readback comes after its answer)."
+    if bad := set(fields) - set(COLUMNS): raise LedgerError(f"unknown ledger fields: {', '.join(sorted(bad))}")
+    if not fields: return
+    if self._closing or not self._thread.is_alive(): raise LedgerError('the ledger is closed')
+    with self._lock:
+        self._buf.append(_Update(id, fields)); self._n += 1
 
 @patch
 def flush(self:Ledger, timeout:float=30) -> None:

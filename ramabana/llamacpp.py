@@ -19,7 +19,7 @@ __all__ = ['log', 'PIN', 'CMAKE_FLAGS', 'EMBEDDED', 'SERVER_FLAGS', 'SAMPLING_FL
            'file_lock', 'cached_install', 'check_build_tools', 'fetch_sdist', 'cmake_build', 'build_llama_server',
            'model_path', 'check_model', 'fetch_model', 'setup', 'chat_template_file', 'server_command', 'run_dir',
            'free_port', 'server_env', 'Server', 'server_url', 'stop', 'stop_all', 'sampling_mismatches',
-           'slots_readback']
+           'slot_mismatches', 'slots_readback']
 
 # %% ../nbs/06_llamacpp.ipynb #e9119e28
 class LlamaCppError(RamabanaError):
@@ -545,14 +545,28 @@ def _same(a, b) -> bool:
 
 def sampling_mismatches(sent:dict, applied:dict) -> list[dict]:
     "Each sampling field in `sent` that the server's `applied` params disagree with, as {field, sent, applied}."
-    return [dict(field=k, sent=v, applied=applied.get(READBACK[k])) for k, v in sent.items()
-            if k in READBACK and v is not None and not _same(v, applied.get(READBACK[k]))]
+    res = []
+    for k, v in sent.items():
+        if k not in READBACK or v is None: continue
+        got = applied.get(READBACK[k])
+        # the server keeps the seed as uint32: -1 ("draw one") reads 4294967295, the same number
+        mine = v % 2**32 if k == 'seed' and isinstance(v, int) and not isinstance(v, bool) else v
+        if not _same(mine, got): res.append(dict(field=k, sent=v, applied=got))
+    return res
+
+def slot_mismatches(slots:list, sent:dict, slot:int|None=None) -> list[dict]|None:
+    "Mismatches of `sent` against the idle slot (of `GET /slots`) that most likely served it; None when no idle slot shows params."
+    idle = [s for s in slots if isinstance(s, dict) and isinstance(s.get('params'), dict) and not s.get('is_processing')
+            and (slot is None or s.get('id') == slot)]
+    if not idle: return None
+    # fewest mismatches first, then the most recent task: another call may have finished on another slot meanwhile
+    return min((sampling_mismatches(sent, s['params']) for s in sorted(idle, key=lambda s: -s.get('id_task', -1))), key=len)
 
 def slots_readback(url:str, sent:dict, slot:int|None=None, timeout:float=10.) -> list[dict]:
     "Compare the sampling `sent` in the last call with what the server at `url` reports in `/slots`."
     import httpx
     r = httpx.get(f'{url}/slots', timeout=timeout)
     r.raise_for_status()
-    slots = [s for s in r.json() if 'params' in s and (slot is None or s['id'] == slot)]
-    if not slots: raise LlamaCppError(f"{url}/slots shows no slot that has served a request" + (f" (slot {slot})" if slot is not None else ''))
-    return sampling_mismatches(sent, max(slots, key=lambda s: s.get('id_task', -1))['params'])
+    res = slot_mismatches(r.json(), sent, slot)
+    if res is None: raise LlamaCppError(f"{url}/slots shows no idle slot that has served a request" + (f" (slot {slot})" if slot is not None else ''))
+    return res
