@@ -19,8 +19,8 @@ from .compaction import _media   # a picture part's bytes and file suffix, share
 __all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE', 'COUNT_TIMEOUT',
            'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
            'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'local_gateway_url',
-           'stop_local_gateway', 'gateway_url', 'task_header', 'Assembly', 'GatewayBackend', 'CallFailed',
-           'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
+           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'CallFailed', 'Unreachable', 'TooLong',
+           'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -499,27 +499,6 @@ def _delta_dict(ch) -> dict:
     if isinstance(ch, dict): return ch
     return ch.model_dump(exclude_none=True) if hasattr(ch, 'model_dump') else dict(ch)
 
-class Assembly:
-    "The assistant message being streamed: text, reasoning and tool calls by index, and the usage."
-    def __init__(self): self.text, self.reasoning, self.calls, self.usage, self.finish = [], [], {}, None, None
-    def add(self, d:dict):
-        if d.get('usage'): self.usage = d['usage']
-        for c in d.get('choices') or []:
-            delta = c.get('delta') or {}
-            if c.get('finish_reason'): self.finish = c['finish_reason']
-            if r := delta.get('reasoning_content'): self.reasoning.append(r)
-            for tc in delta.get('tool_calls') or []:
-                cur = self.calls.setdefault(tc.get('index', len(self.calls)), {'id': '', 'type': 'function', 'function': {'name': '', 'arguments': ''}})
-                if tc.get('id'): cur['id'] = tc['id']
-                fn = tc.get('function') or {}
-                if fn.get('name'): cur['function']['name'] += fn['name']
-                if fn.get('arguments'): cur['function']['arguments'] += fn['arguments']
-    def message(self, text:str) -> dict:
-        m = {'role': 'assistant', 'content': text}
-        if self.calls:
-            m['tool_calls'] = [dict(c, id=c['id'] or f'call_{i}') for i, c in sorted(self.calls.items())]
-        return m
-
 # %% ../nbs/08_backend.ipynb #11ead472
 class GatewayBackend(Backend):
     "The `Backend` that reaches every model, local or hosted, through ramabana's gateway with the `openai` SDK."
@@ -591,7 +570,8 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     if max_tokens := max_tokens or self.max_tokens: body['max_tokens'] = max_tokens
     extra = {'return_progress': True} if self.progress and purpose == 'turn' else {}
     self._fire('before_request', body)
-    flt, asm, text = (ThinkFilter() if self.think else None), Assembly(), []
+    from ramabana.gateway import Assembler   # the gateway's own fold of a stream; lazy, like the gateway itself
+    flt, asm, text = (ThinkFilter() if self.think else None), Assembler(), []
     if self._cancel.is_set(): return asm.message(''), None
     if self._stale: self.client, self._stale = self._client(), False
     self._inflight = True
@@ -604,7 +584,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
             d = _delta_dict(ch)
             if pp := d.get('prompt_progress'): self._fire('on_progress', pp)
             if (d.get('ramabana') or {}).get('discard'):   # the gateway is resending: forget this step's partial answer
-                n, text, asm, flt = sum(map(len, text)), [], Assembly(), (ThinkFilter() if self.think else None)
+                n, text, asm, flt = sum(map(len, text)), [], Assembler(), (ThinkFilter() if self.think else None)
                 if n: yield Discard(n)
                 continue
             asm.add(d)
@@ -617,7 +597,9 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
         self._resp = None
         resp.close()
     if flt is not None: flt.end()
-    return asm.message(''.join(text)), asm.usage
+    msg = asm.message(''.join(text))
+    msg.pop('reasoning_content', None)   # the history keeps the answer; the gateway keeps the reasoning for replay
+    return msg, asm.usage
 
 @patch
 def cancel(self:GatewayBackend) -> bool:

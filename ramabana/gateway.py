@@ -888,8 +888,8 @@ class Assembler:
             d = c.get('delta') or {}
             if (t := d.get('content')): self.content.append(t)
             if (t := d.get('reasoning_content')): self.reasoning.append(t)
-            for tc in d.get('tool_calls') or ():
-                cur = self.tools.setdefault(tc.get('index', 0), {'id': None, 'type': 'function', 'function': {'name': '', 'arguments': ''}})
+            for pos, tc in enumerate(d.get('tool_calls') or ()):
+                cur = self.tools.setdefault(tc.get('index', pos), {'id': None, 'type': 'function', 'function': {'name': '', 'arguments': ''}})
                 if tc.get('id'): cur['id'] = tc['id']
                 if tc.get('type'): cur['type'] = tc['type']
                 fn = tc.get('function') or {}
@@ -897,11 +897,12 @@ class Assembler:
                 if fn.get('arguments'): cur['function']['arguments'] += fn['arguments']
             if c.get('finish_reason'): self.finish = c['finish_reason']
 
-    def message(self) -> dict:
-        "The assistant message so far."
-        m = {'role': 'assistant', 'content': ''.join(self.content) or (None if self.tools else '')}
+    def message(self, content:str|None=None) -> dict:
+        "The assistant message so far; `content` replaces the streamed text. A tool call that came without an id gets `call_<index>`."
+        if content is None: content = ''.join(self.content) or (None if self.tools else '')
+        m = {'role': 'assistant', 'content': content}
         if self.reasoning: m['reasoning_content'] = ''.join(self.reasoning)
-        if self.tools: m['tool_calls'] = [self.tools[i] for i in sorted(self.tools)]
+        if self.tools: m['tool_calls'] = [dict(c, id=c['id'] or f'call_{i}') for i, c in sorted(self.tools.items())]
         return m
 
     def completion(self, model:str) -> dict:
