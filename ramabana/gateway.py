@@ -967,7 +967,8 @@ class Gateway:
     def from_settings(cls, **kw) -> Gateway:
         "A gateway configured from ramabana's settings; `kw` overrides them."
         s = dict(reasoning_history=get('inference.reasoning_history'), structured_output=get('task.structured_output'),
-                 trust_client=get('inference.trust_client'), max_body_mib=get('gateway.max_body_mib'))
+                 trust_client=get('inference.trust_client'), max_body_mib=get('gateway.max_body_mib'),
+                 readback=get('gateway.readback'))
         return cls(**{**s, **kw})
 
     def models(self) -> dict[str, ModelSpec]:
@@ -1011,7 +1012,7 @@ class Gateway:
         self._upstreams.clear()
         if self._client is not None: await self._client.aclose(); self._client = None
 
-# %% ../nbs/05_gateway.ipynb #beebb408
+# %% ../nbs/05_gateway.ipynb #d34f1f78
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def _backoff(self:Gateway, k:int) -> float:
@@ -1057,7 +1058,7 @@ async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterato
             if isinstance(e, UpstreamUnavailable): await up.recover()
             if wait: await asyncio.sleep(wait)
 
-# %% ../nbs/05_gateway.ipynb #c7a73f00
+# %% ../nbs/05_gateway.ipynb #e1785f0a
 def _header_name(headers, key, default=None):
     v = headers.get(key)
     if v is None: return default
@@ -1155,7 +1156,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     if len(self._seen) > 4096: self._seen.pop(next(iter(self._seen)))   # the oldest task's purpose goes
     return Exchange(self, call, up, out, body['model'], body.get('stream') is True, t0, changed, prov, s.issues)
 
-# %% ../nbs/05_gateway.ipynb #425b1bee
+# %% ../nbs/05_gateway.ipynb #981e97ae
 @patch
 def check_sampling(self:Gateway, ex:Exchange) -> None:
     "Start the sampling readback of a successful call in the background, if its upstream can tell."
@@ -1184,7 +1185,7 @@ async def settle(self:Gateway, timeout:float|None=None) -> None:
     "Wait for the sampling readbacks in flight (each is bounded by `readback_timeout`)."
     if self._readbacks: await asyncio.wait(set(self._readbacks), timeout=timeout)
 
-# %% ../nbs/05_gateway.ipynb #d8606ea1
+# %% ../nbs/05_gateway.ipynb #1a90ac28
 def _json_bytes(obj) -> bytes: return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode()
 
 def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
@@ -1222,7 +1223,7 @@ def check_auth(gw:Gateway, request) -> None:
     if not (got.lower().startswith('bearer ') and hmac.compare_digest(got[7:].strip().encode(), gw.token.encode())):
         raise InvalidRequest('a valid "Authorization: Bearer <token>" header is required', status=401, code='invalid_api_key')
 
-# %% ../nbs/05_gateway.ipynb #4ec64df3
+# %% ../nbs/05_gateway.ipynb #f7c4323c
 def _headers(ex:Exchange) -> dict:
     h = {'x-ramabana-call-id': ex.call.id}
     if ex.issues:
@@ -1370,7 +1371,7 @@ async def chat_completions(request):
         if ex is not None: ex.finish(ie.status, ie.code)
         return error_response(ie)
 
-# %% ../nbs/05_gateway.ipynb #0caa7220
+# %% ../nbs/05_gateway.ipynb #9b28dd92
 async def _caps_of(gw:Gateway, spec:ModelSpec):
     try:
         up = gw.upstream(spec)
@@ -1429,7 +1430,7 @@ async def list_calls(request):
     rows = await asyncio.to_thread(read)
     return Response(_json_bytes({'object': 'list', 'data': rows}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #cae14d3e
+# %% ../nbs/05_gateway.ipynb #f4a1d85e
 async def tokenize(request):
     "POST /v1/tokenize: `{model, content}` -> `{model, count}`; `count` is null when the model has no tokenizer to ask."
     from starlette.responses import Response
@@ -1447,7 +1448,7 @@ async def tokenize(request):
         n = await up.count_tokens(body['content'])
     return Response(_json_bytes({'model': spec.name, 'count': n}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #35a95252
+# %% ../nbs/05_gateway.ipynb #ca929438
 def make_app(gw:Gateway):
     "The Starlette app serving `gw`."
     from starlette.applications import Starlette
@@ -1479,7 +1480,7 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #1af3db58
+# %% ../nbs/05_gateway.ipynb #92b9427d
 import ipaddress, socket, threading
 
 def is_loopback(host:str) -> bool:
