@@ -722,13 +722,19 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         sent = {k: body[k] for k in READBACK if body.get(k) is not None}
         if not sent or self._caps is None or self._caps.source != 'props': return None
         url = await self.root() + '/slots'
-        try:
-            async with self.http(url).stream('GET', url, headers=self._auth()) as r: raw = await r.aread()
-        except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
-        if r.status_code != 200: return None   # not llama-server, or its /slots is turned off
-        try: slots = json.loads(raw)
-        except ValueError: raise MalformedResponse(f'{url} answered with something that is not JSON: {raw[:200]!r}') from None
-        return slot_mismatches(slots, sent) if isinstance(slots, list) else None
+        # The client can see the answer's end a moment before the server releases the slot, and a busy slot tells
+        # nothing: ask again until one is idle (the caller bounds the whole readback by its timeout).
+        for wait in (0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6):
+            await asyncio.sleep(wait)
+            try:
+                async with self.http(url).stream('GET', url, headers=self._auth()) as r: raw = await r.aread()
+            except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
+            if r.status_code != 200: return None   # not llama-server, or its /slots is turned off
+            try: slots = json.loads(raw)
+            except ValueError: raise MalformedResponse(f'{url} answered with something that is not JSON: {raw[:200]!r}') from None
+            if not isinstance(slots, list): return None
+            if (res := slot_mismatches(slots, sent)) is not None: return res
+        return None
 
 register_upstream('llamacpp', LlamaCppUpstream)
 
