@@ -260,20 +260,20 @@ def slot_params(body:dict) -> dict:
 
 @dataclass
 class Slot:
-    "One llama-server slot: its cached tokens and, while busy, its request's parameters."
+    "One llama-server slot: its cached tokens and its last request's parameters."
     id: int
     n_ctx: int
     tokens: list = field(default_factory=list)
-    params: dict|None = None  # kept after the request ends, for tests; `/slots` shows it only while busy
+    params: dict|None = None  # of the last task; `/slots` shows them busy or idle, as the pinned llama-server does
     busy: bool = False
     id_task: int = -1
 
     def to_json(self) -> dict:
         "The slot as `GET /slots` shows it."
         d = dict(id=self.id, id_task=self.id_task, n_ctx=self.n_ctx, speculative=False, is_processing=self.busy)
-        if self.busy:
+        if self.params is not None:  # a slot that has served a task keeps showing its params, idle or not
             d['params'] = self.params
-            d['next_token'] = [dict(has_next_token=True, has_new_line=False, n_remain=-1, n_decoded=0, stopping_word='')]
+            d['next_token'] = [dict(has_next_token=self.busy, has_new_line=False, n_remain=-1, n_decoded=0, stopping_word='')]
         return d
 
 # %% ../nbs/04_testing.ipynb #3614a34d
@@ -527,10 +527,10 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
     toks = [token_id(p) for p in toy_tokenize(self.render(body))]
     slot = await self._acquire(toks, body.get('id_slot'))
     n = len(toks)
+    slot.params = slot_params(body)  # before the context check: a refused request overwrites them too, as on the real server
     if n >= slot.n_ctx:
         slot.busy = False
         return await JSONResponse(overflow_error(n, slot.n_ctx), 400)(scope, receive, send)
-    slot.params = slot_params(body)
     cache_n = min(common_prefix(slot.tokens, toks), n-1) if body.get('cache_prompt', True) else 0
     reply = self._next_reply(body)
     if mode == 'bad_tool_call' and not reply.tool_calls: reply = dataclasses.replace(reply, tool_calls=[tool_call('lookup', {'q': 'x'})])
