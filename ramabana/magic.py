@@ -674,7 +674,7 @@ def _explain(s:Session):
     from ramabana.sampling import sampling_for_request, explain
     spec = s.spec()
     body = {'model': spec.name, 'messages': [{'role': 'user', 'content': '.'}]}
-    return explain(sampling_for_request(body, model=spec, trust_client=get('inference.trust_client')))
+    return explain(sampling_for_request(body, model=spec, trust_client=get('inference.trust_client')), model=spec.name)
 
 @subcommand('approve', 'auto|ask|deny', 'code the model wants to run: run it (auto), ask each time (ask), or refuse (deny)')
 def _approve(s:Session, mode:str|None=None):

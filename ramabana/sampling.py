@@ -12,9 +12,9 @@ from fastcore.basics import patch
 from .core import ConfigError, ModelSpec, format_table
 
 # %% auto #0
-__all__ = ['I32_MAX', 'U32_MAX', 'FIELDS', 'COUPLED', 'CLIENT_AUTHORITATIVE', 'ALIASES', 'LOCAL_RUNTIMES', 'ReasoningEffort',
-           'InferenceConfig', 'issue', 'read_field', 'extract_client_sampling', 'config_from_dict', 'SamplingLayer',
-           'ParamSource', 'FieldSources', 'ModelSamplingContext', 'resolve_layers_with_sources',
+__all__ = ['I32_MAX', 'U32_MAX', 'FIELDS', 'COUPLED', 'CLIENT_AUTHORITATIVE', 'ALIASES', 'LOCAL_RUNTIMES', 'SOURCE_MEANINGS',
+           'ReasoningEffort', 'InferenceConfig', 'issue', 'read_field', 'extract_client_sampling', 'config_from_dict',
+           'SamplingLayer', 'ParamSource', 'FieldSources', 'ModelSamplingContext', 'resolve_layers_with_sources',
            'with_hardcoded_defaults', 'reasoning_floor', 'reasoning_profile', 'agentic_temperature_ceiling',
            'SamplingResult', 'sampling_for_request', 'Explanation', 'explain']
 
@@ -313,9 +313,9 @@ class SamplingResult:
                     issues=[{**i, 'value': _jsonable(i['value'])} for i in self.issues],
                     trust_client=self.trust_client, reasoning=self.ctx.is_reasoning)
 
-    def explain(self, all_fields:bool=False) -> Explanation:
-        "A table of field, value and source rung."
-        return explain(self, all_fields=all_fields)
+    def explain(self, all_fields:bool=False, model:str|None=None) -> Explanation:
+        "A table of field, value and source rung (`model` names the model in the heading)."
+        return explain(self, all_fields=all_fields, model=model)
 
 def _jsonable(v):
     "`v` if it is plain JSON data, else its repr (an issue's value is whatever the client sent)."
@@ -389,33 +389,47 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     out = {**_clean_body(body, issues, trust_client), **cfg.to_openai_json_patch()} if isinstance(body, dict) else body
     return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling)
 
-# %% ../nbs/01_sampling.ipynb #d7e8f943
+# %% ../nbs/01_sampling.ipynb #8f7e5f19
+SOURCE_MEANINGS = dict(  # a rung's name -> what it means, in a user's words
+    cli='your command-line option', client='the request itself', profile='the profile the request chose',
+    model_user='your config for this model', **{'global': 'your config for all models'},
+    model_auto="the model's recommended defaults", floor="ramabana's fallback", unset="the server's own default")
+
 class Explanation:
     "Which rung supplied each sampling value; Markdown in a notebook, plain text via `str`."
     header = ('field', 'value', 'source')
-    def __init__(self, rows:list, notes:list): self.rows, self.notes = rows, notes
+    def __init__(self, rows:list, notes:list, model:str|None=None, sources:list=()):
+        self.rows, self.notes, self.model, self.sources = rows, notes, model, sources
+
+    def heading(self) -> str:
+        "One line: whose sampling this is, and what each source in the table means."
+        legend = '; '.join(f'{s} = {SOURCE_MEANINGS[s]}' for s in dict.fromkeys(self.sources) if s in SOURCE_MEANINGS)
+        return f"Sampling for {self.model or 'this request'}" + (f' ({legend})' if legend else '')
+
     def __str__(self):
-        return '\n'.join([format_table(self.rows, self.header), *self.notes])
+        return '\n'.join([self.heading(), format_table(self.rows, self.header), *self.notes])
     __repr__ = __str__
     def _repr_markdown_(self):
         md = lambda r: '| ' + ' | '.join(f'`{v}`' if i == 0 else str(v) for i, v in enumerate(r)) + ' |'
-        lines = ['| ' + ' | '.join(self.header) + ' |', '|---|---|---|', *map(md, self.rows)]
+        lines = [self.heading(), '', '| ' + ' | '.join(self.header) + ' |', '|---|---|---|', *map(md, self.rows)]
         return '\n'.join(lines + ([''] + [f'- {n}' for n in self.notes] if self.notes else []))
 
 def explain(res:SamplingResult|InferenceConfig, # a pipeline result, or a resolved config
             sources:FieldSources|None=None, # the config's sources, when `res` is a config
             all_fields:bool=False, # also list fields no rung set (deferred to upstream)
+            model:str|None=None, # the model's name, for the heading
            ) -> Explanation:
     "A table of each sampling field's value and the rung that supplied it."
     if isinstance(res, SamplingResult): cfg, sources, issues, ceiling = res.config, res.sources, res.issues, res.ceiling
     else: cfg, issues, ceiling = res, [], None
     sources = sources or FieldSources()
-    rows = []
+    rows, used = [], []
     for k in FIELDS:
         v, s = getattr(cfg, k), sources.get(k, ParamSource.UNSET)
         if v is None and not all_fields: continue
+        used.append(s.name if v is not None else 'unset')
         name = s.name if v is not None else 'unset (upstream default)'
         if ceiling and k == ceiling['field']: name += f", capped from {ceiling['from']} (agentic ceiling)"
         rows.append((k, '' if v is None else str(v), name))
     notes = [f"{i['field']}={_jsonable(i['value'])!r}: {i['action']}, {i['reason']}" for i in issues]
-    return Explanation(rows, notes)
+    return Explanation(rows, notes, model, used)

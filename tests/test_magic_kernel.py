@@ -259,7 +259,8 @@ def test_first_steps_read_well(tmp_path, fake, kernel_for):
     k = kernel_for(env, tmp_path)
     k.run('%load_ext ramabana')
     assert texts(k.run('%ram usage')) == ['no conversation yet · fake']
-    assert texts(k.run('%ram explain'))[0].splitlines()[0].split() == ['field', 'value', 'source']
+    ex = texts(k.run('%ram explain'))[0].splitlines()
+    assert ex[0].startswith('Sampling for fake') and ex[1].split() == ['field', 'value', 'source'], ex
     assert texts(k.run('%ram')) == texts(k.run('%ram help'))   # a bare %ram is the help
     err = stderr(k.run('%ram model nonsense'))
     assert err.startswith("ramabana: unknown model 'nonsense'; the models are ") and ' fake,' in err and ' gone,' in err and 'config.toml)' in err, err
