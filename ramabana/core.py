@@ -225,8 +225,7 @@ BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
 ]}
 del _B
 
-# %% ../nbs/00_core.ipynb #1588b0f3
-_FIELDS = {f.name: f for f in dataclasses.fields(ModelSpec)} 
+# %% ../nbs/00_core.ipynb #8d516c3c
 _FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, chat_template=str, threads=int,
                     slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str)
 
