@@ -130,8 +130,8 @@ def load_config(path:Path|str|None=None) -> Config:
     models = raw.pop('model', {})
     if not isinstance(models, dict): raise ConfigError(f"{path}: 'model' should be a table")
     models = dict(models)
-    if 'default' in models and not isinstance(models['default'], dict): raw.setdefault('model', {})['default'] = models.pop('default')
-    if 'oneshot' in models and not isinstance(models['oneshot'], dict): raw.setdefault('model', {})['oneshot'] = models.pop('oneshot')
+    for k in (k.split('.', 1)[1] for k in SETTINGS if k.startswith('model.')):  # `model.default` and such are settings, not tables
+        if k in models and not isinstance(models[k], dict): raw.setdefault('model', {})[k] = models.pop(k)
     values = {k: _check(k, v, str(path)) for k, v in _flatten(raw)}
     res = _cache[key] = Config(path, values, models)
     return res
