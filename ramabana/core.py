@@ -155,8 +155,9 @@ def _from_env(key, txt):
         if low in ('0', 'false', 'no', 'off'): return False
         raise ConfigError(f"{where}: '{key}' should be true or false, got {txt!r}")
     if s.type in (int, float):
-        try: return _check(key, s.type(txt), where)
+        try: v = s.type(txt)
         except ValueError: raise ConfigError(f"{where}: '{key}' should be {_TYPES[s.type]}, got {txt!r}") from None
+        return _check(key, v, where)
     return _check(key, txt, where)
 
 def setting(key:str, flag:Any=None, cfg:Config|None=None) -> Resolved:
