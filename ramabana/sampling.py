@@ -352,7 +352,7 @@ def _gate(client:InferenceConfig, issues:list, body) -> tuple[InferenceConfig, l
     for k, v in client.set_fields().items():
         if k in CLIENT_AUTHORITATIVE: keep[k] = v
         else:
-            sent = next((a for a, c in ALIASES.items() if c == k and body.get(k) is None), k)
+            sent = a if (a := _ALIAS_OF.get(k)) and body.get(k) is None else k  # the key the client used
             dropped.append(issue(sent, body[sent], 'dropped_untrusted',
                                  'the gateway does not trust client sampling fields (inference.trust_client is off)'))
     return InferenceConfig(**keep), issues + dropped
