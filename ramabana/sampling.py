@@ -232,7 +232,7 @@ def resolve_layers_with_sources(layers:Sequence[InferenceConfig|None], # highest
     vals, srcs = {}, FieldSources()
     for k in FIELDS:
         if k in COUPLED and t is not None:
-            i, v = (t, getattr(layers[t], k)) if getattr(layers[t], k) is not None else (None, None)
+            v = getattr(layers[t], k); i = None if v is None else t
         else: i, v = _first(layers, k)
         if i is not None: vals[k], srcs[k] = v, ParamSource.layer(i)
         elif (fv := getattr(floor, k)) is not None: vals[k], srcs[k] = fv, ParamSource.FLOOR
