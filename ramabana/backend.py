@@ -532,6 +532,10 @@ class GatewayBackend(Backend):
         "The gateway's token: `api_key`, else the variable `gateway.token_env` names."
         return self.api_key or os.environ.get(get('gateway.token_env') or '') or None
 
+    def _auth(self) -> dict|None:
+        "The header carrying the gateway's token for a plain HTTP request, or None without a token."
+        return {'Authorization': f'Bearer {key}'} if (key := self._key()) else None
+
     def _client(self):
         "A new client for the gateway, from the `use_chat` seam when one is set."
         return (_MK_CHAT or _openai_client)(spec=self.spec, base_url=self.url, api_key=self._key(), timeout=self.timeout)
@@ -784,8 +788,8 @@ def _tokenize(self:GatewayBackend, text:str) -> int|None:
     "Tokens in `text` by the gateway's `POST /v1/tokenize`; None when the model has no tokenizer."
     import httpx
     if self._tok is None: self._tok = httpx.Client(timeout=httpx.Timeout(COUNT_TIMEOUT, connect=10))
-    url, key = self.url + '/tokenize', self._key()
-    try: r = self._tok.post(url, json={'model': self.spec.name, 'content': text}, headers={'Authorization': f'Bearer {key}'} if key else None)
+    url = self.url + '/tokenize'
+    try: r = self._tok.post(url, json={'model': self.spec.name, 'content': text}, headers=self._auth())
     except httpx.HTTPError as e: raise OSError(f'cannot reach {url}: {e}') from None
     try: d = r.json()
     except ValueError: d = None
@@ -814,8 +818,8 @@ def _detect_think(self:GatewayBackend) -> bool:
     "Whether the gateway says the model's template opens `<think>` for it (`think_prefilled`)."
     import httpx
     from urllib.parse import quote
-    url, key = f"{self.url}/models/{quote(self.spec.name, safe='')}", self._key()
-    try: r = httpx.get(url, timeout=30, headers={'Authorization': f'Bearer {key}'} if key else None)
+    url = f"{self.url}/models/{quote(self.spec.name, safe='')}"
+    try: r = httpx.get(url, timeout=30, headers=self._auth())
     except httpx.HTTPError as e:
         self.problem(f'cannot read {url}: {e}'); return False
     try: caps = r.json().get('capabilities') if r.status_code == 200 else None
