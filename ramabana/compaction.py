@@ -586,15 +586,21 @@ def overhead(self:Compactor, backend, sizes=None) -> int:
     return max(0, (getattr(backend, 'used_tokens', 0) or 0) - sum(sizes))
 
 @patch
-def split(self:Compactor, backend) -> tuple[list, list]:
-    "`backend`'s history as (older messages to compact, recent messages to keep)."
+def _plan(self:Compactor, backend) -> tuple[list, list, int]:
+    "`split`'s two parts, and the `budget` it measured them against (each message is counted once)."
     msgs, count = list(backend.hist or []), _count(backend)
     sizes = [msg_tokens(m, count) for m in msgs]
-    room = min(self.budget(backend.spec.ctx, self.overhead(backend, sizes)), max(MIN_COMPACT, sum(sizes) // 2))
+    budget = self.budget(backend.spec.ctx, self.overhead(backend, sizes))
+    room = min(budget, max(MIN_COMPACT, sum(sizes) // 2))
     start, used = len(msgs), 0
     while start > 0 and used + sizes[start - 1] <= room: start -= 1; used += sizes[start]
     while start < len(msgs) and msg_role(msgs[start]) != 'user': start += 1
-    return msgs[:start], msgs[start:]
+    return msgs[:start], msgs[start:], budget
+
+@patch
+def split(self:Compactor, backend) -> tuple[list, list]:
+    "`backend`'s history as (older messages to compact, recent messages to keep)."
+    return self._plan(backend)[:2]
 
 _FLOOR = {'user': 40, 'assistant': 20, 'call': 20, 'result': 12}   # below these a line says nothing
 
@@ -623,11 +629,11 @@ def surgical(self:Compactor, older, target:int, count=None) -> str:
 def compact(self:Compactor, backend, summariser=None, extra:str='', summary_ctx:int|None=None) -> str:
     "Replace the older part of `backend`'s conversation with a summary and the reorient reminder; the summary, or ''."
     if not backend.hist: self.note = 'nothing to compact'; return ''
-    older, keep = self.split(backend)
+    older, keep, budget = self._plan(backend)   # the budget too: measuring the history again would recount every message
     if not older: self.note = 'everything is recent; nothing to compact'; return ''
     count = _count(backend)
     if self.strategy == 'surgical' or summariser is None:
-        text, how = self.surgical(older, self.budget(backend.spec.ctx, self.overhead(backend)) // 4, count), 'into surgical history'
+        text, how = self.surgical(older, budget // 4, count), 'into surgical history'
     else:
         room = None
         if summary_ctx:   # the summariser's window holds its system prompt, the request and its answer
