@@ -47,6 +47,10 @@ COLUMNS: dict[str, tuple[str, str]] = {
 class LedgerError(RamabanaError):
     "The ledger could not be written or read."
 
+def _known(fields):
+    "Raise unless every name in `fields` is a ledger column."
+    if bad := set(fields) - set(COLUMNS): raise LedgerError(f"unknown ledger fields: {', '.join(sorted(bad))}")
+
 # %% ../nbs/05b_ledger.ipynb #0fa38911
 def message_hashes(messages:list) -> list[str]:
     "A short fingerprint of each message."
@@ -134,14 +138,19 @@ def _writer(self:Ledger):
 def _cell(v):
     return json.dumps(v, default=str) if isinstance(v, (list, dict)) else int(v) if isinstance(v, bool) else v
 
-# %% ../nbs/05b_ledger.ipynb #56fc1c06
+# %% ../nbs/05b_ledger.ipynb #28d6d3ec
+@patch
+def _put(self:Ledger, item) -> None:
+    "Hand `item` (a row or an `_Update`) to the writer, in order."
+    if self._closing or not self._thread.is_alive(): raise LedgerError('the ledger is closed')
+    with self._lock:   # uncontended, it costs nothing and wakes no one
+        self._buf.append(item); self._n += 1
+
 @patch
 def record(self:Ledger, row:dict) -> None:
     "Enqueue one call's row; unknown keys are an error, missing ones are NULL."
-    if bad := set(row) - set(COLUMNS): raise LedgerError(f"unknown ledger fields: {', '.join(sorted(bad))}")
-    if self._closing or not self._thread.is_alive(): raise LedgerError('the ledger is closed')
-    with self._lock:   # uncontended, it costs nothing and wakes no one
-        self._buf.append(row); self._n += 1
+    _known(row)
+    self._put(row)
 
 class _Update:
     "A change to a row already recorded."
@@ -151,11 +160,9 @@ class _Update:
 @patch
 def update(self:Ledger, id:str, **fields) -> None:
     "Enqueue a change to the row `id`, written after the row itself (a call's sampling readback comes after its answer)."
-    if bad := set(fields) - set(COLUMNS): raise LedgerError(f"unknown ledger fields: {', '.join(sorted(bad))}")
+    _known(fields)
     if not fields: return
-    if self._closing or not self._thread.is_alive(): raise LedgerError('the ledger is closed')
-    with self._lock:
-        self._buf.append(_Update(id, fields)); self._n += 1
+    self._put(_Update(id, fields))
 
 @patch
 def flush(self:Ledger, timeout:float=30) -> None:
@@ -170,7 +177,7 @@ def flush(self:Ledger, timeout:float=30) -> None:
 @patch
 def recent(self:Ledger, limit:int=50, **where) -> list[dict]:
     "The newest `limit` rows (newest first), optionally filtered by equality on columns (`purpose='turn'`)."
-    if bad := set(where) - set(COLUMNS): raise LedgerError(f"unknown ledger fields: {', '.join(sorted(bad))}")
+    _known(where)
     cond = ' AND '.join(f'{k} = ?' for k in where)
     con = sqlite3.connect(self.path, timeout=30)
     try:
