@@ -573,8 +573,7 @@ class Compactor:
 
     def due(self, backend) -> bool:
         "Whether `auto` is on and `backend` has crossed its compaction threshold."
-        reserve = self.reserve if self.reserve is not None else get('window.reserve')
-        return bool(self.auto) and should_compact(backend.used_tokens, backend.spec.ctx, reserve)
+        return bool(self.auto) and should_compact(backend.used_tokens, backend.spec.ctx, self.reserve)  # None: `threshold` reads the setting
 
 # %% ../nbs/03_compaction.ipynb #98bfc844
 def _count(backend): return getattr(backend, 'count_tokens', None)
