@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 from fastcore.basics import patch
 from . import testing as _testing
-from .testing import BackgroundServer, TestingError
+from .testing import BackgroundServer, TestingError, common_prefix
 
 # %% auto #0
 __all__ = ['ToolCall', 'Reply', 'Fault', 'as_reply', 'Turn', 'FakeProvider', 'strict_schema_problem', 'FakeOpenAI',
@@ -82,13 +82,6 @@ def _pieces(s:str, n:int) -> list[str]:
     k = math.ceil(len(s)/max(1, n))
     return [s[i:i+k] for i in range(0, len(s), k)]
 
-def _common(a:str, b:str) -> int:
-    "Length of the common prefix of `a` and `b`."
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]: return i
-    return n
-
 def _dumps(o) -> str: return json.dumps(o, separators=(',', ':'), ensure_ascii=False)
 
 # %% ../nbs/04b_hosted_doubles.ipynb #544671de
@@ -101,7 +94,7 @@ class _Cache:
         "Tokens of `prompt` read from the cache and written to it; entries are kept up to `upto` characters."
         upto = len(prompt) if upto is None else upto
         if self.exact: hit = max((len(p) for p in self.seen if len(p) <= upto and prompt.startswith(p)), default=0)
-        else: hit = max((_common(prompt, p) for p in self.seen), default=0)
+        else: hit = max((common_prefix(prompt, p) for p in self.seen), default=0)
         # a whole entry (or prompt) counts as its own tokens; a partial common prefix only as whole tokens
         read = _tokens(prompt[:hit], self.cpt) if self.exact or hit == len(prompt) else int(hit // self.cpt)
         if read < self.cache_min: read = 0
