@@ -530,7 +530,8 @@ class GatewayBackend(Backend):
 
     def _key(self) -> str|None:
         "The gateway's token: `api_key`, else the variable `gateway.token_env` names."
-        return self.api_key or os.environ.get(get('gateway.token_env') or '') or None
+        from ramabana.gateway import gateway_token   # lazy, like the gateway itself
+        return gateway_token(self.api_key)
 
     def _auth(self) -> dict|None:
         "The header carrying the gateway's token for a plain HTTP request, or None without a token."

@@ -22,8 +22,8 @@ __all__ = ['OVERFLOW_PATTERNS', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'ROL
            'LocalHTTP', 'nest_schema', 'caps_from_props', 'LlamaCppUpstream', 'check_request', 'replay_keys',
            'ReplayStore', 'prepare_history', 'ToolCallRepair', 'Assembler', 'RedactFilter', 'Gateway', 'Exchange',
            'read_json', 'error_response', 'check_auth', 'EventStream', 'chat_completions', 'list_models', 'get_model',
-           'health', 'list_calls', 'tokenize', 'make_app', 'is_loopback', 'check_bind', 'GatewayServer',
-           'start_gateway', 'serve']
+           'health', 'list_calls', 'tokenize', 'make_app', 'is_loopback', 'check_bind', 'gateway_token',
+           'GatewayServer', 'start_gateway', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #d1f3fce6
 @dataclass(frozen=True)
@@ -1501,6 +1501,10 @@ def check_bind(host:str, token:str|None) -> None:
         raise ConfigError(f"refusing to listen on {host} without a token: pass --token or set "
                           f"{get('gateway.token_env')}, or bind 127.0.0.1")
 
+def gateway_token(token:str|None=None) -> str|None:
+    "The gateway's bearer token: `token`, else the variable `gateway.token_env` names; None without one."
+    return token or os.environ.get(get('gateway.token_env') or '') or None
+
 class GatewayServer:
     "A gateway served by uvicorn on a background thread."
     def __init__(self, gateway:Gateway, host:str='127.0.0.1', port:int=0, timeout:float=30):
@@ -1562,7 +1566,7 @@ def serve(host:str|None=None, port:int|None=None, token:str|None=None) -> None:
     "Run the gateway in the foreground (`ramabana serve`); host, port and token default to the settings."
     import uvicorn
     host, port = get('gateway.host', host), get('gateway.port', port)
-    token = token or os.environ.get(get('gateway.token_env')) or None
+    token = gateway_token(token)
     check_bind(host, token)
     gw = Gateway.from_settings(token=token)
     print(f'ramabana gateway on http://{host}:{port}/v1' + (' (bearer token required)' if token else ''), flush=True)

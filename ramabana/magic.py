@@ -576,7 +576,8 @@ def ledger_rows(n:int=10, url:str|None=None, token:str|None=None) -> list[dict]:
     url = url or get('gateway.url') or local_gateway_url()
     if url:
         import httpx
-        tok = token or os.environ.get(get('gateway.token_env') or '')
+        from ramabana.gateway import gateway_token
+        tok = gateway_token(token)
         try: r = httpx.get(url.rstrip('/') + '/calls', params={'limit': n}, timeout=30,
                            headers={'Authorization': f'Bearer {tok}'} if tok else None)
         except httpx.HTTPError as e: raise MagicError(f'cannot reach the gateway at {url} for its ledger: {e}') from None
