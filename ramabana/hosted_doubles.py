@@ -54,6 +54,10 @@ class Fault:
     kind: str                      # 'rate_limited', 'overloaded' or 'stream_error' (names as in `testing.FAULTS`)
     retry_after: float|None = 1    # seconds in Retry-After (Gemini: in RetryInfo); None sends none
 
+    def retry_header(self) -> dict:
+        "A new headers dict holding `retry-after`, or an empty one when `retry_after` is None."
+        return {'retry-after': f'{self.retry_after:g}'} if self.retry_after is not None else {}
+
 # %% ../nbs/04b_hosted_doubles.ipynb #7f056f3f
 def as_reply(r) -> Reply|Fault:
     "A `Reply` (or `Fault`) from a `Reply`, `Fault`, string or `testing.Reply`."
@@ -299,7 +303,7 @@ class FakeOpenAI(FakeProvider):
             code='context_length_exceeded'))
 
     def fault_error(self, f, model):
-        hdr = {'retry-after': f'{f.retry_after:g}'} if f.retry_after is not None else {}
+        hdr = f.retry_header()
         if f.kind == 'rate_limited':
             wait = f'{f.retry_after:g}s' if f.retry_after is not None else '1s'
             hdr.update({'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0',
@@ -444,7 +448,7 @@ class FakeAnthropic(FakeProvider):
     def overflow(self, n, model): return _bad(f'prompt is too long: {n} tokens > {self.ctx} maximum')
 
     def fault_error(self, f, model):
-        hdr = {'retry-after': f'{f.retry_after:g}'} if f.retry_after is not None else {}
+        hdr = f.retry_header()
         if f.kind == 'rate_limited':
             hdr['anthropic-ratelimit-requests-remaining'] = '0'
             return _Reject(429, _ant_err('rate_limit_error', 'Number of request tokens has exceeded your per-minute '
