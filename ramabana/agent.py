@@ -93,6 +93,12 @@ def _lookup(ns:dict, name:str):
     for r in rest: obj = getattr(obj, r)
     return obj
 
+def _repr(obj) -> str:
+    "`repr(obj)`, or a note saying how it failed."
+    try: return repr(obj)
+    # a repr is user code and can fail any way it likes: say so instead of failing the tool
+    except Exception as e: return f'<repr failed: {type(e).__name__}: {e}>'
+
 def describe(obj, name:str='') -> str:
     "A short description of `obj`: type, shape, dtype, length, repr head, signature and doc."
     t = type(obj)
@@ -106,9 +112,7 @@ def describe(obj, name:str='') -> str:
     if callable(obj):
         try: lines.append(f'signature: {getattr(obj, "__name__", name)}{inspect.signature(obj)}')
         except (TypeError, ValueError): pass   # builtins without a signature
-    try: r = repr(obj)
-    # a repr is user code and can fail any way it likes: say so instead of failing the tool
-    except Exception as e: r = f'<repr failed: {type(e).__name__}: {e}>'
+    r = _repr(obj)
     lines.append('repr: ' + (r if len(r) <= REPR_HEAD else r[:REPR_HEAD] + f' … [{len(r):,} characters]'))
     if (d := inspect.getdoc(obj)) and (callable(obj) or isinstance(obj, type(inspect))):
         lines.append('doc: ' + d.strip()[:400])
@@ -180,9 +184,7 @@ def format_run(res:dict) -> str:
     if res['stdout']: parts.append('stdout:\n' + res['stdout'].rstrip('\n'))
     if res['stderr']: parts.append('stderr:\n' + res['stderr'].rstrip('\n'))
     if res['result'] is not None:
-        try: r = repr(res['result'])
-        except Exception as e: r = f'<repr failed: {type(e).__name__}: {e}>'  # user code, as in `describe`
-        parts.append('result: ' + r)
+        parts.append('result: ' + _repr(res['result']))
     if res['error']: parts.append('error:\n' + res['error'])
     return '\n'.join(parts) or '(no output)'
 
