@@ -187,15 +187,15 @@ def ask_notebook(question:str, # the question, the body of the `%%ram` cell
                  timeout:float=600, # seconds the question may take
                  env:dict|None=None) -> int: # extra environment for the kernel
     "Ask `question` about `nb` in a real kernel, printing the cell's output and the call's ledger row; 0 when it worked, 130 when interrupted."
-    import json
+    from ramabana.magic import read_notebook, nb_cells
     nb = Path(nb) if nb else None
     if nb is not None and not nb.is_file(): raise RamabanaError(f'no notebook at {nb}')
+    # read before a kernel starts: a file that is not a notebook is one line of error, not a traceback
+    cells = [c for c in nb_cells(read_notebook(nb)) if c['type'] == 'code' and c['source'].strip()] if run_cells and nb else []
     flags = (f' -m {model}' if model else '') + ('' if nb else ' --no-notebook')
     with terminate_as_exit(), KernelRun(nb, env=env) as k:
-        if run_cells and nb is not None:
-            for c in json.loads(nb.read_text())['cells']:
-                if c['cell_type'] == 'code' and (src := ''.join(c['source'])).strip():
-                    if k.run(src, timeout, quiet=True)['error']: raise RamabanaError(f'{nb}: cell {c.get("id", "")} failed; fix it or leave out --run')
+        for c in cells:
+            if k.run(c['source'], timeout, quiet=True)['error']: raise RamabanaError(f'{nb}: cell {c["id"]} failed; fix it or leave out --run')
         r = k.run('%load_ext ramabana', 60)
         if r['error']: raise RamabanaError(f'the kernel could not load ramabana: {r["error"]}')
         r = k.run(f'%%ram{flags}\n{question}', timeout)
@@ -254,5 +254,5 @@ def cmd_calls(a):
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
     print(calls_table(ledger_rows(a.n)))
 
-# %% ../nbs/10_cli.ipynb #7b6d5cc5
+# %% ../nbs/10_cli.ipynb #10996c75
 if __name__ == '__main__': sys.exit(main())
