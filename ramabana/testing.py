@@ -197,12 +197,16 @@ def _text(content) -> str:
     if isinstance(content, str): return content
     return ''.join(p.get('text', '') if p.get('type') == 'text' else '<__media__>' for p in content)
 
+def _args_text(a) -> str:
+    "Tool-call arguments as JSON text; text (even broken JSON) passes as it is."
+    return a if isinstance(a, str) else json.dumps(a)
+
 def _norm_msg(m:dict) -> dict:
     "A message ready for the template."
     m = dict(m, content=_text(m.get('content')))
     if m.get('tool_calls'):
-        m['tool_calls'] = [dict(tc, function=dict(tc['function'], arguments=a if isinstance(a := tc['function'].get('arguments', ''), str)
-                                                   else json.dumps(a))) for tc in m['tool_calls']]
+        m['tool_calls'] = [dict(tc, function=dict(tc['function'], arguments=_args_text(tc['function'].get('arguments', ''))))
+                           for tc in m['tool_calls']]
     return m
 
 def render_prompt(template:str, messages:list, tools:list|None=None, add_generation_prompt:bool=True) -> str:
@@ -401,8 +405,7 @@ class Plan:
     n_gen: int          # completion tokens
 
 def _call_text(c) -> str:
-    a = c['arguments'] if isinstance(c['arguments'], str) else json.dumps(c['arguments'])
-    return f'<tool_call>\n{{"name": "{c["name"]}", "arguments": {a}}}\n</tool_call>'
+    return f'<tool_call>\n{{"name": "{c["name"]}", "arguments": {_args_text(c["arguments"])}}}\n</tool_call>'
 
 @patch
 def plan(self:FakeLlamaServer, reply:Reply, body:dict, missing:tuple=()) -> Plan:
@@ -421,7 +424,7 @@ def plan(self:FakeLlamaServer, reply:Reply, body:dict, missing:tuple=()) -> Plan
             deltas.append({key: piece})
     if finish is None and use_tools:
         for i,c in enumerate(reply.tool_calls):
-            args = c['arguments'] if isinstance(c['arguments'], str) else json.dumps(c['arguments'])
+            args = _args_text(c['arguments'])
             head = dict(index=i, id=c.get('id') or f'call_{next(self._ids):024d}', type='function',
                         function=dict(name=c['name'], arguments=''))
             for k in missing: (head['function'] if k == 'arguments' else head).pop(k, None)
