@@ -169,7 +169,7 @@ class captured:
         try:
             _flush_py(); _fflush_c()  # what was written before the block is not ours
             for fd in self.fds: self._tees.append(_Tee(fd))
-        except BaseException:
+        except BaseException:  # whatever stopped the setup (even Ctrl-C), put the descriptors back before it goes on
             self._restore(); raise
         self.active = True
         return self
@@ -198,7 +198,7 @@ def capture(fn, *a, **kw):
     cap = captured()
     try:
         with cap: res = fn(*a, **kw)
-    except Exception as e:
+    except Exception as e:  # any failure of `fn` is re-raised as it is, only carrying the captured output along
         try: e.native_output = cap.problems
         except AttributeError: pass  # an exception type with __slots__ refuses new attributes; it is re-raised as is
         else:
