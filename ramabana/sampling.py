@@ -136,7 +136,7 @@ _ALIAS_OF = {c: a for a, c in ALIASES.items()}
 def extract_client_sampling(body) -> tuple[InferenceConfig, list[dict]]:
     "The sampling fields of an OpenAI request `body`, and what had to be rejected or normalised. Never raises."
     if not isinstance(body, dict):
-        shown = _jtype(body) if isinstance(body, (list, dict)) else body
+        shown = _jtype(body) if isinstance(body, list) else body  # an array is named, not echoed
         return InferenceConfig(), [issue('(body)', shown, 'rejected', 'the request body is not a JSON object, '
                                          'so no sampling field was read')]
     vals, issues = {}, []
