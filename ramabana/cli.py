@@ -140,7 +140,7 @@ def run(self:KernelRun, code:str, # the cell
             try:
                 m = kc.stdin_channel.get_msg(timeout=0)
                 if m['header']['msg_type'] == 'input_request': kc.input(self._answer(m['content']['prompt']))
-            except _q.Empty: pass
+            except _q.Empty: pass   # no input request waiting: go on reading output
             try: m = kc.iopub_channel.get_msg(timeout=0.2)
             except _q.Empty: continue
             if m['parent_header'].get('msg_id') != mid: continue
