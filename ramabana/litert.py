@@ -8,7 +8,7 @@ import os, json, uuid, base64, asyncio, threading
 from typing import Any
 from fastcore.basics import patch
 from .core import ConfigError, ModelSpec
-from .runtime import capture
+from .runtime import capture, estimate_tokens
 from .gateway import Upstream, Capabilities, UpstreamError, ContextOverflow, chunk, register_upstream
 
 # %% auto #0
@@ -216,6 +216,6 @@ def _count(conv, eng, body) -> int:
     if isinstance(n, int): return n
     text = json.dumps(body.get('messages') or [])
     tok = getattr(eng, 'tokenize', None)
-    return len(tok(text)) if callable(tok) else len(text) // 4
+    return len(tok(text)) if callable(tok) else estimate_tokens(text)   # the estimate every other budget uses
 
 register_upstream('litert', LiteRTUpstream)
