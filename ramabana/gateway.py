@@ -550,6 +550,10 @@ class LocalResponse:
         "The whole body."
         return b''.join([b async for b in self.aiter_bytes()])
 
+class _Stale(httpx.RemoteProtocolError):
+    "A connection closed before any byte of the answer (`reused`: it was a kept-alive one)."
+    def __init__(self, reused:bool, msg:str): super().__init__(msg); self.reused = reused
+
 class LocalHTTP:
     "A minimal keep-alive HTTP/1.1 client for plain-HTTP local servers; raises httpx's exception types."
     def __init__(self, timeout:httpx.Timeout=DEFAULT_TIMEOUT, max_idle:int=64):
@@ -581,24 +585,33 @@ class LocalHTTP:
         if ok and len(pool) < self.max_idle: pool.append(conn)
         else: conn[1].close()
 
+    async def _send(self, key, head:bytes):
+        "Send `head` on a pooled or new connection and read the answer's head: (conn, raw head)."
+        conn, reused = await self._connect(key)
+        r, w = conn
+        try:
+            w.write(head)
+            return conn, await asyncio.wait_for(r.readuntil(b'\r\n\r\n'), self.timeout.read)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
+            w.close()
+            if reused: self.drop(key)   # the server closed kept-alive connections: the others are likely stale too
+            raise _Stale(reused, f'Server disconnected without sending a response ({type(e).__name__})') from None
+        except asyncio.TimeoutError: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
+        except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
+        except asyncio.CancelledError: w.close(); raise   # the caller gave up: the half-used connection must not be pooled
+
     @contextlib.asynccontextmanager
     async def stream(self, method:str, url:str, *, content:bytes=b'', headers:dict|None=None):
         "Send one request and yield its `LocalResponse`; the connection goes back to the pool if the body was read."
         key, path, host = self._split(url)
-        conn, reused = await self._connect(key)
         head = [f'{method} {path} HTTP/1.1', f'Host: {host}', f'Content-Length: {len(content)}', 'Content-Type: application/json']
         head += [f'{k}: {v}' for k, v in (headers or {}).items()]
-        r, w = conn
-        try:
-            w.write(('\r\n'.join(head) + '\r\n\r\n').encode('latin-1') + content)
-            raw = await asyncio.wait_for(r.readuntil(b'\r\n\r\n'), self.timeout.read)
-        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
-            w.close()
-            if reused: self.drop(key)   # the server closed kept-alive connections: the others are likely stale too
-            raise httpx.RemoteProtocolError(f'Server disconnected without sending a response ({type(e).__name__})') from None
-        except asyncio.TimeoutError: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
-        except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
-        except asyncio.CancelledError: w.close(); raise   # the caller gave up: the half-used connection must not be pooled
+        head = ('\r\n'.join(head) + '\r\n\r\n').encode('latin-1') + content
+        try: conn, raw = await self._send(key, head)
+        except _Stale as e:
+            if not (e.reused and method in ('GET', 'HEAD')): raise   # a POST is resent by the gateway, which records it
+            conn, raw = await self._send(key, head)   # a fresh connection this time: the pool was just emptied
+        w = conn[1]
         lines = raw.decode('latin-1').split('\r\n')
         try: status = int(lines[0].split(' ', 2)[1])
         except (IndexError, ValueError): w.close(); raise httpx.RemoteProtocolError(f'bad status line {lines[0][:60]!r}') from None
@@ -607,7 +620,7 @@ class LocalHTTP:
             if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
         resp = LocalResponse(conn, status, hdrs, self.timeout.read)
         try: yield resp
-        finally: self._release(key, conn, resp._done and hdrs.get('connection', '').lower() != 'close')
+        finally: self._release(key, conn, resp._done and not resp._chunked and hdrs.get('connection', '').lower() != 'close')
 
     def drop(self, key=None):
         "Close idle connections (to `key`, or all)."
@@ -616,7 +629,7 @@ class LocalHTTP:
 
     async def aclose(self): self.drop()
 
-# %% ../nbs/05_gateway.ipynb #9174a767
+# %% ../nbs/05_gateway.ipynb #5f96cab5
 def _root(url:str) -> str:
     "A server's root URL: `http://h:p/v1/` -> `http://h:p`."
     url = url.rstrip('/')
@@ -738,7 +751,7 @@ class LlamaCppUpstream(OpenAIChatUpstream):
 
 register_upstream('llamacpp', LlamaCppUpstream)
 
-# %% ../nbs/05_gateway.ipynb #b8475142
+# %% ../nbs/05_gateway.ipynb #67687353
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
 _TYPE_NAMES = {str: 'a string', bool: 'true or false', list: 'an array', dict: 'an object', int: 'an integer'}
 
@@ -776,7 +789,7 @@ def check_request(body) -> dict:
     if body.get('n') not in (None, 1): raise InvalidRequest("'n' should be 1: the gateway returns one choice", param='n')
     return body
 
-# %% ../nbs/05_gateway.ipynb #24792748
+# %% ../nbs/05_gateway.ipynb #165d58a5
 REASONING_FIELDS = ('reasoning_content', 'reasoning')
 
 def _text_key(content) -> str|None:
@@ -843,7 +856,7 @@ def prepare_history(messages:list, replay:bool, store:ReplayStore|None=None, mod
             out[i] = new
     return (messages if out is None else out), restored
 
-# %% ../nbs/05_gateway.ipynb #9046dbb9
+# %% ../nbs/05_gateway.ipynb #e9970bb2
 def _touch(ch):
     "Mark a chunk changed: its original bytes no longer say what it holds."
     if isinstance(ch, RawChunk): ch.raw = None
@@ -876,7 +889,7 @@ class ToolCallRepair:
                     for i in missing: self.calls[(c.get('index', 0), i)] = True
         return extra
 
-# %% ../nbs/05_gateway.ipynb #c5d453aa
+# %% ../nbs/05_gateway.ipynb #dcd3fcbd
 class Assembler:
     "Folds `chat.completion.chunk`s into one `chat.completion` and its usage figures."
     def __init__(self): self.reset(); self.usage, self.timings = None, None
@@ -919,7 +932,7 @@ class Assembler:
         if self.timings: res['timings'] = self.timings
         return res
 
-# %% ../nbs/05_gateway.ipynb #802138a8
+# %% ../nbs/05_gateway.ipynb #fff1f186
 import logging
 from .core import catalog, get, ConfigError, config_path, task_dir as _task_dir
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
@@ -1018,7 +1031,7 @@ class Gateway:
         self._upstreams.clear()
         if self._client is not None: await self._client.aclose(); self._client = None
 
-# %% ../nbs/05_gateway.ipynb #d34f1f78
+# %% ../nbs/05_gateway.ipynb #cc71da48
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def _backoff(self:Gateway, k:int) -> float:
@@ -1064,7 +1077,7 @@ async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterato
             if isinstance(e, UpstreamUnavailable): await up.recover()
             if wait: await asyncio.sleep(wait)
 
-# %% ../nbs/05_gateway.ipynb #e1785f0a
+# %% ../nbs/05_gateway.ipynb #b2728345
 def _header_name(headers, key, default=None):
     v = headers.get(key)
     if v is None: return default
@@ -1162,7 +1175,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     if len(self._seen) > 4096: self._seen.pop(next(iter(self._seen)))   # the oldest task's purpose goes
     return Exchange(self, call, up, out, body['model'], body.get('stream') is True, t0, changed, prov, s.issues)
 
-# %% ../nbs/05_gateway.ipynb #981e97ae
+# %% ../nbs/05_gateway.ipynb #685edcfa
 @patch
 def check_sampling(self:Gateway, ex:Exchange) -> None:
     "Start the sampling readback of a successful call in the background, if its upstream can tell."
@@ -1191,7 +1204,7 @@ async def settle(self:Gateway, timeout:float|None=None) -> None:
     "Wait for the sampling readbacks in flight (each is bounded by `readback_timeout`)."
     if self._readbacks: await asyncio.wait(set(self._readbacks), timeout=timeout)
 
-# %% ../nbs/05_gateway.ipynb #1a90ac28
+# %% ../nbs/05_gateway.ipynb #efe779c0
 def _json_bytes(obj) -> bytes: return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode()
 
 def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
@@ -1229,7 +1242,7 @@ def check_auth(gw:Gateway, request) -> None:
     if not (got.lower().startswith('bearer ') and hmac.compare_digest(got[7:].strip().encode(), gw.token.encode())):
         raise InvalidRequest('a valid "Authorization: Bearer <token>" header is required', status=401, code='invalid_api_key')
 
-# %% ../nbs/05_gateway.ipynb #f7c4323c
+# %% ../nbs/05_gateway.ipynb #6028a13d
 def _headers(ex:Exchange) -> dict:
     h = {'x-ramabana-call-id': ex.call.id}
     if ex.issues:
@@ -1377,7 +1390,7 @@ async def chat_completions(request):
         if ex is not None: ex.finish(ie.status, ie.code)
         return error_response(ie)
 
-# %% ../nbs/05_gateway.ipynb #9b28dd92
+# %% ../nbs/05_gateway.ipynb #e5e00816
 async def _caps_of(gw:Gateway, spec:ModelSpec):
     try:
         up = gw.upstream(spec)
@@ -1436,7 +1449,7 @@ async def list_calls(request):
     rows = await asyncio.to_thread(read)
     return Response(_json_bytes({'object': 'list', 'data': rows}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #f4a1d85e
+# %% ../nbs/05_gateway.ipynb #04d8e0af
 async def tokenize(request):
     "POST /v1/tokenize: `{model, content}` -> `{model, count}`; `count` is null when the model has no tokenizer to ask."
     from starlette.responses import Response
@@ -1454,7 +1467,7 @@ async def tokenize(request):
         n = await up.count_tokens(body['content'])
     return Response(_json_bytes({'model': spec.name, 'count': n}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #ca929438
+# %% ../nbs/05_gateway.ipynb #a56e6882
 def make_app(gw:Gateway):
     "The Starlette app serving `gw`."
     from starlette.applications import Starlette
@@ -1486,7 +1499,7 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #92b9427d
+# %% ../nbs/05_gateway.ipynb #2d923f8a
 import ipaddress, socket, threading
 
 def is_loopback(host:str) -> bool:
