@@ -734,7 +734,7 @@ def explain_error(e:BaseException, # what the SDK raised
     try: import openai
     except ImportError: return e   # no SDK, so nothing of its to translate
     if not isinstance(e, openai.APIError): return e
-    from ramabana.gateway import redact
+    from ramabana.upstream import redact
     name = spec.name
     if isinstance(e, openai.APITimeoutError):
         return CallFailed(f'no answer from {name} within {timeout or 0:g} s (the gateway at {url}); a local model may still be '

@@ -9,7 +9,7 @@ from typing import Any
 from fastcore.basics import patch
 from .core import ConfigError, ModelSpec
 from .runtime import capture, estimate_tokens
-from .gateway import Upstream, Capabilities, UpstreamError, ContextOverflow, chunk, register_upstream
+from .upstream import Upstream, Capabilities, UpstreamError, ContextOverflow, chunk, register_upstream
 
 # %% auto #0
 __all__ = ['BACKEND_ENV', 'backend_choice', 'engine_kw', 'load_engine', 'to_litert', 'from_litert', 'LiteRTUpstream']

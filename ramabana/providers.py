@@ -9,8 +9,9 @@ import json, re, uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterable
 from .core import ModelSpec
-from .gateway import (Capabilities, Upstream, OpenAIChatUpstream, ChunkReader, ReplayStore, replay_keys, Call, register_upstream, classify_error,
-                              chunk, GatewayError, RateLimited, SchemaRejected, ToolsRejected, MalformedResponse, UpstreamError)
+from .upstream import (Capabilities, Upstream, OpenAIChatUpstream, ChunkReader, Call, register_upstream, classify_error,
+                               chunk, GatewayError, RateLimited, SchemaRejected, ToolsRejected, MalformedResponse, UpstreamError)
+from .gateway import ReplayStore, replay_keys
 
 # %% auto #0
 __all__ = ['REPLAY_FILE', 'EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'TAGS_PROMPT', 'TAGS_REMINDER', 'TAGS_CHANNEL',
