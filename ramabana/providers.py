@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator, Iterable
 from .core import ModelSpec
 from .upstream import (Capabilities, Upstream, OpenAIChatUpstream, ChunkReader, Call, register_upstream, classify_error,
                                chunk, GatewayError, RateLimited, SchemaRejected, ToolsRejected, MalformedResponse, UpstreamError)
-from .gateway import ReplayStore, replay_keys
+from .gateway import ReplayStore, replay_keys, Assembler
 
 # %% auto #0
 __all__ = ['REPLAY_FILE', 'EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'TAGS_PROMPT', 'TAGS_REMINDER', 'TAGS_CHANNEL',
@@ -523,17 +523,12 @@ class HostedUpstream(OpenAIChatUpstream):
             async for c in self._tags(body, call): yield c
 
     async def _collect(self, body, call) -> dict:
-        "One whole answer: text, reasoning, finish reason and usage."
-        res = dict(text='', reasoning='', finish=None, usage=None, model='')
+        "One whole answer: text, reasoning, finish reason and usage (folded by the gateway's `Assembler`)."
+        asm, model = Assembler(), ''
         async for c in self.send(body, call):
-            res['model'] = c.get('model') or res['model']
-            if c.get('usage'): res['usage'] = c['usage']
-            for ch in c.get('choices') or []:
-                d = ch.get('delta') or {}
-                res['text'] += d.get('content') or ''
-                res['reasoning'] += d.get('reasoning_content') or ''
-                res['finish'] = ch.get('finish_reason') or res['finish']
-        return res
+            asm.add(c)
+            model = c.get('model') or model
+        return dict(text=''.join(asm.content), reasoning=''.join(asm.reasoning), finish=asm.finish, usage=asm.usage, model=model)
 
     async def _tags(self, body, call):
         "The answer through the tags channel, with one reminder when it describes a call instead of making one."
