@@ -549,8 +549,9 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
         return c
 
     async def prefill():
-        "Read the prompt batch by batch; yields progress after each batch."
+        "Read the prompt batch by batch; yields progress at the start and after each batch."
         done,t0 = cache_n,time.monotonic()
+        yield dict(total=n, cache=cache_n, processed=done, time_ms=0)
         while done < n:
             if delay: await asyncio.sleep(delay)
             done = min(done + self.n_batch, n)
