@@ -494,7 +494,13 @@ class Session:
 
     def spec(self):
         "The model to use: the one chosen with `%ram model` or `-m`, else `model.default`."
-        return resolve(self.model)
+        if self.model: return resolve(self.model)
+        from ramabana.core import UnknownModel, setting
+        try: return resolve()
+        except UnknownModel as e:   # the user typed no name: say where the unknown one comes from
+            src = setting('model.default').source
+            src = f"the environment variable {src[4:]}" if src.startswith('env:') else src
+            raise MagicError(f"{e} (the model.default setting, from {src}; `%ram model NAME` picks another)") from None
 
     def _ask_user(self, name, args):
         "The agent's `ask`: route the question to the running turn's main thread, or ask here."
