@@ -16,9 +16,9 @@ from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spi
 from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
 
 # %% auto #0
-__all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'COUNT_CACHE', 'COUNT_TIMEOUT',
-           'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
-           'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'local_gateway_url',
+__all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'CANCELLED_CALL', 'COUNT_CACHE',
+           'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg',
+           'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'local_gateway_url',
            'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'CallFailed', 'Unreachable', 'TooLong',
            'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
 
@@ -122,6 +122,7 @@ class Backend:
     def _count(self, text): return None
     def _recover(self, e) -> bool: return False
     def _explain(self, e) -> str: return _why(e)   # one line for a failure; an engine may say it better
+    def _empty(self) -> str: return EMPTY_REPLY    # why a turn said nothing; an engine may know more
     def _close(self): pass
 
     @property
@@ -238,7 +239,8 @@ def stream(self:Backend, msg, run=None, **kw):
             # an engine may fail in ways we cannot list (SDK, transport, native code): each becomes text, as promised
             except Exception as e:
                 if stopped(): return
-                if tries == 0 and self._recover(e): tries, m = 1, None; continue
+                # the retry continues this turn: same usage, steps and paragraphs, not a new turn
+                if tries == 0 and self._recover(e): tries, m, kw = 1, None, {**kw, 'again': True}; continue
                 self.turn_error = self._explain(e)
                 self.problem(self.turn_error)
                 if not any(x.get('role') == 'assistant' for x in self.hist[before:]): del self.hist[before:]
@@ -246,12 +248,13 @@ def stream(self:Backend, msg, run=None, **kw):
                 return
             finally:
                 if callable(getattr(gen, 'close', None)): gen.close()
-                self._account()
         if not said and not stopped():
-            self.turn_error = EMPTY_REPLY
-            self.problem(EMPTY_REPLY)
-            yield f'[{EMPTY_REPLY}]'
-    finally: self._busy.release()
+            self.turn_error = self._empty()
+            self.problem(self.turn_error)
+            yield f'[{self.turn_error}]'
+    finally:
+        self._account()   # once per turn, whatever its attempts
+        self._busy.release()
 
 @patch
 def _account(self:Backend):
@@ -519,6 +522,7 @@ class GatewayBackend(Backend):
         self.base_url, self.api_key, self.timeout, self.think, self.progress = base_url, api_key, timeout, think, progress
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
         self._inflight = self._stale = False
+        self._said, self._thought, self._finish = False, 0, None   # this turn said something; the last step's thinking, finish
         self._counted: dict = {}   # text -> tokens, so a history is sent to the tokenizer once
         self._tokenizer: bool|None = None   # whether the gateway can count for this model; None: not asked yet
 
@@ -577,6 +581,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     self._fire('before_request', body)
     from ramabana.gateway import Assembler   # the gateway's own fold of a stream; lazy, like the gateway itself
     flt, asm, text = (ThinkFilter() if self.think else None), Assembler(), []
+    self._thought, self._finish = 0, None
     if self._cancel.is_set(): return asm.message(''), None
     if self._stale: self.client, self._stale = self._client(), False
     self._inflight = True
@@ -603,7 +608,9 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
         resp.close()
     if flt is not None: flt.end()
     msg = asm.message(''.join(text))
-    msg.pop('reasoning_content', None)   # the history keeps the answer; the gateway keeps the reasoning for replay
+    # what went into thinking, for a reply that is nothing else (`_empty` says so)
+    self._thought = (flt.thought if flt is not None else 0) + len(msg.pop('reasoning_content', None) or '')
+    self._finish = asm.finish
     return msg, asm.usage
 
 @patch
@@ -632,14 +639,18 @@ def _apart(gen, said:bool):
         if first and piece and not isinstance(piece, Discard): yield '\n\n'; first = False
         yield piece
 
+CANCELLED_CALL = 'not run: the user cancelled the turn before this call'
+
 @patch
-def _stream(self:GatewayBackend, msg, purpose:str='turn', **kw):
+def _stream(self:GatewayBackend, msg, purpose:str='turn',
+            again:bool=False, # a retry of the same turn (after `_recover`): its usage, steps and text go on
+            **kw):
     "One turn: send, stream, run the tool calls, repeat until an answer or `max_steps`."
     if msg is not None: self.hist.append(user_msg(msg))
-    self._turn_usage, self.steps, said = Usage(self.spec.name), 0, False
+    if not again: self._turn_usage, self.steps, self._said = Usage(self.spec.name), 0, False
     while True:
-        m, u = yield from _apart(self._step(self._messages(), purpose), said)
-        said = said or bool(m.get('content'))
+        m, u = yield from _apart(self._step(self._messages(), purpose), self._said)
+        self._said = said = self._said or bool(m.get('content'))
         if u:
             self._turn_usage = self._turn_usage + Usage.from_openai(u, model=self.spec.name, turns=0)
             self._reported = ((u.get('prompt_tokens') or 0) + (u.get('completion_tokens') or 0), len(self.hist) + 1)
@@ -649,14 +660,26 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn', **kw):
         self.hist.append(m)
         self.steps += 1
         if not m.get('tool_calls'): return
-        for tc in m['tool_calls']:
+        calls = m['tool_calls']
+        for i, tc in enumerate(calls):
             r = self.call_tool(tc)
             self.hist.append(r)
             self._fire('on_tool', tc, r)
-            if self._cancel.is_set(): return
+            if self._cancel.is_set():   # every call gets its result, or the next request is refused (Anthropic, OpenAI)
+                self.hist.extend({'role': 'tool', 'tool_call_id': t.get('id', ''), 'name': (t.get('function') or {}).get('name', ''),
+                                  'content': CANCELLED_CALL} for t in calls[i + 1:])
+                return
         if self.steps >= self.max_steps:
-            yield STEPS_NOTE.format(n=self.steps)
+            yield ('\n\n' if said else '') + STEPS_NOTE.format(n=self.steps)
             return
+
+@patch
+def _empty(self:GatewayBackend) -> str:
+    "Why the turn said nothing: it thought until the output cap, or just said nothing."
+    n, capped = self._thought, self._finish == 'length'
+    if n and capped: return f'{EMPTY_REPLY}: it spent the whole reply thinking ({n:,} characters) and hit the output cap before answering; raise max_tokens or ask again'
+    if n: return f'{EMPTY_REPLY}: it thought ({n:,} characters) and then said nothing'
+    return f'{EMPTY_REPLY} (it stopped at the output cap)' if capped else EMPTY_REPLY
 
 @patch
 def _usage(self:GatewayBackend) -> Usage:
