@@ -16,8 +16,8 @@ __all__ = ['MAX_OUTPUT', 'MODES', 'NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 
            'find_notebook', 'trim_middle', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'merge_history',
            'write_json_atomic', 'set_compact', 'apply_overrides', 'parent_cell_id', 'asking_cell', 'shown_path',
            'notebook_context', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'tool_line', 'CellView',
-           'TerminalShow', 'TurnResult', 'run_turn', 'cell_reader', 'Report', 'Session', 'say', 'ledger_rows',
-           'calls_table', 'subcommand', 'model_named', 'as_typed', 'cell_args', 'session', 'ram',
+           'TerminalShow', 'TurnResult', 'run_turn', 'cell_reader', 'Report', 'Session', 'no_notebook_note', 'say',
+           'ledger_rows', 'calls_table', 'subcommand', 'model_named', 'as_typed', 'cell_args', 'session', 'ram',
            'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
@@ -526,6 +526,14 @@ class Session:
 NO_NOTEBOOK = ('ramabana: no open notebook found (the kernel was not started by Jupyter, so JPY_SESSION_NAME is not '
                'set); asking without notebook context. `%%ram --no-notebook` skips this check.')
 
+def no_notebook_note(ns:dict|None=None, env:dict|None=None) -> str:
+    "Why no notebook was found, for the one-time note: no session at all, a session that is no notebook, or a lost file."
+    p = session_path(ns, env)
+    if p is None: return NO_NOTEBOOK
+    why = (f'the session {p!r} is not a notebook' if not p.endswith('.ipynb') else
+           f'the kernel was started for {p}, which is not there now: renamed or moved? restart the kernel to follow it')
+    return f'ramabana: no open notebook found ({why}); asking without notebook context. `%%ram --no-notebook` skips this check.'
+
 def say(msg:str) -> None:
     "One line for the user on stderr (red in Jupyter): how the magic reports every failure."
     print(msg if msg.startswith('ramabana:') else f'ramabana: {msg}', file=sys.stderr, flush=True)
@@ -536,7 +544,7 @@ def context(self:Session, question:str, notebook:bool=True) -> str:
     if not notebook: return ''
     path = self.notebook()
     if path is None:
-        if not self.told_no_nb: print(NO_NOTEBOOK, flush=True); self.told_no_nb = True
+        if not self.told_no_nb: print(no_notebook_note(getattr(self.ip, 'user_ns', None)), flush=True); self.told_no_nb = True
         return ''
     inputs, outputs = self.kernel_history()
     n, me = self.current(inputs)
