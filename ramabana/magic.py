@@ -553,6 +553,10 @@ def context(self:Session, question:str, notebook:bool=True) -> str:
     agent = self.get_agent()
     return compact_notebook_context(block, lambda b: agent.fits(question, b))
 
+def _error_lines(err:str) -> tuple[str, str]:
+    "The forms in which the backend writes a failed turn's reason into its text: a failure, and an empty reply."
+    return f'[error: {err}]', f'[{err}]'
+
 @patch
 def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, surgical:bool=False) -> TurnResult:
     "Answer `question` in the current cell: attach, fit, stream, show the status line."
@@ -567,14 +571,14 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     def work(on_text, on_tool, on_progress, on_status, approve):
         self._approve = approve
         def text(s):   # the backend's error line is said on stderr instead of flashing in the answer
-            if not (agent.turn_error and s.strip() == f'[error: {agent.turn_error}]'): on_text(s)
+            if not (agent.turn_error and s.strip() in _error_lines(agent.turn_error)): on_text(s)
         try: return agent.ask(question, context=block, on_text=text, on_tool=on_tool, on_progress=on_progress,
                               on_status=on_status)
         finally: self._approve = None
     res = run_turn(work, agent.cancel, view, self.confirm)
     if agent.turn_error and not res.cancelled:
         res.error = res.error or agent.turn_error
-        view.retract(f'[error: {agent.turn_error}]')
+        for line in _error_lines(agent.turn_error): view.retract(line)
         res.answer = view.answer
     self.last = res
     if res.cancelled: view.note('*cancelled*', '(cancelled)')
