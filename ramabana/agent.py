@@ -136,10 +136,15 @@ class _Tee(io.TextIOBase):
     def flush(self):
         if self.other is not None and threading.get_ident() != self.owner: self.other.flush()
 
-class Stopped(Exception):
+# Both are BaseExceptions so that the user's `except Exception:` (or `except OSError:`, which catches TimeoutError)
+# does not swallow them and keep the code running; and the user's own TimeoutError is theirs to read, not ours.
+class Stopped(BaseException):
     "Raised inside code `run_python` runs when the turn is cancelled."
 
-def _interrupt(tid:int, exc=TimeoutError):
+class _TimedOut(BaseException):
+    "Raised inside code `run_python` runs when it overruns its time."
+
+def _interrupt(tid:int, exc=_TimedOut):
     "Raise `exc` in thread `tid` at its next bytecode (code in native calls sees it when they return)."
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(exc))
 
@@ -157,7 +162,7 @@ def run_code(code:str, ns:dict, timeout:float=TIMEOUT) -> dict:
             if last is not None:
                 v = eval(last, ns)
                 if v is not None: res['result'] = v
-        except TimeoutError: res['error'] = f'TimeoutError: still running after {timeout:g} s; interrupted'
+        except _TimedOut: res['error'] = f'TimeoutError: still running after {timeout:g} s; interrupted'
         except Stopped: res['error'] = 'stopped: the user cancelled the turn'
         # the user's code may raise anything: it is the result to show, with the traceback from their code down
         except BaseException as e:
@@ -169,13 +174,16 @@ def run_code(code:str, ns:dict, timeout:float=TIMEOUT) -> dict:
     th, run = threading.Thread(target=work, name='ramabana-run_python', daemon=True), current_run()
     th.start()
     end = time.monotonic() + timeout
+    stopped = False
     while th.is_alive() and time.monotonic() < end:
         th.join(min(0.1, max(0.0, end - time.monotonic())))
         if run is not None and run.stopped and th.is_alive():
-            _interrupt(th.ident, Stopped); th.join(5); break
-    if th.is_alive():
+            _interrupt(th.ident, Stopped); th.join(1); stopped = True; break
+    if th.is_alive() and not stopped:
         _interrupt(th.ident); th.join(5)
-        if th.is_alive(): res['error'] = f'still running after {timeout:g} s and could not be interrupted (it is in native code); it goes on in the background'
+    if th.is_alive():   # in a native call: the pending exception stops it when the call returns; the turn does not wait
+        why = 'stopped: the user cancelled the turn, but the code' if stopped else f'still running after {timeout:g} s and'
+        res['error'] = f'{why} could not be interrupted (it is in native code); it goes on in the background until that call returns'
     return res
 
 def format_run(res:dict) -> str:
@@ -309,7 +317,10 @@ class Agent:
     @property
     def spec(self) -> ModelSpec: return self.backend.spec
     @property
-    def usage(self) -> Usage: return self._prior + self.backend.usage
+    def usage(self) -> Usage:
+        "Tokens of every model call of the conversation: its turns, on every model it used, and the summaries (not turns)."
+        s = self._sum_be.usage if self._sum_be is not None else Usage()
+        return self._prior + Usage(**{**s.dict(), 'turns': 0}) + self.backend.usage
     @property
     def pct_full(self) -> float: return self.backend.pct_full
     @property
