@@ -212,11 +212,16 @@ def ktok(n:int) -> str:
     "A token count for people: 950, 3.1k, 12k."
     return f'{n}' if n < 1000 else f'{n/1000:.1f}k' if n < 10_000 else f'{round(n/1000)}k'
 
+def _reading(done:int, total:int) -> str:
+    "How far the prompt is read; once it all is, the model is working on its answer (or thinking), not reading."
+    s = f'reading the conversation: {ktok(done)} of {ktok(total)} new tokens'
+    return s + ' · waiting for the answer' if total and done >= total else s
+
 def progress_text(done:int, total:int, width:int=20) -> str:
     "A text progress bar for reading a prompt."
     frac = min(1.0, done / total) if total else 0.0
     bar = '█' * round(frac * width) + '░' * (width - round(frac * width))
-    return f'{bar} reading the conversation: {ktok(done)} of {ktok(total)} new tokens'
+    return f'{bar} {_reading(done, total)}'
 
 def ipython_show(bundle:dict, id:str, update:bool=False, kind:str='answer') -> None:
     "Show or update display `id` in the cell, through IPython's display machinery."
@@ -274,8 +279,7 @@ class CellView:
         "Show how far the model has read the prompt."
         if self.seg: return
         self._line({'text/plain': progress_text(done, total),
-                    'text/html': f'<progress value="{done}" max="{max(total, 1)}"></progress> reading the conversation: '
-                                 f'{ktok(done)} of {ktok(total)} new tokens'})
+                    'text/html': f'<progress value="{done}" max="{max(total, 1)}"></progress> {_reading(done, total)}'})
 
     def working(self, line:str):
         "Show what the agent is doing now, in the transient line."
@@ -324,7 +328,7 @@ class CellView:
     @property
     def answer(self) -> str: return ''.join(self.parts) + self.text
 
-# %% ../nbs/09_magic.ipynb #12911d57
+# %% ../nbs/09_magic.ipynb #953090a8
 def _isatty(f) -> bool:
     try: return f.isatty()
     except (AttributeError, ValueError): return False   # a closed or replaced stream is no terminal
@@ -357,7 +361,7 @@ class TerminalShow:
         print(text, end='' if opens else '\n', flush=True)
         if opens: self.open = id
 
-# %% ../nbs/09_magic.ipynb #cf7769a4
+# %% ../nbs/09_magic.ipynb #8f828f38
 @dataclass
 class TurnResult:
     "How a turn ended: the answer shown, and whether it was cancelled or failed (with the one-line reason)."
@@ -446,7 +450,7 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, ap
     if (e := box.get('error')) is not None and not (res.cancelled and isinstance(e, KeyboardInterrupt)): res.error = _why(e)
     return res
 
-# %% ../nbs/09_magic.ipynb #0c3fc42d
+# %% ../nbs/09_magic.ipynb #710d0890
 def cell_reader(session) -> Callable:
     "The `read_cell` tool for `session`: one cell of the open notebook, in full."
     def read_cell(id:str # the cell's id, as in <cell id="...">
@@ -522,7 +526,7 @@ class Session:
         if self.agent is not None: return self.agent.status()
         return f'no conversation yet · {self.spec().name}'
 
-# %% ../nbs/09_magic.ipynb #adb778ff
+# %% ../nbs/09_magic.ipynb #79bb176c
 NO_NOTEBOOK = ('ramabana: no open notebook found (the kernel was not started by Jupyter, so JPY_SESSION_NAME is not '
                'set); asking without notebook context. `%%ram --no-notebook` skips this check.')
 
@@ -586,7 +590,7 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     view.status(self.status())
     return res
 
-# %% ../nbs/09_magic.ipynb #8855a99f
+# %% ../nbs/09_magic.ipynb #838965e7
 CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('status', 'status'),
                 ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
@@ -621,7 +625,7 @@ def calls_table(rows:list[dict]) -> str:
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
 
-# %% ../nbs/09_magic.ipynb #d398d857
+# %% ../nbs/09_magic.ipynb #c9a4e150
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -733,7 +737,7 @@ def _help(s:Session):
     w = max(len(r[0]) for r in rows)
     return Report('\n'.join(f'{a.ljust(w)}  {h}' for a, h in rows))
 
-# %% ../nbs/09_magic.ipynb #14c01d95
+# %% ../nbs/09_magic.ipynb #2a611bc6
 class _Args(argparse.ArgumentParser):
     def error(self, message): raise MagicError(f'%%ram: {message} (see `%ram help`)')
     def exit(self, status=0, message=None):
@@ -795,7 +799,7 @@ def ram(line:str='', cell:str|None=None):
     # the magic is the user's front door: a bug must still be one line, not a traceback in the notebook
     except Exception as e: say(f'internal error ({type(e).__name__}: {e}); please report it')
 
-# %% ../nbs/09_magic.ipynb #780dce7c
+# %% ../nbs/09_magic.ipynb #c33653c2
 def load_ipython_extension(ip):
     "Register `%ram` / `%%ram` in shell `ip`."
     ip.register_magic_function(ram, 'line_cell', 'ram')
