@@ -614,18 +614,24 @@ def ledger_rows(n:int=10, url:str|None=None, token:str|None=None) -> list[dict]:
     try: return led.recent(n)
     finally: led.close()
 
+def _local_time(iso:str) -> str:
+    "The clock time of a ledger timestamp (ISO 8601, UTC) in this machine's time zone, as the user reads clocks."
+    import datetime as dt
+    try: return dt.datetime.fromisoformat(iso).astimezone().strftime('%H:%M:%S')
+    except ValueError: return iso[11:19]   # not a timestamp we know: show it as written
+
 def calls_table(rows:list[dict]) -> str:
     "Ledger rows as a text table."
     if not rows: return 'no calls recorded yet'
     def cell(r, k):
         v = r.get(k)
         if v is None: return ''
-        if k == 'time': return str(v)[11:19]
+        if k == 'time': return _local_time(str(v))
         if isinstance(v, float): return f'{v:,.0f}'
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
 
-# %% ../nbs/09_magic.ipynb #c9a4e150
+# %% ../nbs/09_magic.ipynb #6f02c750
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -737,7 +743,7 @@ def _help(s:Session):
     w = max(len(r[0]) for r in rows)
     return Report('\n'.join(f'{a.ljust(w)}  {h}' for a, h in rows))
 
-# %% ../nbs/09_magic.ipynb #2a611bc6
+# %% ../nbs/09_magic.ipynb #e0d8fa5d
 class _Args(argparse.ArgumentParser):
     def error(self, message): raise MagicError(f'%%ram: {message} (see `%ram help`)')
     def exit(self, status=0, message=None):
@@ -799,7 +805,7 @@ def ram(line:str='', cell:str|None=None):
     # the magic is the user's front door: a bug must still be one line, not a traceback in the notebook
     except Exception as e: say(f'internal error ({type(e).__name__}: {e}); please report it')
 
-# %% ../nbs/09_magic.ipynb #c33653c2
+# %% ../nbs/09_magic.ipynb #95fbed7e
 def load_ipython_extension(ip):
     "Register `%ram` / `%%ram` in shell `ip`."
     ip.register_magic_function(ram, 'line_cell', 'ram')
