@@ -788,7 +788,7 @@ def explain_error(e:BaseException, # what the SDK raised
         when = f'retry in {s:g} s' if s else 'retry in a little while'
         if status == 429 or code == 'rate_limit_exceeded': return Throttled(f'rate limited by {_server(spec)}; {when}')
         return Throttled(f'{_server(spec)} is overloaded ({bare}); {when}')
-    if status == 401 or code == 'invalid_api_key':
+    if status == 401 or code == 'invalid_api_key' or (status == 400 and 'API key not valid' in msg):   # Gemini: a 400
         if 'Authorization: Bearer' in msg:   # the gateway's own check, not the provider's
             return NotAuthorised(f"the gateway at {url} needs its token: set {get('gateway.token_env')}")
         env = spec.api_key_env
