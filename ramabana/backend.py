@@ -523,6 +523,7 @@ class GatewayBackend(Backend):
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
         self._inflight = self._stale = False
         self._said, self._thought, self._finish = False, 0, None   # this turn said something; the last step's thinking, finish
+        self._text: list = []   # the pieces of answer the current step has yielded
         self._counted: dict = {}   # text -> tokens, so a history is sent to the tokenizer once
         self._tokenizer: bool|None = None   # whether the gateway can count for this model; None: not asked yet
 
@@ -581,6 +582,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     self._fire('before_request', body)
     from ramabana.gateway import Assembler   # the gateway's own fold of a stream; lazy, like the gateway itself
     flt, asm, text = (ThinkFilter() if self.think else None), Assembler(), []
+    self._text = text
     self._thought, self._finish = 0, None
     if self._cancel.is_set(): return asm.message(''), None
     if self._stale: self.client, self._stale = self._client(), False
@@ -595,6 +597,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
             if pp := d.get('prompt_progress'): self._fire('on_progress', pp)
             if (d.get('ramabana') or {}).get('discard'):   # the gateway is resending: forget this step's partial answer
                 n, text, asm, flt = sum(map(len, text)), [], Assembler(), (ThinkFilter() if self.think else None)
+                self._text = text
                 if n: yield Discard(n)
                 continue
             asm.add(d)
@@ -649,7 +652,13 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
     if msg is not None: self.hist.append(user_msg(msg))
     if not again: self._turn_usage, self.steps, self._said = Usage(self.spec.name), 0, False
     while True:
-        m, u = yield from _apart(self._step(self._messages(), purpose), self._said)
+        try: m, u = yield from _apart(self._step(self._messages(), purpose), self._said)
+        # stopped mid-answer: the caller closed this generator, or a cancel closed the stream under the reader (which
+        # may raise anything, as in `cancel`); the history keeps what the user saw. A failure is the caller's to handle.
+        except BaseException as e:
+            if (isinstance(e, GeneratorExit) or self._cancel.is_set()) and (part := ''.join(self._text)):
+                self.hist.append({'role': 'assistant', 'content': part})
+            raise
         self._said = said = self._said or bool(m.get('content'))
         if u:
             self._turn_usage = self._turn_usage + Usage.from_openai(u, model=self.spec.name, turns=0)
