@@ -406,12 +406,14 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, ap
              grace:float=15.0 # seconds to wait for the work to stop after a cancel
             ) -> TurnResult:
     "Run `work` on a thread, show its events from this thread, cancel it on KeyboardInterrupt."
-    q, box, res, deadline = queue.Queue(), {}, TurnResult(), None
+    q, box, res, deadline, over = queue.Queue(), {}, TurnResult(), None, threading.Event()
     confirm = confirm or _default_confirm
     def approve(name, args):
         done, ans = threading.Event(), {}
         q.put(('approve', (name, args), done, ans))
-        done.wait()
+        # once the main thread stops listening (the turn was given up), nobody will answer: that is a no
+        while not done.wait(0.25):
+            if over.is_set(): return 'n'
         return ans.get('v', 'n')
     cbs = dict(on_text=lambda s: q.put(('text', s)), on_tool=lambda *a: q.put(('tool', _tool_args(a))),
                on_progress=lambda *a: q.put(('progress', _progress_args(a))), on_status=lambda s: q.put(('status', s)),
@@ -445,12 +447,13 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, ap
             res.cancelled, deadline = True, time.monotonic() + grace
             try: cancel()
             except RamabanaError as e: res.error = _why(e)
+    over.set()
     view.flush()
     res.answer, res.value = view.answer, box.get('value')
     if (e := box.get('error')) is not None and not (res.cancelled and isinstance(e, KeyboardInterrupt)): res.error = _why(e)
     return res
 
-# %% ../nbs/09_magic.ipynb #710d0890
+# %% ../nbs/09_magic.ipynb #870fe0ef
 def cell_reader(session) -> Callable:
     "The `read_cell` tool for `session`: one cell of the open notebook, in full."
     def read_cell(id:str # the cell's id, as in <cell id="...">
@@ -458,7 +461,7 @@ def cell_reader(session) -> Callable:
         "The full source and outputs of one cell of the user's notebook, including cells left out of the prompt."
         path = session.notebook()
         if path is None: return 'error: no notebook is open'
-        cells = merge_history(nb_cells(read_notebook(path), max_out=10**9), *session.kernel_history())
+        cells = merge_history(nb_cells(read_notebook(path), max_out=10**9), *session.kernel_history(), max_out=10**9)
         for c in cells:
             if c['id'] == id: return c['source'] + (f"\n\nOutputs:\n{c['outputs']}" if c['outputs'] else '\n\n(no outputs)')
         return f"error: no cell '{id}'; the cells are: {', '.join(c['id'] for c in cells)}"
@@ -526,7 +529,7 @@ class Session:
         if self.agent is not None: return self.agent.status()
         return f'no conversation yet · {self.spec().name}'
 
-# %% ../nbs/09_magic.ipynb #79bb176c
+# %% ../nbs/09_magic.ipynb #4f3ee066
 NO_NOTEBOOK = ('ramabana: no open notebook found (the kernel was not started by Jupyter, so JPY_SESSION_NAME is not '
                'set); asking without notebook context. `%%ram --no-notebook` skips this check.')
 
@@ -590,7 +593,7 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     view.status(self.status())
     return res
 
-# %% ../nbs/09_magic.ipynb #838965e7
+# %% ../nbs/09_magic.ipynb #234ac899
 CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('status', 'status'),
                 ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
@@ -631,7 +634,7 @@ def calls_table(rows:list[dict]) -> str:
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
 
-# %% ../nbs/09_magic.ipynb #6f02c750
+# %% ../nbs/09_magic.ipynb #45ba5121
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -696,7 +699,8 @@ def _reset(s:Session):
 
 @subcommand('calls', '[N]', 'the newest N (10) model calls from the ledger')
 def _calls(s:Session, n:str='10'):
-    if not n.isdigit() or not 1 <= int(n) <= 10_000: raise MagicError(f'calls takes a number from 1 to 10000, got {n!r}')
+    # isdigit alone takes '²' for a digit, which int() refuses
+    if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= 10_000: raise MagicError(f'calls takes a number from 1 to 10000, got {n!r}')
     be = s.agent.backend if s.agent is not None else None
     url = getattr(be, 'url', None) if be is not None and be.ready else None   # the gateway this conversation uses
     return Report(calls_table(ledger_rows(int(n), url, be.api_key if url else None)))
@@ -743,7 +747,7 @@ def _help(s:Session):
     w = max(len(r[0]) for r in rows)
     return Report('\n'.join(f'{a.ljust(w)}  {h}' for a, h in rows))
 
-# %% ../nbs/09_magic.ipynb #e0d8fa5d
+# %% ../nbs/09_magic.ipynb #7916024b
 class _Args(argparse.ArgumentParser):
     def error(self, message): raise MagicError(f'%%ram: {message} (see `%ram help`)')
     def exit(self, status=0, message=None):
@@ -805,7 +809,7 @@ def ram(line:str='', cell:str|None=None):
     # the magic is the user's front door: a bug must still be one line, not a traceback in the notebook
     except Exception as e: say(f'internal error ({type(e).__name__}: {e}); please report it')
 
-# %% ../nbs/09_magic.ipynb #95fbed7e
+# %% ../nbs/09_magic.ipynb #56307008
 def load_ipython_extension(ip):
     "Register `%ram` / `%%ram` in shell `ip`."
     ip.register_magic_function(ram, 'line_cell', 'ram')
