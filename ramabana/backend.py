@@ -411,16 +411,21 @@ def call_tool(self:Backend, tc:dict) -> dict:
     try: args = json.loads(raw) if isinstance(raw, str) else dict(raw)
     except (ValueError, TypeError) as e: return res(f'error: the arguments are not valid JSON ({e}); send them again as a JSON object')
     if not isinstance(args, dict): return res('error: the arguments should be a JSON object')
+    # checked against the signature before anyone is asked, and apart from a TypeError the tool itself raises
+    try: inspect.signature(tools[name].f).bind(**args)
+    except TypeError as e: return res(f'error: {name} was called with the wrong arguments: {e}')
+    except ValueError: pass   # a builtin without a signature: the call itself will tell
     if self.approve is not None:
         ok = self.approve(tools[name], args)
         if ok is not True: return res(ok if isinstance(ok, str) and ok else REFUSED.format(name=name))
     try: out = _tool_text(tools[name](**args))
-    except TypeError as e: out = f'error: {name} was called with the wrong arguments: {e}'
     # a tool is user code: whatever it raises is the model's to read, as the result of its call
     except Exception as e: out = f'error: {name} raised {type(e).__name__}: {e}'
-    if self.tool_max_len and len(out) > self.tool_max_len:
+    room = int(self.tool_max_len / CHARS_PER_TOKEN) if self.tool_max_len else 0
+    if room and self.spec.ctx: room = min(room, self.spec.ctx // 4)   # a small window: a result that fits the limit would not fit it
+    if room and (len(out) > self.tool_max_len or estimate_tokens(out) > room):
         save = self.save or (lambda data, suffix: Path('(not saved)'))
-        out = excerpt(out, max(16, int(self.tool_max_len / CHARS_PER_TOKEN)), save, HOW_TO_READ, tail=200)
+        out = excerpt(out, max(16, room), save, HOW_TO_READ, tail=200)
     return res(out)
 
 # %% ../nbs/08_backend.ipynb #d8b6c4ad
