@@ -24,13 +24,14 @@ __all__ = ['MAX_OUTPUT', 'MODES', 'NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 
 class MagicError(RamabanaError):
     "A `%ram` command or flag is wrong, or a cell it names does not exist."
 
-# %% ../nbs/09_magic.ipynb #5059cde3
-def session_path(ns:dict|None=None, # the user namespace (`__session__`)
+# %% ../nbs/09_magic.ipynb #253cbe17
+def session_path(ns:dict|None=None, # the user namespace (`__vsc_ipynb_file__`, `__session__`)
                  env:dict|None=None # the environment (`JPY_SESSION_NAME`); default `os.environ`
                 ) -> str|None:
     "The open notebook's path as the kernel was told it, or None."
     env = os.environ if env is None else env
-    p = (ns or {}).get('__session__') or env.get('JPY_SESSION_NAME')
+    ns = ns or {}
+    p = ns.get('__vsc_ipynb_file__') or ns.get('__session__') or env.get('JPY_SESSION_NAME')
     return p if isinstance(p, str) and p.strip() else None
 
 def find_notebook(ns:dict|None=None, env:dict|None=None,
