@@ -16,11 +16,11 @@ from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spi
 from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
 
 # %% auto #0
-__all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'CANCELLED_CALL', 'COUNT_CACHE',
-           'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg',
-           'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway', 'local_gateway_url',
-           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'CallFailed', 'Unreachable', 'TooLong',
-           'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
+__all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL',
+           'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool',
+           'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway',
+           'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'CallFailed',
+           'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -648,6 +648,7 @@ def _apart(gen, said:bool):
         yield piece
 
 CANCELLED_CALL = 'not run: the user cancelled the turn before this call'
+FAILED_CALL = 'not run: the turn failed before this call'
 
 @patch
 def _stream(self:GatewayBackend, msg, purpose:str='turn',
@@ -674,15 +675,18 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
         self.hist.append(m)
         self.steps += 1
         if not m.get('tool_calls'): return
-        calls = m['tool_calls']
-        for i, tc in enumerate(calls):
-            r = self.call_tool(tc)
-            self.hist.append(r)
-            self._fire('on_tool', tc, r)
-            if self._cancel.is_set():   # every call gets its result, or the next request is refused (Anthropic, OpenAI)
-                self.hist.extend({'role': 'tool', 'tool_call_id': t.get('id', ''), 'name': (t.get('function') or {}).get('name', ''),
-                                  'content': CANCELLED_CALL} for t in calls[i + 1:])
-                return
+        calls, done = m['tool_calls'], 0
+        try:
+            for tc in calls:
+                r = self.call_tool(tc)
+                self.hist.append(r); done += 1
+                self._fire('on_tool', tc, r)
+                if self._cancel.is_set(): return
+        finally:   # a cancel, or a failure (an approval or a callback that raised): every call still gets its result,
+                   # or the provider refuses the next request (Anthropic, OpenAI)
+            why = CANCELLED_CALL if self._cancel.is_set() else FAILED_CALL
+            self.hist.extend({'role': 'tool', 'tool_call_id': t.get('id', ''), 'name': (t.get('function') or {}).get('name', ''),
+                              'content': why} for t in calls[done:])
         if self.steps >= self.max_steps:
             yield ('\n\n' if said else '') + STEPS_NOTE.format(n=self.steps)
             return
