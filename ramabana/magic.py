@@ -610,8 +610,16 @@ def ledger_rows(n:int=10, url:str|None=None, token:str|None=None) -> list[dict]:
         try: r = httpx.get(url.rstrip('/') + '/calls', params={'limit': n}, timeout=30,
                            headers={'Authorization': f'Bearer {tok}'} if tok else None)
         except httpx.HTTPError as e: raise MagicError(f'cannot reach the gateway at {url} for its ledger: {e}') from None
-        if r.status_code != 200: raise MagicError(f'the gateway at {url} answered {r.status_code}: {r.text[:200]}')
-        return r.json().get('data') or []
+        try: body = r.json()
+        except ValueError: body = None   # a web page, not a gateway: said below
+        if not isinstance(body, dict):
+            raise MagicError(f'{url} answered {r.status_code} with something that is not JSON; is it a ramabana gateway '
+                             '(the gateway.url setting)?')
+        if r.status_code != 200:
+            err = body.get('error')
+            raise MagicError(f'the gateway at {url} answered {r.status_code}: '
+                             + ' '.join(str(err.get('message') if isinstance(err, dict) else err or body).split())[:200])
+        return body.get('data') or []
     from ramabana.ledger import Ledger, default_path
     if not default_path().exists(): return []
     led = Ledger()
@@ -635,7 +643,7 @@ def calls_table(rows:list[dict]) -> str:
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
 
-# %% ../nbs/09_magic.ipynb #45ba5121
+# %% ../nbs/09_magic.ipynb #be1ec09d
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -748,7 +756,7 @@ def _help(s:Session):
     w = max(len(r[0]) for r in rows)
     return Report('\n'.join(f'{a.ljust(w)}  {h}' for a, h in rows))
 
-# %% ../nbs/09_magic.ipynb #7916024b
+# %% ../nbs/09_magic.ipynb #c2ce1afc
 class _Args(argparse.ArgumentParser):
     def error(self, message): raise MagicError(f'%%ram: {message} (see `%ram help`)')
     def exit(self, status=0, message=None):
@@ -810,7 +818,7 @@ def ram(line:str='', cell:str|None=None):
     # the magic is the user's front door: a bug must still be one line, not a traceback in the notebook
     except Exception as e: say(f'internal error ({type(e).__name__}: {e}); please report it')
 
-# %% ../nbs/09_magic.ipynb #56307008
+# %% ../nbs/09_magic.ipynb #5440ab4f
 def load_ipython_extension(ip):
     "Register `%ram` / `%%ram` in shell `ip`."
     ip.register_magic_function(ram, 'line_cell', 'ram')
