@@ -16,7 +16,7 @@ __all__ = ['MAX_OUTPUT', 'MODES', 'NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 
            'find_notebook', 'trim_middle', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'merge_history',
            'write_json_atomic', 'set_compact', 'apply_overrides', 'parent_cell_id', 'asking_cell', 'shown_path',
            'notebook_context', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'tool_line', 'CellView',
-           'TerminalShow', 'TurnResult', 'run_turn', 'cell_reader', 'Report', 'Session', 'no_notebook_note', 'say',
+           'TerminalShow', 'TurnResult', 'say', 'run_turn', 'cell_reader', 'Report', 'Session', 'no_notebook_note',
            'ledger_rows', 'calls_table', 'subcommand', 'model_named', 'as_typed', 'cell_args', 'session', 'ram',
            'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
 
@@ -375,6 +375,10 @@ try: from IPython.core.error import StdinNotImplementedError
 except ImportError:  # IPython is not installed: nothing can raise it
     class StdinNotImplementedError(Exception): pass
 
+def say(msg:str) -> None:
+    "One line for the user on stderr (red in Jupyter): how the magic reports every failure."
+    print(msg if msg.startswith('ramabana:') else f'ramabana: {msg}', file=sys.stderr, flush=True)
+
 def _why(e:BaseException) -> str:
     "One line for an error: ramabana's own message, or the type and message of anything else."
     if isinstance(e, RamabanaError) and str(e): return str(e)
@@ -433,7 +437,10 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, ap
         elif kind == 'approve':
             _, (name, args), done, ans = ev
             try: ans['v'] = 'n' if res.cancelled else confirm(name, args)
-            except (EOFError, StdinNotImplementedError): ans['v'] = 'n'   # no way to ask here: that is a no
+            except (EOFError, StdinNotImplementedError):   # no way to ask here: that is a no, and the user is told why
+                ans['v'] = 'n'
+                say(f'{name} needs your approval, but this frontend cannot ask for it, so it did not run '
+                    '(`%ram approve auto` runs code without asking)')
             finally: done.set()
         return kind == 'done'
     th = threading.Thread(target=go, name='ramabana-turn', daemon=True)
@@ -541,10 +548,6 @@ def no_notebook_note(ns:dict|None=None, env:dict|None=None) -> str:
     why = (f'the session {p!r} is not a notebook' if not p.endswith('.ipynb') else
            f'the kernel was started for {p}, which is not there now: renamed or moved? restart the kernel to follow it')
     return f'ramabana: no open notebook found ({why}); asking without notebook context. `%%ram --no-notebook` skips this check.'
-
-def say(msg:str) -> None:
-    "One line for the user on stderr (red in Jupyter): how the magic reports every failure."
-    print(msg if msg.startswith('ramabana:') else f'ramabana: {msg}', file=sys.stderr, flush=True)
 
 @patch
 def context(self:Session, question:str, notebook:bool=True) -> str:
