@@ -360,6 +360,11 @@ def _has_output(ch:dict) -> bool:
         if c.get('finish_reason') or d.get('content') or d.get('reasoning_content') or d.get('tool_calls'): return True
     return False
 
+def _wants_usage(body:dict) -> bool:
+    "Whether the client asked for the usage chunk (`stream_options.include_usage`); upstreams are always asked."
+    so = body.get('stream_options')
+    return isinstance(so, dict) and so.get('include_usage') is True
+
 @dataclass
 class Exchange:
     "One call in flight: what is sent, what came back, and the figures for the ledger."
@@ -376,6 +381,7 @@ class Exchange:
     asm: Assembler = field(default_factory=Assembler)
     ttft: float|None = None
     done: bool = False
+    usage: bool = True         # the client's stream gets the usage chunk (it asked with `stream_options.include_usage`)
 
     async def chunks(self) -> AsyncIterator[dict]:
         "The answer's chunks (and `DISCARD` events), repaired and assembled as they pass."
@@ -450,7 +456,9 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     changed = first_change(self._seen.get(key), hashes)
     self._seen[key] = hashes
     if len(self._seen) > 4096: self._seen.pop(next(iter(self._seen)))   # the oldest task's purpose goes
-    return Exchange(self, call, up, out, body['model'], body.get('stream') is True, t0, changed, prov, s.issues)
+    ex = Exchange(self, call, up, out, body['model'], body.get('stream') is True, t0, changed, prov, s.issues)
+    ex.usage = _wants_usage(body)
+    return ex
 
 # %% ../nbs/05_gateway.ipynb #6d384966
 @patch
@@ -548,6 +556,18 @@ def _event(ch:dict) -> bytes:
     raw = ch.raw if type(ch) is RawChunk else None
     return b'data: ' + (raw if raw is not None else _json_bytes(ch)) + b'\n\n'
 
+def _events(ex:Exchange, chunks:list) -> bytes:
+    "The chunks as the client's events; without `include_usage` the usage goes to the ledger only, as OpenAI does."
+    if ex.usage: return b''.join(map(_event, chunks))
+    out = []
+    for ch in chunks:
+        if ch.get('usage') is not None:
+            # a choice-less usage chunk would break clients that read `choices[0]` of every chunk
+            if not ch.get('choices') and not ch.get('prompt_progress') and 'ramabana' not in ch: continue
+            ch = {k: v for k, v in ch.items() if k != 'usage'}
+        out.append(_event(ch))
+    return b''.join(out)
+
 _END = object()
 
 class _Channel:
@@ -594,10 +614,10 @@ async def _bursts(agen, nowait:bool=False, maxsize:int=512) -> AsyncIterator[tup
 
 async def _sse(ex:Exchange, head:list, agen) -> AsyncIterator[tuple[bytes, bool]]:
     "The client's event stream as (bytes, last): chunks, then `[DONE]`; a failure after the start is an error event."
-    status, err, pre = 200, None, b''.join(map(_event, head))
+    status, err, pre = 200, None, _events(ex, head)
     try:
         async for burst, ended in _bursts(agen, nowait=bool(head)):
-            data, pre = pre + b''.join(map(_event, burst)), b''
+            data, pre = pre + _events(ex, burst), b''
             if ended:
                 ex.finish(200)   # the row is written before the client can see the end of its answer
                 yield data + b'data: [DONE]\n\n', True
