@@ -741,8 +741,12 @@ def _set_mode(mode):
         if cell_id is None:
             inputs, _ = s.kernel_history()
             _, src = s.current(inputs)
-            cell_id = asking_cell(apply_overrides(path, nb_cells(read_notebook(path))), parent_cell_id(s.ip), src)
+            cells = nb_cells(read_notebook(path))
+            cell_id = asking_cell(cells, parent_cell_id(s.ip), src)
             if cell_id is None: raise MagicError('cannot tell which cell this is (save the notebook, or name the cell: %ram ' + mode + ' CELL_ID)')
+            if _ours(next(c['source'] for c in cells if c['id'] == cell_id)):   # a cell of its own: it would mark itself
+                raise MagicError(f'this cell holds only %ram commands, so the setting would apply to nothing: put `%ram {mode}` '
+                                 f'on the first line of the cell it is for, or name that cell: %ram {mode} CELL_ID')
         set_compact(path, cell_id, mode)
         return Report(f'cell {cell_id}: {mode}')
     return f
