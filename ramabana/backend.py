@@ -11,7 +11,7 @@ from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get
 from .runtime import (estimate_tokens, CHARS_PER_TOKEN, answer_only, ThinkFilter, Usage,
-                              current_run)
+                              current_run, THINK_OPEN)
 from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
 from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
 
@@ -576,7 +576,33 @@ def _wire(m:dict) -> dict:
         else: parts.append(p)
     return {**m, 'content': parts}
 
-# %% ../nbs/08_backend.ipynb #ac0d430c
+# %% ../nbs/08_backend.ipynb #84733f85
+class _InlineThink:
+    "A reply that opens `<think>` itself (a server that leaves the reasoning in the text): that block is dropped too."
+    def __init__(self): self.held, self.flt, self.plain = '', None, False
+
+    @property
+    def thought(self) -> int: return self.flt.thought if self.flt is not None else 0
+
+    def feed(self, text:str) -> str:
+        "The part of `text` that is answer; the start is held back until it is clear whether it opens `<think>`."
+        if self.plain: return text
+        if self.flt is not None: return self.flt.feed(text)
+        self.held += text
+        s = self.held.lstrip()
+        if THINK_OPEN.startswith(s): return ''   # nothing yet, or the tag so far
+        if s.startswith(THINK_OPEN): self.flt = ThinkFilter(); return self.flt.feed(s[len(THINK_OPEN):])
+        self.plain = True
+        return self.held
+
+    def rearm(self): pass   # only a block the reply opened is dropped; each step has its own filter
+
+    def end(self) -> str:
+        "What was held back, when the reply ended while it could still have been the tag."
+        if self.flt is not None: self.flt.end(); return ''
+        out, self.held = ('' if self.plain else self.held), ''
+        return out
+
 @patch
 def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True):
     "One streamed request: yields answer text; returns (assistant message, usage dict)."
@@ -586,7 +612,8 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     extra = {'return_progress': True} if self.progress and purpose == 'turn' else {}
     self._fire('before_request', body)
     from ramabana.gateway import Assembler   # the gateway's own fold of a stream; lazy, like the gateway itself
-    flt, asm, text = (ThinkFilter() if self.think else None), Assembler(), []
+    mkflt = lambda: ThinkFilter() if self.think else _InlineThink()
+    flt, asm, text = mkflt(), Assembler(), []
     self._text = text
     self._thought, self._finish = 0, None
     if self._cancel.is_set(): return asm.message(''), None
@@ -601,23 +628,23 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
             d = _delta_dict(ch)
             if pp := d.get('prompt_progress'): self._fire('on_progress', pp)
             if (d.get('ramabana') or {}).get('discard'):   # the gateway is resending: forget this step's partial answer
-                n, text, asm, flt = sum(map(len, text)), [], Assembler(), (ThinkFilter() if self.think else None)
+                n, text, asm, flt = sum(map(len, text)), [], Assembler(), mkflt()
                 self._text = text
                 if n: yield Discard(n)
                 continue
             asm.add(d)
             for c in d.get('choices') or []:
                 piece = (c.get('delta') or {}).get('content') or ''
-                if flt is not None and piece: piece = flt.feed(piece)
-                if (c.get('delta') or {}).get('tool_calls') and flt is not None: flt.rearm()
+                if piece: piece = flt.feed(piece)
+                if (c.get('delta') or {}).get('tool_calls'): flt.rearm()
                 if piece: text.append(piece); yield piece
     finally:
         self._resp = None
         resp.close()
-    if flt is not None: flt.end()
+    if (tail := flt.end()) and not self._cancel.is_set(): text.append(tail); yield tail
     msg = asm.message(''.join(text))
     # what went into thinking, for a reply that is nothing else (`_empty` says so)
-    self._thought = (flt.thought if flt is not None else 0) + len(msg.pop('reasoning_content', None) or '')
+    self._thought = flt.thought + len(msg.pop('reasoning_content', None) or '')
     self._finish = asm.finish
     return msg, asm.usage
 
