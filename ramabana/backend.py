@@ -745,6 +745,7 @@ def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
 @patch
 def _close(self:GatewayBackend):
     if (c := getattr(self, 'client', None)) is not None and callable(getattr(c, 'close', None)): c.close()
+    if self._tok is not None: self._tok.close(); self._tok = None   # the tokenizer's connections too
 
 # %% ../nbs/08_backend.ipynb #5586ba82
 def _overflow(e) -> bool:
