@@ -421,11 +421,9 @@ def call_tool(self:Backend, tc:dict) -> dict:
     try: out = _tool_text(tools[name](**args))
     # a tool is user code: whatever it raises is the model's to read, as the result of its call
     except Exception as e: out = f'error: {name} raised {type(e).__name__}: {e}'
-    room = int(self.tool_max_len / CHARS_PER_TOKEN) if self.tool_max_len else 0
-    if room and self.spec.ctx: room = min(room, self.spec.ctx // 4)   # a small window: a result that fits the limit would not fit it
-    if room and (len(out) > self.tool_max_len or estimate_tokens(out) > room):
+    if self.tool_max_len and len(out) > self.tool_max_len:
         save = self.save or (lambda data, suffix: Path('(not saved)'))
-        out = excerpt(out, max(16, room), save, HOW_TO_READ, tail=200)
+        out = excerpt(out, max(16, int(self.tool_max_len / CHARS_PER_TOKEN)), save, HOW_TO_READ, tail=200)
     return res(out)
 
 # %% ../nbs/08_backend.ipynb #d8b6c4ad
