@@ -15,10 +15,10 @@ from .core import RamabanaError, format_table, get, resolve
 __all__ = ['MAX_OUTPUT', 'MODES', 'NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 'SUBCOMMANDS', 'MagicError', 'session_path',
            'find_notebook', 'trim_middle', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'merge_history',
            'write_json_atomic', 'set_compact', 'apply_overrides', 'parent_cell_id', 'asking_cell', 'shown_path',
-           'notebook_context', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'tool_line', 'CellView',
-           'TerminalShow', 'TurnResult', 'say', 'run_turn', 'cell_reader', 'Report', 'Session', 'no_notebook_note',
-           'ledger_rows', 'calls_table', 'subcommand', 'model_named', 'as_typed', 'cell_args', 'session', 'ram',
-           'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
+           'notebook_context', 'asking_source', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'tool_line',
+           'CellView', 'TerminalShow', 'TurnResult', 'say', 'run_turn', 'cell_reader', 'Report', 'Session',
+           'no_notebook_note', 'ledger_rows', 'calls_table', 'subcommand', 'model_named', 'as_typed', 'cell_args',
+           'session', 'ram', 'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
@@ -201,8 +201,13 @@ def notebook_context(path:Path|str, # the notebook file
     from ramabana.compaction import notebook_block
     cells = merge_history(nb_cells(read_notebook(path), max_out), list(inputs), outputs, max_out, skip)
     cells = apply_overrides(path, cells)
-    if (me := asking_cell(cells, cell_id, src)): cells = [dict(c, compact='keep') if c['id'] == me else c for c in cells]
+    if (me := asking_cell(cells, cell_id, src)):
+        cells = [dict(c, compact='keep', source=asking_source(c['source'])) if c['id'] == me else c for c in cells]
     return notebook_block(shown_path(path), cells)
+
+def asking_source(src:str) -> str:
+    "The asking cell as the block shows it: its `%%ram` line, and a pointer to the question, which follows the block."
+    return src.strip().split('\n', 1)[0] + '\n[the question after the notebook]'
 
 def with_question(block:str, question:str) -> str:
     "The prompt: the notebook block, then the question."
