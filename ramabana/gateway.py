@@ -247,6 +247,8 @@ class Gateway:
         self._upstreams: dict = {}
         self._client: httpx.AsyncClient|None = None
         self._seen: dict = {}      # (task, purpose, model) -> message fingerprints of the previous request
+        self._sent = collections.Counter()     # server -> requests sent to it (attempts), for the readback
+        self._inflight = collections.Counter() # server -> requests to it not yet ended
         self._replay: dict = {}    # task -> ReplayStore
         self._models = None        # (config file stat, catalog, count of extra models)
         self._cfg_path = None      # (the env it was derived from, the config file's path)
@@ -325,12 +327,17 @@ def _next_attempt(self:Gateway, e:GatewayError, n:dict, body:dict):
     n[why] = n.get(why, 0) + 1
     return why, wait, body
 
+def _server(spec:ModelSpec) -> str:
+    "What identifies the server behind `spec`: its URL, else (a managed server) the model's name."
+    return spec.base_url or spec.name
+
 @patch
 async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterator[dict]:
     "The upstream's chunks for `body`, sending again per the failure table; `DISCARD` before a resend after partial output."
-    n = {}
+    n, server = {}, _server(call.spec)
     while True:
         sent = False
+        self._sent[server] += 1; self._inflight[server] += 1
         try:
             async for ch in up.stream(body, call):
                 sent = True
@@ -345,6 +352,7 @@ async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterato
             if sent: yield DISCARD
             if isinstance(e, UpstreamUnavailable): await up.recover()
             if wait: await asyncio.sleep(wait)
+        finally: self._inflight[server] -= 1
 
 # %% ../nbs/05_gateway.ipynb #644cd90f
 def _header_name(headers, key, default=None):
@@ -466,17 +474,23 @@ def check_sampling(self:Gateway, ex:Exchange) -> None:
     "Start the sampling readback of a successful call in the background, if its upstream can tell."
     if self.readback == 'off' or not ex.up.sampling_readback: return
     if self.readback == 'managed' and ex.call.spec.base_url: return   # a server given by URL may be any build
-    try: task = asyncio.get_running_loop().create_task(self._readback(ex))
+    # `/slots` shows what the slot's LAST request asked for: once another request reaches the server (already in
+    # flight, or sent before the slots are read) it may be that one's, and a mismatch would be blamed on this call
+    server = _server(ex.call.spec)
+    if self._inflight[server]: return
+    try: task = asyncio.get_running_loop().create_task(self._readback(ex, self._sent[server]))
     except RuntimeError: return   # no event loop: nothing could run the readback
     self._readbacks.add(task)
     task.add_done_callback(self._readbacks.discard)
 
 @patch
-async def _readback(self:Gateway, ex:Exchange) -> None:
+async def _readback(self:Gateway, ex:Exchange, sent:int) -> None:
     "Ask the upstream which sampling it applied and put the mismatches in the call's ledger row; never raises."
     try:
         res = await asyncio.wait_for(ex.up.readback(ex.body, ex.call), self.readback_timeout)
         if res is None: return
+        if self._sent[_server(ex.call.spec)] != sent:
+            return log.info('call %s: no sampling readback: another request reached the server first', ex.call.id)
         if res: log.info('call %s: sampling not applied as sent: %s', ex.call.id, json.dumps(res, default=str))
         self.ledger.update(ex.call.id, readback=res)
     except (GatewayError, asyncio.TimeoutError, LedgerError) as e:
