@@ -207,6 +207,7 @@ def notebook_context(path:Path|str, # the notebook file
 
 def asking_source(src:str) -> str:
     "The asking cell as the block shows it: its `%%ram` line, and a pointer to the question, which follows the block."
+    if not src.lstrip().startswith('%%ram'): return src   # not a question cell (a frontend that stores no history): as is
     return src.strip().split('\n', 1)[0] + '\n[the question after the notebook]'
 
 def with_question(block:str, question:str) -> str:
