@@ -36,7 +36,9 @@ _JSON_TYPES = {str: 'string', int: 'integer', float: 'number', bool: 'boolean', 
 def _json_type(ann) -> dict:
     "The JSON schema of a parameter annotation (strings when unknown)."
     origin = typing.get_origin(ann)
-    if origin in (list, tuple): return {'type': 'array'}
+    if origin in (list, tuple) or ann in (list, tuple):   # OpenAI and Gemini refuse an array without `items`
+        args = [a for a in typing.get_args(ann) if a is not Ellipsis]
+        return {'type': 'array', 'items': _json_type(args[0]) if len(set(args)) == 1 else {}}
     if origin is dict: return {'type': 'object'}
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(ann) if a is not type(None)]
