@@ -648,7 +648,7 @@ def calls_table(rows:list[dict]) -> str:
         v = r.get(k)
         if v is None: return ''
         if k == 'time': return _local_time(str(v))
-        if isinstance(v, float): return f'{v:,.0f}'
+        if isinstance(v, (int, float)) and not isinstance(v, bool): return f'{v:,.0f}'   # 2,809 as the status line writes it
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
 
