@@ -58,10 +58,14 @@ def trim_middle(text:str, n:int=MAX_OUTPUT) -> str:
 
 _ANSI = re.compile(r'\x1b\[[0-?]*[ -/]*[@-~]')   # terminal colour and cursor codes: noise that costs tokens
 
+def _overwrite(text:str) -> str:
+    "Each line as a terminal leaves it: a progress bar redrawn with `\\r` keeps only its last state."
+    return '\n'.join(l.rstrip('\r').rsplit('\r', 1)[-1] for l in text.split('\n'))
+
 def output_text(o:dict) -> str:
     "One saved output as text a model can read."
     kind = o.get('output_type')
-    if kind == 'stream': return _ANSI.sub('', _src(o.get('text')))
+    if kind == 'stream': return _overwrite(_ANSI.sub('', _src(o.get('text'))))
     if kind == 'error': return _ANSI.sub('', f"{o.get('ename', 'Error')}: {o.get('evalue', '')}")
     data = o.get('data') or {}
     if 'text/plain' in data: return _ANSI.sub('', _src(data['text/plain']))
