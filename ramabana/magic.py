@@ -699,7 +699,8 @@ def as_typed(text:str) -> str:
     import re
     from ramabana.agent import CONTEXT_NOTE
     t = re.sub(r'<system-reminder>.*?</system-reminder>', '', text, flags=re.S)
-    t, n = re.subn(r'^\s*(?:<notebook\b.*</notebook>|' + re.escape(CONTEXT_NOTE) + ')', '', t, flags=re.S)
+    # the first closing tag ends the block (cells escape theirs); a question may name the tag itself
+    t, n = re.subn(r'^\s*(?:<notebook\b.*?</notebook>|' + re.escape(CONTEXT_NOTE) + ')', '', t, flags=re.S)
     return t.strip() + (' (with the notebook)' if n else '')
 
 @subcommand('history', '', 'the conversation so far, one line per message')
