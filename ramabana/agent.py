@@ -393,7 +393,8 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
     try:
         with run_context(run):
             self.maybe_compact(sent)
-            if context and isinstance(text, str): self._ctx = (len(self.backend.hist), text)
+            # where this turn's message will land: after a resumed conversation not applied yet (it is at start)
+            if context and isinstance(text, str): self._ctx = (len(self.backend.snapshot_hist()), text)
             if not run.stopped:
                 for piece in self.backend.stream(sent, run=run):
                     answer = apply_piece(answer, piece)
