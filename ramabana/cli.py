@@ -5,12 +5,12 @@
 # %% ../nbs/10_cli.ipynb #3d1c514d
 from __future__ import annotations
 import sys, argparse
-from .core import RamabanaError, config_table, format_table, load_config, config_path
+from .core import RamabanaError, ConfigError, config_table, format_table, load_config, config_path
 
 # %% auto #0
-__all__ = ['COMMANDS', 'DEMO_QUESTION', 'command', 'parser', 'main', 'cmd_config', 'KernelRun', 'ensure_model',
-           'terminate_as_exit', 'ask_notebook', 'cmd_ask', 'demo_notebook', 'cmd_demo', 'cmd_serve', 'cmd_setup',
-           'cmd_calls']
+__all__ = ['COMMANDS', 'DEMO_QUESTION', 'command', 'parser', 'main', 'cmd_config', 'check_models', 'KernelRun', 'prepare',
+           'ensure_model', 'terminate_as_exit', 'ask_notebook', 'question_text', 'cmd_ask', 'demo_notebook', 'cmd_demo',
+           'cmd_serve', 'check_listen', 'cmd_setup', 'cmd_calls']
 
 # %% ../nbs/10_cli.ipynb #252c881f
 COMMANDS: dict = {}
@@ -52,15 +52,27 @@ def main(argv:list[str]|None=None) -> int:
 @command('config', 'show each setting, its value and where it came from')
 def cmd_config(a):
     cfg = load_config()
+    rows = config_table(cfg)
+    check_models(cfg)
     print(f'config file: {cfg.path}' + ('' if cfg.path.exists() else ' (not present)'))
-    print(format_table(config_table(cfg), ('key', 'value', 'source')))
+    print(format_table(rows, ('key', 'value', 'source')))
 
-# %% ../nbs/10_cli.ipynb #ca623d64
+def check_models(cfg):
+    "Build the catalog and resolve the model settings, so a bad model table or an unknown model name is found here."
+    from ramabana.core import catalog, resolve, setting, UnknownModel
+    catalog(cfg)
+    for key in ('model.default', 'model.oneshot'):
+        v, src = setting(key, cfg=cfg)
+        try:
+            if v: resolve(v, cfg)
+        except UnknownModel as e: raise ConfigError(f"{key} (from {src}): {e}") from None
+
+# %% ../nbs/10_cli.ipynb #c83a194e
 from pathlib import Path
 from contextlib import contextmanager
 from fastcore.basics import patch
 
-# %% ../nbs/10_cli.ipynb #2f0d82fb
+# %% ../nbs/10_cli.ipynb #697e04af
 class KernelRun:
     "A Jupyter kernel started for one notebook: run cells in it and print what they show, as a terminal can."
     def __init__(self, nb:Path|None=None, # the notebook the kernel is "open on" (`JPY_SESSION_NAME`); None: none
@@ -100,7 +112,7 @@ class KernelRun:
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.shutdown()
 
-# %% ../nbs/10_cli.ipynb #d8e0cda3
+# %% ../nbs/10_cli.ipynb #92bfef4b
 @patch
 def show(self:KernelRun, msg:dict) -> str|None:
     "Print one iopub message as terminal text; returns the message's text, if it has any."
@@ -116,7 +128,7 @@ def show(self:KernelRun, msg:dict) -> str|None:
     self.term(c.get('data', {}), did, kind == 'update_display_data', (c.get('metadata') or {}).get('ramabana'))
     return c.get('data', {}).get('text/plain', '')
 
-# %% ../nbs/10_cli.ipynb #cfd1e6a8
+# %% ../nbs/10_cli.ipynb #011e1ab7
 @patch
 def run(self:KernelRun, code:str, # the cell
         timeout:float=600, # seconds the cell may take
@@ -161,14 +173,18 @@ def _answer(self:KernelRun, prompt:str) -> str:
     try: return input(prompt)
     except EOFError: return 'n'
 
-# %% ../nbs/10_cli.ipynb #0cda8b4d
+# %% ../nbs/10_cli.ipynb #93bb451b
+def prepare(gguf:bool=True) -> dict:
+    "llama-server (found, else built) and, if `gguf`, the embedded model (fetched once); progress only for work being done."
+    from ramabana.llamacpp import find_llama_server, build_llama_server, fetch_model
+    # not llamacpp.setup: it also announces a server it merely found, on every `ask` and twice in `setup`
+    return dict(server=find_llama_server() or build_llama_server(progress=True), model=fetch_model(progress=True) if gguf else None)
+
 def ensure_model(name:str|None=None) -> None:
     "For the managed local model (a llamacpp model without base_url), build llama-server and fetch weights if needed."
     from ramabana.core import resolve
     spec = resolve(name)
-    if spec.runtime == 'llamacpp' and not spec.base_url:
-        from ramabana.llamacpp import setup
-        setup(progress=True)
+    if spec.runtime == 'llamacpp' and not spec.base_url: prepare(gguf=not spec.gguf)
 
 @contextmanager
 def terminate_as_exit():
@@ -202,17 +218,32 @@ def ask_notebook(question:str, # the question, the body of the `%%ram` cell
         print()
         if r['interrupted']: return 130
         k.run('%ram calls 1', 60)
-    return 0 if r['status'] == 'ok' and not any(t.startswith('ramabana: ') for t in r['texts']) else 1
+    return 0 if r['status'] == 'ok' and not any(t.startswith(('ramabana: ', 'UsageError: ')) for t in r['texts']) else 1
 
-# %% ../nbs/10_cli.ipynb #02a288de
+# %% ../nbs/10_cli.ipynb #fe46645b
+def question_text(q:str|None, # the question argument; None or '-': read it from stdin
+                  stdin=None) -> str: # where to read it (default: sys.stdin)
+    "The question from the command line or piped in; `RamabanaError` when there is none."
+    stdin = stdin or sys.stdin
+    if q is None or q == '-':
+        if stdin is None or stdin.isatty():
+            raise RamabanaError("no question: give it as an argument, or pipe it in (echo 'QUESTION' | ramabana ask)")
+        q = stdin.read()
+    if not q.strip(): raise RamabanaError('the question is empty')
+    return q.strip()
+
 @command('ask', 'ask a question about a notebook, in a real Jupyter kernel, the way a notebook cell asks',
-         (['question'], dict(help='the question')), (['--nb'], dict(help='the notebook to attach (default: none)')),
+         (['question'], dict(nargs='?', help="the question; '-' or none: read it from stdin")),
+         (['--nb'], dict(help='the notebook to attach (default: none)')),
          (['-m', '--model'], dict(help='the model (default: the model.default setting)')),
          (['--run'], dict(action='store_true', help="run the notebook's code cells first")),
          (['--timeout'], dict(type=float, default=600, help='seconds the answer may take (default 600)')))
 def cmd_ask(a):
+    q = question_text(a.question)
+    if not a.timeout > 0: raise RamabanaError(f'--timeout should be a number of seconds above 0, got {a.timeout:g}')
+    if a.nb and not Path(a.nb).is_file(): raise RamabanaError(f'no notebook at {a.nb}')   # before any build or download
     ensure_model(a.model)
-    return ask_notebook(a.question, a.nb, a.model, a.run, a.timeout)
+    return ask_notebook(q, a.nb, a.model, a.run, a.timeout)
 
 DEMO_QUESTION = 'Summarise this notebook in two sentences.'
 
@@ -231,28 +262,43 @@ def cmd_demo(a):
     print(f'ramabana demo: asking about {demo_notebook()}\n> {a.question}\n', flush=True)
     return ask_notebook(a.question, demo_notebook(), a.model, run_cells=True)
 
-# %% ../nbs/10_cli.ipynb #8747682d
+# %% ../nbs/10_cli.ipynb #7af22fbc
 @command('serve', 'run the OpenAI-compatible gateway in the foreground',
          (['--host'], dict(default=None, help='address to bind (default: the gateway.host setting)')),
          (['--port'], dict(type=int, default=None, help='port (default: the gateway.port setting)')),
          (['--token'], dict(default=None, help='bearer token clients must send; required off loopback '
                                                '(default: the variable the gateway.token_env setting names)')))
 def cmd_serve(a):
-    from ramabana.gateway import serve
-    serve(a.host, a.port, a.token)
+    from ramabana.core import get
+    from ramabana.gateway import serve, check_bind, gateway_token
+    host, port = get('gateway.host', a.host), get('gateway.port', a.port)
+    check_bind(host, gateway_token(a.token))
+    check_listen(host, port)
+    # uvicorn re-raises a SIGTERM it handled; as SystemExit the atexit hooks still stop the llama-servers we started
+    with terminate_as_exit(): serve(host, port, a.token)
+
+def check_listen(host:str, port:int) -> None:
+    "`RamabanaError` unless `host:port` can be bound now: uvicorn would print a bare error, or wait forever on a bad port."
+    import socket
+    if not 1 <= port <= 65535: raise RamabanaError(f'the port should be from 1 to 65535, got {port}')
+    try:
+        for fam, typ, proto, _, addr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE):
+            with socket.socket(fam, typ, proto) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as uvicorn binds
+                s.bind(addr)
+    except OSError as e: raise RamabanaError(f'cannot listen on {host}:{port}: {e.strerror or e}') from None
 
 @command('setup', 'build llama-server and fetch the embedded model (both cached)')
 def cmd_setup(a):
-    from ramabana.llamacpp import setup
-    res = setup(progress=True)
+    res = prepare()
     print(f"llama-server: {res['server']}\nmodel: {res['model']}")
 
-# %% ../nbs/10_cli.ipynb #5a5789cd
+# %% ../nbs/10_cli.ipynb #9136fc57
 @command('calls', 'the newest model calls from the ledger', (['n'], dict(nargs='?', type=int, default=10, help='how many (default 10)')))
 def cmd_calls(a):
     from ramabana.magic import calls_table, ledger_rows
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
     print(calls_table(ledger_rows(a.n)))
 
-# %% ../nbs/10_cli.ipynb #10996c75
+# %% ../nbs/10_cli.ipynb #12b5b7c5
 if __name__ == '__main__': sys.exit(main())
