@@ -258,9 +258,10 @@ def demo_notebook() -> Path:
          (['-m', '--model'], dict(help='the model (default: the model.default setting)')),
          (['--question'], dict(default=DEMO_QUESTION, help='what to ask')))
 def cmd_demo(a):
+    q = question_text(a.question)
     ensure_model(a.model)
-    print(f'ramabana demo: asking about {demo_notebook()}\n> {a.question}\n', flush=True)
-    return ask_notebook(a.question, demo_notebook(), a.model, run_cells=True)
+    print(f'ramabana demo: asking about {demo_notebook()}\n> {q}\n', flush=True)
+    return ask_notebook(q, demo_notebook(), a.model, run_cells=True)
 
 # %% ../nbs/10_cli.ipynb #7af22fbc
 @command('serve', 'run the OpenAI-compatible gateway in the foreground',
