@@ -417,7 +417,8 @@ def cancel(self:Agent) -> bool:
 @patch
 def save(self:Agent):
     "Append what the conversation gained since the last save to the session file."
-    h = self.backend.hist
+    be = self.backend   # a resumed conversation the model has not started with yet is still pending: it is the history
+    h = be.hist if be.ready or be._pending is None else be._pending
     if self._saved > len(h): self.session.reset(h, 'history changed'); self._saved = len(h); return
     new = list(h[self._saved:])
     if self._ctx and self._saved <= self._ctx[0] < len(h):   # a resumed conversation never needs an old context
