@@ -678,6 +678,21 @@ class EventStream:
         finally:
             watcher.cancel(); writer.cancel()
 
+async def _unless_gone(request, aw) -> tuple[bool, object]:
+    "(True, result of awaitable `aw`), or (False, None) when the client disconnects first: `aw` is cancelled then."
+    work = asyncio.ensure_future(aw)
+    async def gone():   # the body has been read: the next message is the disconnect (or the end of the response)
+        while (await request.receive())['type'] != 'http.disconnect': pass
+    watch = asyncio.create_task(gone())
+    try:
+        await asyncio.wait((work, watch), return_when=asyncio.FIRST_COMPLETED)
+        if work.done(): return True, work.result()
+        work.cancel()
+        await asyncio.wait((work,))
+        return False, None
+    finally:
+        watch.cancel(); work.cancel()
+
 async def chat_completions(request):
     "POST /v1/chat/completions: stream or not, always streamed from the upstream."
     from starlette.responses import Response
@@ -687,9 +702,18 @@ async def chat_completions(request):
         body = check_request(await read_json(request, gw.max_body))
         ex = await gw.open_call(body, request.headers, t0)
         agen = ex.chunks()
-        head = await _head(ex, agen, body.get('return_progress') is True)
+        async def answer():   # a stream's head, or a whole answer
+            head = await _head(ex, agen, body.get('return_progress') is True)
+            if not ex.stream:
+                async for _ in agen: pass
+            return head
+        # a client that leaves before its answer starts (a non-streamed one: before it ends) stops the upstream request
+        here, head = await _unless_gone(request, answer())
+        if not here:
+            await agen.aclose()
+            ex.finish(499, 'client_closed')
+            return Response(status_code=499)
         if ex.stream: return EventStream(_sse(ex, head, agen), _headers(ex))
-        async for _ in agen: pass
         ex.finish(200)
         return Response(_json_bytes(ex.asm.completion(ex.model)), headers=_headers(ex), media_type='application/json')
     except GatewayError as e:
