@@ -52,9 +52,14 @@ def check_request(body) -> dict:
             for j, tc in enumerate(m['tool_calls']): _want(tc, dict, f'messages[{i}].tool_calls[{j}]')
         if 'reasoning_content' in m: _want(m['reasoning_content'], (str, type(None)), f'messages[{i}].reasoning_content')
     for k, t in (('stream', bool), ('stream_options', dict), ('tools', list), ('tool_choice', (str, dict)),
-                 ('response_format', dict), ('return_progress', bool), ('n', int)):
+                 ('response_format', dict), ('return_progress', bool), ('n', int), ('stop', (str, list))):
         if k in body and body[k] is not None: _want(body[k], t, k)
-    for j, t in enumerate(body.get('tools') or []): _want(t, dict, f'tools[{j}]')
+    for j, t in enumerate(body.get('stop') if isinstance(body.get('stop'), list) else ()): _want(t, str, f'stop[{j}]')
+    for j, t in enumerate(body.get('tools') or []):
+        _want(t, dict, f'tools[{j}]')
+        if t.get('type', 'function') == 'function':   # llama-server answers a tool without its function with a 500
+            _want(t.get('function'), dict, f'tools[{j}].function')
+            _want(t['function'].get('name'), str, f'tools[{j}].function.name')
     if body.get('n') not in (None, 1): raise InvalidRequest("'n' should be 1: the gateway returns one choice", param='n')
     return body
 
