@@ -140,7 +140,7 @@ def run(self:KernelRun, code:str, # the cell
         cell_id:str|None=None, # sent as JupyterLab does (`cellId` in the request's metadata)
         quiet:bool=False # print nothing (errors still count)
        ) -> dict:
-    "Run `code` in the kernel, printing its output; returns {'status', 'texts', 'error'}."
+    "Run `code` in the kernel, printing its output; returns {'status', 'texts', 'error', 'interrupted', 'timed_out'}."
     import queue as _q, time as _t
     kc = self.kc
     msg = kc.session.msg('execute_request', dict(code=code, silent=False, store_history=True, user_expressions={},
@@ -148,12 +148,13 @@ def run(self:KernelRun, code:str, # the cell
                          metadata={'cellId': cell_id} if cell_id else {})
     kc.shell_channel.send(msg)
     mid, texts, err, deadline, interrupted = msg['header']['msg_id'], [], None, _t.monotonic() + timeout, False
+    timed_out = False
     while True:
         try:
             if _t.monotonic() > deadline:
                 if interrupted: break
-                self.km.interrupt_kernel(); interrupted, deadline = True, _t.monotonic() + 30
-                err = f'the cell did not finish within {timeout:.0f} s; interrupted'
+                self.km.interrupt_kernel(); interrupted, timed_out, deadline = True, True, _t.monotonic() + 30
+                err = f'the cell did not finish within {timeout:g} s; interrupted'
             try:
                 m = kc.stdin_channel.get_msg(timeout=0)
                 if m['header']['msg_type'] == 'input_request': kc.input(self._answer(m['content']['prompt']))
@@ -168,7 +169,7 @@ def run(self:KernelRun, code:str, # the cell
             if interrupted: break
             self.km.interrupt_kernel(); interrupted, deadline = True, _t.monotonic() + 30
     self.term.close()
-    return dict(status='error' if err else 'ok', texts=texts, error=err, interrupted=interrupted)
+    return dict(status='error' if err else 'ok', texts=texts, error=err, interrupted=interrupted, timed_out=timed_out)
 
 @patch
 def _answer(self:KernelRun, prompt:str) -> str:
@@ -221,6 +222,8 @@ def ask_notebook(question:str, # the question, the body of the `%%ram` cell
         if r['error']: raise RamabanaError(f'the kernel could not load ramabana: {r["error"]}')
         r = k.run(f'%%ram{flags}\n{question}', timeout)
         print()
+        # a timeout is not the user's Ctrl-C: say so (it was a bare 130 and "(cancelled)")
+        if r['timed_out']: raise RamabanaError(f'no answer within {timeout:g} s (--timeout); the question was cancelled')
         if r['interrupted']: return 130
         k.run('%ram calls 1', 60)
     return 0 if r['status'] == 'ok' and not any(t.startswith(('ramabana: ', 'UsageError: ')) for t in r['texts']) else 1
@@ -306,5 +309,5 @@ def cmd_calls(a):
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
     print(calls_table(ledger_rows(a.n)))
 
-# %% ../nbs/10_cli.ipynb #8e56e62b
+# %% ../nbs/10_cli.ipynb #e758fda7
 if __name__ == '__main__': sys.exit(main())
