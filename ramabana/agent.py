@@ -15,9 +15,9 @@ from .compaction import Compactor
 from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 
 # %% auto #0
-__all__ = ['MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'VIEW_N', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE',
-           'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'describe', 'Stopped', 'run_code', 'format_run',
-           'view_file', 'python_tools', 'Session', 'new_task', 'Agent']
+__all__ = ['MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'VIEW_N', 'BIG_FILE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE',
+           'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'describe', 'Stopped', 'run_code',
+           'format_run', 'view_file', 'python_tools', 'Session', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #58b5e19f
 MODES = ('auto', 'ask', 'deny')
@@ -196,8 +196,9 @@ def format_run(res:dict) -> str:
     if res['error']: parts.append('error:\n' + res['error'])
     return '\n'.join(parts) or '(no output)'
 
-# %% ../nbs/08b_agent.ipynb #208f3108
+# %% ../nbs/08b_agent.ipynb #ee659298
 VIEW_N = 4000
+BIG_FILE = 64 * 2**20   # bytes: a file larger than this is read piece by piece, never whole
 
 def view_file(path:str,      # the file to read (a spilled excerpt's note names one)
               start:int=0,   # first character to read
@@ -206,8 +207,14 @@ def view_file(path:str,      # the file to read (a spilled excerpt's note names 
     "Read part of a text file: `n` characters from `start`, with where they sit in the whole."
     p = Path(path).expanduser()
     if not p.is_file(): return f'error: no file at {p}'
-    text = p.read_text(errors='replace')
     start, n = max(0, int(start)), max(1, int(n))
+    # a data file of gigabytes read whole would take the kernel down: past `BIG_FILE`, `start` and `n` count bytes
+    if (size := p.stat().st_size) > BIG_FILE:
+        with open(p, 'rb') as f: f.seek(start); data = f.read(n)
+        end = min(size, start + len(data))
+        more = f'; read on with view_file({str(p)!r}, start={end})' if end < size else ''
+        return f'[{p}: bytes {start:,}–{end:,} of {size:,}{more}]\n{data.decode(errors="replace")}'
+    text = p.read_text(errors='replace')
     end = min(len(text), start + n)
     more = f'; read on with view_file({str(p)!r}, start={end})' if end < len(text) else ''
     return f'[{p}: characters {start:,}–{end:,} of {len(text):,}{more}]\n{text[start:end]}'
