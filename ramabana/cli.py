@@ -217,7 +217,8 @@ def ask_notebook(question:str, # the question, the body of the `%%ram` cell
     flags = (f' -m {model}' if model else '') + ('' if nb else ' --no-notebook')
     with terminate_as_exit(), KernelRun(nb, env=env) as k:
         for c in cells:
-            if k.run(c['source'], timeout, quiet=True)['error']: raise RamabanaError(f'{nb}: cell {c["id"]} failed; fix it or leave out --run')
+            if e := k.run(c['source'], timeout, quiet=True)['error']:
+                raise RamabanaError(f'{nb}: cell {c["id"]} failed ({e}); fix it or leave out --run')
         r = k.run('%load_ext ramabana', 60)
         if r['error']: raise RamabanaError(f'the kernel could not load ramabana: {r["error"]}')
         r = k.run(f'%%ram{flags}\n{question}', timeout)
@@ -309,5 +310,5 @@ def cmd_calls(a):
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
     print(calls_table(ledger_rows(a.n)))
 
-# %% ../nbs/10_cli.ipynb #e758fda7
+# %% ../nbs/10_cli.ipynb #a5f40e26
 if __name__ == '__main__': sys.exit(main())
