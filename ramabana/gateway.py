@@ -171,6 +171,7 @@ class Assembler:
     def reset(self):
         "Forget the answer so far (it is being sent again)."
         self.content, self.reasoning, self.tools, self.finish, self.id = [], [], {}, None, None
+        self.logprobs = []   # the tokens' logprobs entries, when the client asked for `logprobs`
 
     def add(self, ch:dict):
         "Take one chunk."
@@ -188,6 +189,7 @@ class Assembler:
                 fn = tc.get('function') or {}
                 if fn.get('name'): cur['function']['name'] += fn['name']
                 if fn.get('arguments'): cur['function']['arguments'] += fn['arguments']
+            if isinstance(lp := c.get('logprobs'), dict) and isinstance(lp.get('content'), list): self.logprobs += lp['content']
             if c.get('finish_reason'): self.finish = c['finish_reason']
 
     def message(self, content:str|None=None) -> dict:
@@ -202,11 +204,12 @@ class Assembler:
         "The whole answer as a `chat.completion`."
         res = {'id': self.id or 'chatcmpl-' + uuid.uuid4().hex[:24], 'object': 'chat.completion', 'created': int(time.time()),
                'model': model, 'choices': [{'index': 0, 'message': self.message(), 'finish_reason': self.finish or 'stop'}]}
+        if self.logprobs: res['choices'][0]['logprobs'] = {'content': self.logprobs, 'refusal': None}
         if self.usage: res['usage'] = self.usage
         if self.timings: res['timings'] = self.timings
         return res
 
-# %% ../nbs/05_gateway.ipynb #5c1158d8
+# %% ../nbs/05_gateway.ipynb #4ca24a70
 import logging
 from .core import catalog, get, ConfigError, config_path, task_dir as _task_dir
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
@@ -307,7 +310,7 @@ class Gateway:
         self._upstreams.clear()
         if self._client is not None: await self._client.aclose(); self._client = None
 
-# %% ../nbs/05_gateway.ipynb #6d413cd8
+# %% ../nbs/05_gateway.ipynb #02da7a9f
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def _backoff(self:Gateway, k:int) -> float:
@@ -359,7 +362,7 @@ async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterato
             if wait: await asyncio.sleep(wait)
         finally: self._inflight[server] -= 1
 
-# %% ../nbs/05_gateway.ipynb #644cd90f
+# %% ../nbs/05_gateway.ipynb #6c184c05
 def _header_name(headers, key, default=None):
     v = headers.get(key)
     if v is None: return default
@@ -473,7 +476,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     ex.usage = _wants_usage(body)
     return ex
 
-# %% ../nbs/05_gateway.ipynb #6d384966
+# %% ../nbs/05_gateway.ipynb #89293b63
 @patch
 def check_sampling(self:Gateway, ex:Exchange) -> None:
     "Start the sampling readback of a successful call in the background, if its upstream can tell."
@@ -508,7 +511,7 @@ async def settle(self:Gateway, timeout:float|None=None) -> None:
     "Wait for the sampling readbacks in flight (each is bounded by `readback_timeout`)."
     if self._readbacks: await asyncio.wait(set(self._readbacks), timeout=timeout)
 
-# %% ../nbs/05_gateway.ipynb #4f9de16b
+# %% ../nbs/05_gateway.ipynb #c69d9da0
 def _json_bytes(obj) -> bytes: return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode()
 
 def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
@@ -546,7 +549,7 @@ def check_auth(gw:Gateway, request) -> None:
     if not (got.lower().startswith('bearer ') and hmac.compare_digest(got[7:].strip().encode(), gw.token.encode())):
         raise InvalidRequest('a valid "Authorization: Bearer <token>" header is required', status=401, code='invalid_api_key')
 
-# %% ../nbs/05_gateway.ipynb #6e5dc1f3
+# %% ../nbs/05_gateway.ipynb #4f17b0bd
 def _headers(ex:Exchange) -> dict:
     h = {'x-ramabana-call-id': ex.call.id}
     if ex.issues:
@@ -730,7 +733,7 @@ async def chat_completions(request):
         if ex is not None: ex.finish(ie.status, ie.code)
         return error_response(ie)
 
-# %% ../nbs/05_gateway.ipynb #1c759aa7
+# %% ../nbs/05_gateway.ipynb #1a67503d
 async def _caps_of(gw:Gateway, spec:ModelSpec):
     try:
         up = gw.upstream(spec)
@@ -789,7 +792,7 @@ async def list_calls(request):
     rows = await asyncio.to_thread(read)
     return Response(_json_bytes({'object': 'list', 'data': rows}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #8c3e307a
+# %% ../nbs/05_gateway.ipynb #681bf24c
 async def tokenize(request):
     "POST /v1/tokenize: `{model, content}` -> `{model, count}`; `count` is null when the model has no tokenizer to ask."
     from starlette.responses import Response
@@ -807,7 +810,7 @@ async def tokenize(request):
         n = await up.count_tokens(body['content'])
     return Response(_json_bytes({'model': spec.name, 'count': n}), media_type='application/json')
 
-# %% ../nbs/05_gateway.ipynb #3c7060d4
+# %% ../nbs/05_gateway.ipynb #f3396cfc
 def make_app(gw:Gateway):
     "The Starlette app serving `gw`."
     from starlette.applications import Starlette
@@ -839,7 +842,7 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #2c8f8bdf
+# %% ../nbs/05_gateway.ipynb #005f8b0b
 import ipaddress, socket
 
 def is_loopback(host:str) -> bool:
