@@ -246,9 +246,21 @@ class Session:
 
     def _write(self, recs:list):
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._untear()
         data = ''.join(json.dumps(r, default=_enc, ensure_ascii=False) + '\n' for r in recs)
         with open(self.path, 'a', encoding='utf-8') as f:
             f.write(data); f.flush(); os.fsync(f.fileno())
+
+    def _untear(self):
+        "Cut a torn last line (a crash mid-write) off the file, so the next record does not join it as a damaged line."
+        try:
+            with open(self.path, 'rb+') as f:
+                if f.seek(0, os.SEEK_END) == 0: return
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) == b'\n': return
+                f.seek(0); data = f.read()   # only after a crash, so reading it whole is fine
+                f.truncate(data.rfind(b'\n') + 1)
+        except FileNotFoundError: return   # nothing written yet
 
     def append(self, msgs:list):
         "Append messages (one finished turn)."
