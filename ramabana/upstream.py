@@ -600,8 +600,11 @@ class LocalHTTP:
     async def stream(self, method:str, url:str, *, content:bytes=b'', headers:dict|None=None):
         "Send one request and yield its `LocalResponse`; the connection goes back to the pool if the body was read."
         key, path, host = self._split(url)
-        head = [f'{method} {path} HTTP/1.1', f'Host: {host}', f'Content-Length: {len(content)}', 'Content-Type: application/json']
-        head += [f'{k}: {v}' for k, v in (headers or {}).items()]
+        headers = headers or {}
+        head = [f'{method} {path} HTTP/1.1', f'Host: {host}', f'Content-Length: {len(content)}']
+        # one Content-Type, the caller's if it gave one (a repeated one is a malformed request to a strict server)
+        if content and not any(k.lower() == 'content-type' for k in headers): head.append('Content-Type: application/json')
+        head += [f'{k}: {v}' for k, v in headers.items()]
         head = ('\r\n'.join(head) + '\r\n\r\n').encode('latin-1') + content
         try: conn, raw = await self._send(key, head)
         except _Stale as e:
