@@ -60,7 +60,10 @@ def cmd_config(a):
     rows = config_table(cfg)
     check_models(cfg)
     print(f'config file: {cfg.path}' + ('' if cfg.path.exists() else ' (not present)'))
-    print(format_table(rows, ('key', 'value', 'source')))
+    # booleans as TOML spells them, so a value can be copied into the file (Python's True is not valid TOML)
+    print(format_table([(k, str(v).lower() if isinstance(v, bool) else v, src) for k, v, src in rows], ('key', 'value', 'source')))
+    print("\nTo change a setting, write it in the config file ([window] reserve = 2000 sets window.reserve) "
+          "or set its environment variable, which wins over the file (RAMABANA_WINDOW_RESERVE=2000).")
 
 def check_models(cfg):
     "Build the catalog and resolve the model settings, so a bad model table or an unknown model name is found here."
