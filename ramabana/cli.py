@@ -9,8 +9,8 @@ from .core import RamabanaError, ConfigError, config_table, format_table, load_c
 
 # %% auto #0
 __all__ = ['COMMANDS', 'DEMO_QUESTION', 'command', 'parser', 'main', 'cmd_config', 'check_models', 'KernelRun', 'prepare',
-           'ensure_model', 'terminate_as_exit', 'ask_notebook', 'question_text', 'cmd_ask', 'demo_notebook', 'cmd_demo',
-           'cmd_serve', 'check_listen', 'cmd_setup', 'cmd_calls']
+           'ensure_model', 'terminate_as_exit', 'ram_cell', 'ask_notebook', 'question_text', 'cmd_ask', 'demo_notebook',
+           'cmd_demo', 'cmd_serve', 'check_listen', 'cmd_setup', 'cmd_calls']
 
 # %% ../nbs/10_cli.ipynb #252c881f
 COMMANDS: dict = {}
@@ -205,6 +205,11 @@ def terminate_as_exit():
     try: yield
     finally: signal.signal(signal.SIGTERM, old)
 
+def ram_cell(question:str, model:str|None=None, notebook:bool=True) -> str:
+    "The `%%ram` cell that asks `question`; the model name is quoted, as the magic splits its line like a shell."
+    import shlex
+    return '%%ram' + (f' -m {shlex.quote(model)}' if model else '') + ('' if notebook else ' --no-notebook') + '\n' + question
+
 def ask_notebook(question:str, # the question, the body of the `%%ram` cell
                  nb:Path|str|None=None, # the notebook to attach; None: none
                  model:str|None=None, # the model; None: `model.default`
@@ -217,14 +222,13 @@ def ask_notebook(question:str, # the question, the body of the `%%ram` cell
     if nb is not None and not nb.is_file(): raise RamabanaError(f'no notebook at {nb}')
     # read before a kernel starts: a file that is not a notebook is one line of error, not a traceback
     cells = [c for c in nb_cells(read_notebook(nb)) if c['type'] == 'code' and c['source'].strip()] if run_cells and nb else []
-    flags = (f' -m {model}' if model else '') + ('' if nb else ' --no-notebook')
     with terminate_as_exit(), KernelRun(nb, env=env) as k:
         for c in cells:
             if e := k.run(c['source'], timeout, quiet=True)['error']:
                 raise RamabanaError(f'{nb}: cell {c["id"]} failed ({e}); fix it or leave out --run')
         r = k.run('%load_ext ramabana', 60)
         if r['error']: raise RamabanaError(f'the kernel could not load ramabana: {r["error"]}')
-        r = k.run(f'%%ram{flags}\n{question}', timeout)
+        r = k.run(ram_cell(question, model, nb is not None), timeout)
         print()
         # a timeout is not the user's Ctrl-C: say so (it was a bare 130 and "(cancelled)")
         if r['timed_out']: raise RamabanaError(f'no answer within {timeout:g} s (--timeout); the question was cancelled')
@@ -313,5 +317,5 @@ def cmd_calls(a):
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
     print(calls_table(ledger_rows(a.n)))
 
-# %% ../nbs/10_cli.ipynb #a5f40e26
+# %% ../nbs/10_cli.ipynb #f2c20edf
 if __name__ == '__main__': sys.exit(main())
