@@ -197,7 +197,7 @@ def ensure_model(name:str|None=None) -> None:
 
 @contextmanager
 def terminate_as_exit():
-    "Turn SIGTERM into `SystemExit` for the duration (main thread only), so the kernel is shut down, not orphaned."
+    "Turn SIGTERM into `SystemExit` for the duration (main thread only), so `finally` and atexit run: the kernel and llama-servers stop."
     import signal, threading
     if threading.current_thread() is not threading.main_thread(): yield; return
     def stop(signum, frame): raise SystemExit(128 + signum)
