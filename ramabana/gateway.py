@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_gateway.ipynb #56a28296
 from __future__ import annotations
-import asyncio, collections, contextlib, json, os, re, time, uuid, random, hashlib, threading, traceback
+import asyncio, collections, contextlib, json, math, os, re, time, uuid, random, hashlib, threading, traceback
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import AsyncIterator
@@ -534,7 +534,8 @@ def error_response(e:GatewayError, headers:dict|None=None):
     "`e` as an OpenAI-shaped JSON error response."
     from starlette.responses import Response
     h = dict(headers or {})
-    if e.retry_after is not None: h['retry-after'] = str(max(0, round(e.retry_after)))
+    # rounded up: a wait under half a second must not become 'retry-after: 0', an invitation to retry at once
+    if e.retry_after is not None: h['retry-after'] = str(max(0, math.ceil(e.retry_after)))
     return Response(_json_bytes(e.to_openai()), e.status, headers=h, media_type='application/json')
 
 def _internal(e:BaseException, where:str) -> GatewayError:
