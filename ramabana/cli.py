@@ -233,8 +233,10 @@ def ask_notebook(question:str, # the question, the body of the `%%ram` cell
         # a timeout is not the user's Ctrl-C: say so (it was a bare 130 and "(cancelled)")
         if r['timed_out']: raise RamabanaError(f'no answer within {timeout:g} s (--timeout); the question was cancelled')
         if r['interrupted']: return 130
-        k.run('%ram calls 1', 60)
-    return 0 if r['status'] == 'ok' and not any(t.startswith(('ramabana: ', 'UsageError: ')) for t in r['texts']) else 1
+        ok = r['status'] == 'ok' and not any(t.startswith(('ramabana: ', 'UsageError: ')) for t in r['texts'])
+        # after a failure the error said it all, and the newest row may be an older call's (none was made)
+        if ok: k.run('%ram calls 1', 60)
+    return 0 if ok else 1
 
 # %% ../nbs/10_cli.ipynb #165d961e
 def question_text(q:str|None, # the question argument; None or '-': read it from stdin
@@ -317,5 +319,5 @@ def cmd_calls(a):
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
     print(calls_table(ledger_rows(a.n)))
 
-# %% ../nbs/10_cli.ipynb #f2c20edf
+# %% ../nbs/10_cli.ipynb #cc625c53
 if __name__ == '__main__': sys.exit(main())
