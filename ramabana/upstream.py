@@ -148,6 +148,8 @@ _TOOLPARSE_RX = re.compile(r'failed to parse tool call|parse tool call arguments
 # llama-server cannot turn the schema into a grammar: 400 since ggml-org/llama.cpp#17572, 500 in builds before it
 _GRAMMAR_RX = re.compile(r'JSON schema conversion failed|JSON schema error at|Automatic parser generation failed', re.I)
 
+_QUOTA_RX = re.compile(r'insufficient_quota|exceeded your current quota', re.I)   # OpenAI's 429 for an account out of credit
+
 def retry_after(headers) -> float|None:
     "Seconds from `retry-after-ms` or `Retry-After` (seconds or an HTTP date); None when absent or unreadable."
     if not headers: return None
@@ -180,6 +182,8 @@ def classify_error(status:int, text:str, headers=None) -> GatewayError:
     if any(p.search(text or '') for p in OVERFLOW_PATTERNS): return ContextOverflow(msg, param='messages')
     if status == 500 and _TOOLPARSE_RX.search(text or ''): return BadToolCall(where)
     if status == 500 and _GRAMMAR_RX.search(msg): return SchemaRejected(where, param='response_format')   # retrying cannot help
+    if status == 429 and _QUOTA_RX.search(text or ''):   # waiting cannot refill a quota: the client is told at once
+        return UpstreamError(where, status=429, code='insufficient_quota', retry_after=ra)
     if status in (429, 529) or status >= 500:
         code = 'rate_limit_exceeded' if status == 429 else 'overloaded' if status in (503, 529) else 'upstream_server_error'
         return RateLimited(where, status=status, code=code, retry_after=ra)
