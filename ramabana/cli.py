@@ -298,14 +298,20 @@ def cmd_serve(a):
 
 def check_listen(host:str, port:int) -> None:
     "`RamabanaError` unless `host:port` can be bound now: uvicorn would print a bare error, or wait forever on a bad port."
-    import socket
+    import socket, errno
     if not 1 <= port <= 65535: raise RamabanaError(f'the port should be from 1 to 65535, got {port}')
+    bound, unavailable = 0, None
     try:
         for fam, typ, proto, _, addr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE):
             with socket.socket(fam, typ, proto) as s:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as uvicorn binds
-                s.bind(addr)
+                try: s.bind(addr); bound += 1
+                except OSError as e:
+                    # asyncio skips an address family the machine has not enabled (::1 without IPv6); so do we
+                    if e.errno != errno.EADDRNOTAVAIL: raise
+                    unavailable = e
     except OSError as e: raise RamabanaError(f'cannot listen on {host}:{port}: {e.strerror or e}') from None
+    if not bound: raise RamabanaError(f'cannot listen on {host}:{port}: {unavailable.strerror if unavailable else "no address"}')
 
 @command('setup', 'build llama-server and fetch the embedded model (both cached)')
 def cmd_setup(a):
