@@ -148,7 +148,8 @@ _TOOLPARSE_RX = re.compile(r'failed to parse tool call|parse tool call arguments
 # llama-server cannot turn the schema into a grammar: 400 since ggml-org/llama.cpp#17572, 500 in builds before it
 _GRAMMAR_RX = re.compile(r'JSON schema conversion failed|JSON schema error at|Automatic parser generation failed', re.I)
 
-_QUOTA_RX = re.compile(r'insufficient_quota|exceeded your current quota', re.I)   # OpenAI's 429 for an account out of credit
+# OpenAI's 429 for an account out of credit, by its code: Gemini words its per-minute limit "exceeded your current quota"
+_QUOTA_RX = re.compile(r'"insufficient_quota"')
 
 def retry_after(headers) -> float|None:
     "Seconds from `retry-after-ms` or `Retry-After` (seconds or an HTTP date); None when absent or unreadable."
