@@ -5,7 +5,7 @@ official `openai` SDK."""
 
 # %% ../nbs/08_backend.ipynb #c3208925
 from __future__ import annotations
-import os, re, copy, json, math, types, base64, threading, contextlib, inspect, typing
+import os, re, copy, json, math, types, base64, socket, weakref, threading, contextlib, inspect, typing
 from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
@@ -497,9 +497,35 @@ def task_header(task:str) -> str:
     t = re.sub(r'[^A-Za-z0-9._-]+', '-', task).replace('..', '.').lstrip('._-')[:128]
     return t or 'task'
 
+class _Sockets:
+    "An httpcore network backend that remembers the sockets it opens, so another thread can shut them (`abort`)."
+    def __init__(self, inner): self.inner, self.live = inner, weakref.WeakSet()
+    def connect_tcp(self, *a, **kw):
+        s = self.inner.connect_tcp(*a, **kw)
+        if (sock := s.get_extra_info('socket')) is not None: self.live.add(sock)
+        return s
+    def __getattr__(self, k): return getattr(self.inner, k)
+    def abort(self) -> int:
+        "Shut every open socket: a read blocked on one returns at once. How many were shut."
+        n = 0
+        for sock in list(self.live):
+            try: sock.shutdown(socket.SHUT_RDWR); n += 1
+            except OSError: pass   # already closed by its owner: nothing left to wake
+        return n
+
 def _openai_client(spec=None, base_url=None, api_key=None, timeout=None):
-    import openai   # lazy: the SDK is heavy and only needed once a model is used
-    return openai.OpenAI(base_url=base_url, api_key=api_key or 'unused', max_retries=0, timeout=timeout)
+    import openai, httpx   # lazy: the SDK is heavy and only needed once a model is used
+    t = httpx.HTTPTransport()
+    # closing a response from another thread does not wake a read blocked on its socket (a long prefill without
+    # progress events, a reasoning model silent for a minute): shutting the socket does. httpx has no public hook for
+    # the sockets, so the pool's network backend is wrapped; without that attribute a cancel waits for the next chunk.
+    pool = getattr(t, '_pool', None)
+    socks = _Sockets(pool._network_backend) if pool is not None and hasattr(pool, '_network_backend') else None
+    if socks is not None: pool._network_backend = socks
+    c = openai.OpenAI(base_url=base_url, api_key=api_key or 'unused', max_retries=0, timeout=timeout,
+                      http_client=httpx.Client(transport=t, timeout=timeout))
+    c.ramabana_abort = socks.abort if socks is not None else None
+    return c
 
 # %% ../nbs/08_backend.ipynb #f1357144
 def _delta_dict(ch) -> dict:
@@ -617,7 +643,9 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     self._text = text
     self._thought, self._finish = 0, None
     if self._cancel.is_set(): return asm.message(''), None
-    if self._stale: self.client, self._stale = self._client(), False
+    if self._stale:   # a cancel shut this client's connections: a new one, and the old one released
+        old, self.client, self._stale = self.client, self._client(), False
+        with contextlib.suppress(Exception): old.close()   # its sockets are already shut; closing may complain of that
     self._inflight = True
     try: resp = self.client.chat.completions.create(**body, extra_headers=self._headers(purpose), extra_body=extra or None)
     finally: self._inflight = False
@@ -650,11 +678,15 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
 
 @patch
 def cancel(self:GatewayBackend) -> bool:
-    "Stop the running request at once: close its response (or, while waiting for one, the client) from this thread."
+    "Stop the running request at once: shut its connection (else close its response, or while waiting for one the client)."
     self._cancel.set()
     r, c = self._resp, getattr(self, 'client', None)
+    busy = r is not None or self._inflight
     try:
-        if r is not None: r.close()
+        if busy and callable(abort := getattr(c, 'ramabana_abort', None)):
+            self._stale = True   # its connections are shut: the next request gets a new client
+            abort()
+        elif r is not None: r.close()
         elif self._inflight and c is not None and callable(getattr(c, 'close', None)):
             self._stale = True   # the next request gets a new client
             c.close()
