@@ -486,10 +486,14 @@ def _summariser(self:Agent):
     if not m: return None
     name = m.name if isinstance(m, ModelSpec) else m
     if self._sum_be is None or self._sum_be.spec.name != name:
-        try: self._sum_be = make_backend(m, task=self.task, **{k: v for k, v in self.kw.items() if k == 'base_url'})
+        try: new = make_backend(m, task=self.task, **{k: v for k, v in self.kw.items() if k == 'base_url'})
         except RamabanaError as e:   # a misconfigured summary model must not stop the conversation: compact surgically
             self.backend.problem(f'summary model unavailable ({e}); compacting surgically')
             return None
+        if (old := self._sum_be) is not None:   # the summaries it wrote stay in `usage`
+            self._prior = self._prior + Usage(**{**old.usage.dict(), 'turns': 0})
+            old.close()
+        self._sum_be = new
     be = self._sum_be
     def summarise(prompt, sp):
         return be.oneshot(prompt, sp, purpose='compaction') or None
