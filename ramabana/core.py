@@ -60,15 +60,16 @@ class Setting(NamedTuple):
     default: Any
     doc: str
     choices: tuple = ()
+    bounds: tuple = (None, None)   # the lowest and highest value a number may take; None: no limit that side
 
 _S = Setting
 SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('model.default', str, 'smollm2', 'model a `%%ram` cell and `ramabana ask` use unless told otherwise'),
     _S('model.oneshot', str, None, 'model that writes compaction summaries; None compacts surgically, calling no model'),
-    _S('window.reserve', int, None, 'tokens held back below the window before compaction; None is `RESERVE`'),
-    _S('window.keep_recent', int, None, 'tokens of recent conversation compaction keeps; None is `KEEP_RECENT`'),
-    _S('window.margin', float, None, 'factor on estimated token counts; None is `EST_MARGIN`'),
-    _S('window.image_tokens', int, None, 'tokens counted for a picture or audio part; None is `IMG_TOKENS`'),
+    _S('window.reserve', int, None, 'tokens held back below the window before compaction; None is `RESERVE`', bounds=(0, None)),
+    _S('window.keep_recent', int, None, 'tokens of recent conversation compaction keeps; None is `KEEP_RECENT`', bounds=(0, None)),
+    _S('window.margin', float, None, 'factor on estimated token counts; None is `EST_MARGIN`', bounds=(0.1, 10.0)),
+    _S('window.image_tokens', int, None, 'tokens counted for a picture or audio part; None is `IMG_TOKENS`', bounds=(0, None)),
     _S('compaction.strategy', str, 'summary', 'how a full conversation is compacted', ('summary', 'surgical')),
     _S('compaction.auto', bool, True, 'compact automatically when the conversation crosses the threshold'),
     _S('inference.reasoning_history', str, 'auto', 'send earlier reasoning back to the model', ('auto', 'keep', 'drop')),
@@ -76,15 +77,15 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('task.structured_output', bool, True, 'send the JSON schema of replies the code parses'),
     _S('gateway.url', str, None, 'use a running gateway at this URL instead of starting one in-process'),
     _S('gateway.host', str, '127.0.0.1', 'address `ramabana serve` binds'),
-    _S('gateway.port', int, 8788, 'port `ramabana serve` listens on'),
+    _S('gateway.port', int, 8788, 'port `ramabana serve` listens on', bounds=(1, 65535)),
     _S('gateway.token_env', str, 'RAMABANA_GATEWAY_TOKEN', 'env var holding the bearer token the gateway requires'),
-    _S('gateway.max_body_mib', int, 32, 'largest request body the gateway accepts'),
+    _S('gateway.max_body_mib', int, 32, 'largest request body the gateway accepts', bounds=(1, None)),
     _S('gateway.readback', str, 'managed', 'after a llama.cpp call, read back the sampling the server applied: from servers ramabana manages, all, or off', ('managed', 'all', 'off')),
     _S('llamacpp.server', str, None, 'path of a llama-server binary to use instead of building one'),
-    _S('llamacpp.threads', int, None, 'threads for the managed llama-server; None lets it choose'),
-    _S('agent.max_steps', int, 40, 'tool-call steps in one turn before the agent stops'),
+    _S('llamacpp.threads', int, None, 'threads for the managed llama-server; None lets it choose', bounds=(1, None)),
+    _S('agent.max_steps', int, 40, 'tool-call steps in one turn before the agent stops', bounds=(1, None)),
     _S('agent.approve', str, 'ask', 'approval for code-running tools', ('auto', 'ask', 'deny')),
-    _S('agent.tool_max_len', int, 8000, 'characters of a tool result the model sees; the rest is spilled to a file'),
+    _S('agent.tool_max_len', int, 8000, 'characters of a tool result the model sees; the rest is spilled to a file', bounds=(1, None)),
 ]}
 del _S
 
@@ -109,6 +110,10 @@ def _check(key, v, where):
     if not ok: raise ConfigError(f"{where}: '{key}' should be {_TYPES[s.type]}, got {v!r}")
     if s.choices and v not in s.choices:
         raise ConfigError(f"{where}: '{key}' should be one of {', '.join(s.choices)}, got {v!r}")
+    lo, hi = s.bounds
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        want = f'from {lo} to {hi}' if lo is not None and hi is not None else f'at least {lo}' if lo is not None else f'at most {hi}'
+        raise ConfigError(f"{where}: '{key}' should be {want}, got {v!r}")
     return v
 
 def _flatten(d, prefix=''):
@@ -121,8 +126,10 @@ _cache: dict = {}
 def load_config(path:Path|str|None=None) -> Config:
     "Read and check config.toml (`config_path()` by default); a missing file is an empty config."
     path = Path(path) if path else config_path()
-    try: text = path.read_text()
+    try: text = path.read_text(encoding='utf-8')
     except FileNotFoundError: return Config(path, {}, {})
+    except (OSError, UnicodeDecodeError) as e:   # a directory, no permission, not text: say so, not a traceback
+        raise ConfigError(f"{path}: cannot read the config file: {getattr(e, 'strerror', None) or e}") from None
     key = (str(path), text)  # the file is small: keying on its text is exact where mtime is not
     if key in _cache: return _cache[key]
     try: raw = tomllib.loads(text)
