@@ -515,6 +515,13 @@ class _Sockets:
 
 def _openai_client(spec=None, base_url=None, api_key=None, timeout=None):
     import openai, httpx   # lazy: the SDK is heavy and only needed once a model is used
+    from urllib.parse import urlsplit
+    # a gateway on another host may need the environment's proxy, which httpx drops for a transport of our own: it gets
+    # the SDK's own client, and a cancel that closes the response instead of shutting the socket
+    if urlsplit(base_url or '').hostname not in ('127.0.0.1', 'localhost', '::1'):
+        c = openai.OpenAI(base_url=base_url, api_key=api_key or 'unused', max_retries=0, timeout=timeout)
+        c.ramabana_abort = None
+        return c
     t = httpx.HTTPTransport()
     # closing a response from another thread does not wake a read blocked on its socket (a long prefill without
     # progress events, a reasoning model silent for a minute): shutting the socket does. httpx has no public hook for
