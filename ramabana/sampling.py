@@ -406,13 +406,16 @@ class Explanation:
         legend = '; '.join(f'{s} = {SOURCE_MEANINGS[s]}' for s in dict.fromkeys(self.sources) if s in SOURCE_MEANINGS)
         return f"Sampling for {self.model or 'this request'}" + (f' ({legend})' if legend else '')
 
+    # a hosted model with nothing chosen for it: an empty table would read as a failure
+    NOTHING_SET = "no rung sets any sampling field: the model's own defaults apply to all of them"
+
     def __str__(self):
-        return '\n'.join([self.heading(), format_table(self.rows, self.header), *self.notes])
+        return '\n'.join([self.heading(), format_table(self.rows, self.header) if self.rows else self.NOTHING_SET, *self.notes])
     __repr__ = __str__
     def _repr_markdown_(self):
         md = lambda r: '| ' + ' | '.join(f'`{v}`' if i == 0 else str(v) for i, v in enumerate(r)) + ' |'
-        lines = [self.heading(), '', '| ' + ' | '.join(self.header) + ' |', '|---|---|---|', *map(md, self.rows)]
-        return '\n'.join(lines + ([''] + [f'- {n}' for n in self.notes] if self.notes else []))
+        table = ['| ' + ' | '.join(self.header) + ' |', '|---|---|---|', *map(md, self.rows)] if self.rows else [self.NOTHING_SET]
+        return '\n'.join([self.heading(), '', *table] + ([''] + [f'- {n}' for n in self.notes] if self.notes else []))
 
 def explain(res:SamplingResult|InferenceConfig, # a pipeline result, or a resolved config
             sources:FieldSources|None=None, # the config's sources, when `res` is a config
