@@ -882,7 +882,10 @@ class GatewayServer:
         # kept-alive request waits ~40 ms for a delayed ACK (Nagle)
         sock = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
+        try: sock.bind((self.host, self.port))
+        except OSError as e:   # a port in use, an address not on this machine: said with the address, not as an OSError
+            sock.close()
+            raise GatewayError(f'cannot listen on {self.host}:{self.port}: {e.strerror or e}', code='gateway_start_failed') from None
         self.port, ready = sock.getsockname()[1], threading.Event()
         class _Server(uvicorn.Server):
             async def startup(self, sockets=None):
