@@ -11,7 +11,7 @@ from typing import AsyncIterator
 import httpx
 from fastcore.basics import patch
 from .core import ModelSpec
-from .upstream import (BadToolCall, BrokenStream, Call, Capabilities, GatewayError, InvalidRequest, LlamaCppUpstream, RateLimited, RawChunk, SchemaRejected, Upstream, UpstreamUnavailable, keep_secret, new_client, redact, upstream_for)
+from .upstream import (BadToolCall, LlamaServerError, BrokenStream, Call, Capabilities, GatewayError, InvalidRequest, LlamaCppUpstream, RateLimited, RawChunk, SchemaRejected, Upstream, UpstreamUnavailable, keep_secret, new_client, redact, upstream_for)
 
 # %% auto #0
 __all__ = ['ROLES', 'REASONING_FIELDS', 'log', 'DISCARD', 'check_request', 'replay_keys', 'ReplayStore', 'prepare_history',
@@ -320,7 +320,7 @@ def _next_attempt(self:Gateway, e:GatewayError, n:dict, body:dict):
     "(reason, wait, body) for sending again after `e`, or None to give up."
     if e.from_event: return None
     if isinstance(e, BrokenStream): why, limit, wait = 'broken_stream', 1, 0.0
-    elif isinstance(e, BadToolCall): why, limit, wait = 'tool_call_parse', 2, 0.0
+    elif isinstance(e, LlamaServerError): why, limit, wait = 'tool_call_parse' if isinstance(e, BadToolCall) else 'server_error', 2, 0.0
     elif isinstance(e, SchemaRejected) and 'response_format' in body:
         why, limit, wait = 'schema_rejected', 1, 0.0
         body = {k: v for k, v in body.items() if k != 'response_format'}

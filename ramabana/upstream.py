@@ -15,11 +15,11 @@ log = logging.getLogger('ramabana.upstream')
 # %% auto #0
 __all__ = ['log', 'OVERFLOW_PATTERNS', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'Capabilities', 'keep_secret', 'redact',
            'GatewayError', 'InvalidRequest', 'ContextOverflow', 'RateLimited', 'SchemaRejected', 'ToolsRejected',
-           'BrokenStream', 'MalformedResponse', 'UpstreamUnavailable', 'UpstreamError', 'BadToolCall', 'retry_after',
-           'error_message', 'classify_error', 'Call', 'new_client', 'Upstream', 'register_upstream', 'upstream_for',
-           'chunk', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes', 'completion_to_chunks', 'RawChunk',
-           'parse_chunk', 'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse', 'LocalHTTP', 'nest_schema',
-           'caps_from_props', 'LlamaCppUpstream']
+           'BrokenStream', 'MalformedResponse', 'UpstreamUnavailable', 'UpstreamError', 'LlamaServerError',
+           'BadToolCall', 'retry_after', 'error_message', 'classify_error', 'Call', 'new_client', 'Upstream',
+           'register_upstream', 'upstream_for', 'chunk', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes',
+           'completion_to_chunks', 'RawChunk', 'parse_chunk', 'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse',
+           'LocalHTTP', 'nest_schema', 'caps_from_props', 'LlamaCppUpstream']
 
 # %% ../nbs/05a_upstream.ipynb #c5f5dab0
 @dataclass(frozen=True)
@@ -119,9 +119,13 @@ class UpstreamError(GatewayError):
     "Any other upstream failure; keeps the upstream's status."
     status, code = 502, 'upstream_error'
 
-class BadToolCall(UpstreamError):
+class LlamaServerError(UpstreamError):
+    "llama-server answered 500: the failure table sends the request again at once, up to 3 attempts."
+    status, code = 500, 'upstream_server_error'
+
+class BadToolCall(LlamaServerError):
     "llama.cpp could not parse the tool call the model wrote (HTTP 500); a new sample usually parses."
-    status, code = 500, 'tool_call_parse_error'
+    code = 'tool_call_parse_error'
 
 # %% ../nbs/05a_upstream.ipynb #8e24394b
 OVERFLOW_PATTERNS = [re.compile(p, re.I) for p in (
@@ -716,9 +720,8 @@ class LlamaCppUpstream(OpenAIChatUpstream):
 
     def error(self, status, text, headers, body):
         e = super().error(status, text, headers, body)
-        # llama-server says "loading" or "busy" with 503; its other 500s are raised by this very request (an image for
-        # a model without a projector, a tool without a function) and a resend only repeats them, after a backoff
-        if type(e) is RateLimited and status == 500: e = UpstreamError(e.message, status=500, code='upstream_server_error')
+        # llama-server says "loading" or "busy" with 503: a 500 is no overload, so it is resent at once, not after a backoff
+        if type(e) is RateLimited and status == 500: e = LlamaServerError(e.message)
         return e
 
     def _auth(self) -> dict:
