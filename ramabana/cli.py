@@ -290,7 +290,8 @@ def cmd_demo(a):
 def cmd_serve(a):
     from ramabana.core import get
     from ramabana.gateway import serve, check_bind, gateway_token
-    host, port = get('gateway.host', a.host), get('gateway.port', a.port)
+    # --port is checked by check_listen, in the words of a port; the setting's own range check names config or env
+    host, port = get('gateway.host', a.host), (get('gateway.port') if a.port is None else a.port)
     check_bind(host, gateway_token(a.token))
     check_listen(host, port)
     # uvicorn re-raises a SIGTERM it handled; as SystemExit the atexit hooks still stop the llama-servers we started
