@@ -55,6 +55,10 @@ def check_request(body) -> dict:
                  ('response_format', dict), ('return_progress', bool), ('n', int), ('stop', (str, list))):
         if k in body and body[k] is not None: _want(body[k], t, k)
     for j, t in enumerate(body.get('stop') if isinstance(body.get('stop'), list) else ()): _want(t, str, f'stop[{j}]')
+    for k in ('max_tokens', 'max_completion_tokens'):   # llama-server ignores a limit that is no number: the answer runs on
+        v = body.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise InvalidRequest(f"'{k}' should be an integer, got {json.dumps(v)[:80]}", param=k)
     for j, t in enumerate(body.get('tools') or []):
         _want(t, dict, f'tools[{j}]')
         if t.get('type', 'function') == 'function':   # llama-server answers a tool without its function with a 500
