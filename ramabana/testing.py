@@ -258,7 +258,7 @@ def slot_params(body:dict) -> dict:
     p = {k: (_f32(v) if isinstance(v, float) else v) for k,v in DEFAULT_PARAMS.items()}
     for k,v in body.items():
         if k in ('max_tokens', 'max_completion_tokens', 'n_predict'): p['n_predict'] = p['max_tokens'] = v
-        elif k == 'stop': p['stop'] = [v] if isinstance(v, str) else list(v or [])
+        elif k == 'stop': p['stop'] = [v] if isinstance(v, str) else list(v) if isinstance(v, list) else []   # anything else is ignored, as the server does
         elif k in p and k not in ('samplers',): p[k] = _f32(float(v)) if isinstance(p[k], float) and v is not None else v
     return p
 
@@ -529,20 +529,25 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
         return await _error(status, msg, typ, headers=None if ra is None else {'Retry-After': str(ra)})(scope, receive, send)
     toks = [token_id(p) for p in toy_tokenize(self.render(body))]
     slot = await self._acquire(toks, body.get('id_slot'))
-    n = len(toks)
-    slot.params = slot_params(body)  # before the context check: a refused request overwrites them too, as on the real server
-    if n >= slot.n_ctx:
+    try:
+        n = len(toks)
+        slot.params = slot_params(body)  # before the context check: a refused request overwrites them too, as on the real server
+        if n >= slot.n_ctx:
+            slot.busy = False
+            return await JSONResponse(overflow_error(n, slot.n_ctx), 400)(scope, receive, send)
+        cache_n = min(common_prefix(slot.tokens, toks), n-1) if body.get('cache_prompt', True) else 0
+        reply = self._next_reply(body)
+        if mode == 'bad_tool_call' and not reply.tool_calls: reply = dataclasses.replace(reply, tool_calls=[tool_call('lookup', {'q': 'x'})])
+        pl = self.plan(reply, body, missing=tuple(opts.get('missing', ('id', 'type', 'arguments'))) if mode == 'bad_tool_call' else ())
+        gen_toks = [token_id(p) for p in toy_tokenize(pl.gen_text)][:pl.n_gen]
+        usage,tm = _usage(n, cache_n, pl.n_gen, reply.usage),self.timings(cache_n, n-cache_n, pl.n_gen)
+        cid,created = f'chatcmpl-{next(self._ids):032d}',int(time.time())
+        base = dict(created=created, id=cid, model=self.model, system_fingerprint=self.build_info, object='chat.completion.chunk')
+        delay = opts.get('delay', 0.2) if mode == 'slow_prefill' else 0
+    except BaseException:   # a request the fake cannot serve must not hold its slot: the next one would wait forever
         slot.busy = False
-        return await JSONResponse(overflow_error(n, slot.n_ctx), 400)(scope, receive, send)
-    cache_n = min(common_prefix(slot.tokens, toks), n-1) if body.get('cache_prompt', True) else 0
-    reply = self._next_reply(body)
-    if mode == 'bad_tool_call' and not reply.tool_calls: reply = dataclasses.replace(reply, tool_calls=[tool_call('lookup', {'q': 'x'})])
-    pl = self.plan(reply, body, missing=tuple(opts.get('missing', ('id', 'type', 'arguments'))) if mode == 'bad_tool_call' else ())
-    gen_toks = [token_id(p) for p in toy_tokenize(pl.gen_text)][:pl.n_gen]
-    usage,tm = _usage(n, cache_n, pl.n_gen, reply.usage),self.timings(cache_n, n-cache_n, pl.n_gen)
-    cid,created = f'chatcmpl-{next(self._ids):032d}',int(time.time())
-    base = dict(created=created, id=cid, model=self.model, system_fingerprint=self.build_info, object='chat.completion.chunk')
-    delay = opts.get('delay', 0.2) if mode == 'slow_prefill' else 0
+        raise
+
     def chunk(delta=None, finish=None, **kw):
         c = dict(choices=[dict(finish_reason=finish, index=0, delta=delta or {})], **base, **kw)
         if mode == 'no_choices': del c['choices']
