@@ -17,8 +17,8 @@ from .upstream import (BadToolCall, LlamaServerError, BrokenStream, Call, Capabi
 __all__ = ['ROLES', 'REASONING_FIELDS', 'log', 'DISCARD', 'check_request', 'replay_keys', 'ReplayStore', 'prepare_history',
            'ToolCallRepair', 'Assembler', 'RedactFilter', 'Gateway', 'Exchange', 'read_json', 'error_response',
            'check_auth', 'EventStream', 'chat_completions', 'list_models', 'get_model', 'health', 'list_calls',
-           'tokenize', 'make_app', 'is_loopback', 'check_bind', 'gateway_token', 'GatewayServer', 'start_gateway',
-           'serve']
+           'tokenize', 'make_app', 'is_loopback', 'gateway_url', 'check_bind', 'gateway_token', 'GatewayServer',
+           'start_gateway', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #07d047e6
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
@@ -170,7 +170,7 @@ class ToolCallRepair:
 # %% ../nbs/05_gateway.ipynb #baf9c67a
 class Assembler:
     "Folds `chat.completion.chunk`s into one `chat.completion` and its usage figures."
-    def __init__(self): self.reset(); self.usage, self.timings = None, None
+    def __init__(self): self.reset(); self.usage, self.timings, self.model = None, None, None
 
     def reset(self):
         "Forget the answer so far (it is being sent again)."
@@ -180,6 +180,7 @@ class Assembler:
     def add(self, ch:dict):
         "Take one chunk."
         if self.id is None: self.id = ch.get('id')
+        if self.model is None and isinstance(ch.get('model'), str) and ch['model']: self.model = ch['model']
         if ch.get('usage'): self.usage = ch['usage']
         if ch.get('timings'): self.timings = ch['timings']
         for c in ch.get('choices') or ():
@@ -205,9 +206,9 @@ class Assembler:
         return m
 
     def completion(self, model:str) -> dict:
-        "The whole answer as a `chat.completion`."
+        "The whole answer as a `chat.completion`, naming the model the upstream said served it (else `model`), as a stream does."
         res = {'id': self.id or 'chatcmpl-' + uuid.uuid4().hex[:24], 'object': 'chat.completion', 'created': int(time.time()),
-               'model': model, 'choices': [{'index': 0, 'message': self.message(), 'finish_reason': self.finish or 'stop'}]}
+               'model': self.model or model, 'choices': [{'index': 0, 'message': self.message(), 'finish_reason': self.finish or 'stop'}]}
         if self.logprobs: res['choices'][0]['logprobs'] = {'content': self.logprobs, 'refusal': None}
         if self.usage: res['usage'] = self.usage
         if self.timings: res['timings'] = self.timings
@@ -409,6 +410,7 @@ class Exchange:
         async for ch in self.gw.relay(self.up, self.body, self.call):
             if ch is DISCARD:
                 self.asm.reset(); repair = ToolCallRepair()
+                self.ttft = None   # the answer that counts is the one sent again
                 yield ch; continue
             if (extra := repair(ch)) is not None:
                 self.asm.add(extra)
@@ -856,6 +858,10 @@ def is_loopback(host:str) -> bool:
     try: return ipaddress.ip_address(host).is_loopback
     except ValueError: return False
 
+def gateway_url(host:str, port:int) -> str:
+    "The gateway's OpenAI base URL on `host:port`; an IPv6 address goes in brackets, as URLs need."
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/v1"
+
 def check_bind(host:str, token:str|None) -> None:
     "Refuse to listen beyond loopback without a token."
     if not is_loopback(host) and not token:
@@ -876,7 +882,7 @@ class GatewayServer:
     @property
     def url(self) -> str:
         "The OpenAI base URL, `http://HOST:PORT/v1`."
-        return f'http://{self.host}:{self.port}/v1'
+        return gateway_url(self.host, self.port)
 
     def start(self) -> GatewayServer:
         "Bind, start serving on a thread, and return once requests are accepted (a no-op when already serving)."
@@ -933,5 +939,5 @@ def serve(host:str|None=None, port:int|None=None, token:str|None=None) -> None:
     token = gateway_token(token)
     check_bind(host, token)
     gw = Gateway.from_settings(token=token)
-    print(f'ramabana gateway on http://{host}:{port}/v1' + (' (bearer token required)' if token else ''), flush=True)
+    print(f'ramabana gateway on {gateway_url(host, port)}' + (' (bearer token required)' if token else ''), flush=True)
     uvicorn.run(make_app(gw), host=host, port=port, log_level='warning', access_log=False, lifespan='on')
