@@ -443,7 +443,8 @@ class Exchange:
             cache_write_tokens=u.get('cache_write_tokens'), evaluated_tokens=t.get('prompt_n'),
             ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'), decode_ms=t.get('predicted_ms'),
             total_ms=ms(time.perf_counter() - self.t0), messages=len(self.body.get('messages') or ()), changed=self.changed,
-            retried=self.call.retried, retries=self.call.retries, error=error, sampling=self.sampling, sampling_issues=self.issues))
+            retried=self.call.retried, retries=self.call.retries, error=error, sampling=self.sampling, sampling_issues=self.issues,
+            info=self.call.info or None))
         if status == 200: self.gw.check_sampling(self)
 
 @patch

@@ -42,6 +42,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     'sampling': ('TEXT', 'JSON: where each sampling field came from'),
     'sampling_issues': ('TEXT', 'JSON: client sampling fields rejected or changed, and why'),
     'readback': ('TEXT', 'JSON: sampling fields the server applied otherwise than sent ({field, sent, applied}); [] all landed; null not checked'),
+    'info': ('TEXT', 'JSON: what the upstream noted about the call (e.g. restored_reasoning, channel); null when nothing'),
 }
 
 class LedgerError(RamabanaError):
@@ -68,7 +69,7 @@ def default_path() -> Path:
     "Where the ledger lives: `data_dir()/ledger.sqlite`."
     return data_dir()/'ledger.sqlite'
 
-_JSON_COLS = ('retries', 'sampling', 'sampling_issues', 'readback')
+_JSON_COLS = ('retries', 'sampling', 'sampling_issues', 'readback', 'info')
 
 @contextlib.contextmanager
 def _readable(path:Path):
