@@ -639,11 +639,12 @@ def ledger_rows(n:int=10, url:str|None=None, token:str|None=None) -> list[dict]:
     try: return led.recent(n)
     finally: led.close()
 
-def _local_time(iso:str) -> str:
-    "The clock time of a ledger timestamp (ISO 8601, UTC) in this machine's time zone, as the user reads clocks."
+def _local_time(iso:str, today=None) -> str:
+    "A ledger timestamp (ISO 8601, UTC) in this machine's time zone: the clock time today, with the date before it otherwise."
     import datetime as dt
-    try: return dt.datetime.fromisoformat(iso).astimezone().strftime('%H:%M:%S')
-    except ValueError: return iso[11:19]   # not a timestamp we know: show it as written
+    try: t = dt.datetime.fromisoformat(iso).astimezone()
+    except ValueError: return iso[:19].replace('T', ' ')   # not a timestamp we know: show it as written
+    return t.strftime('%H:%M:%S' if t.date() == (today or dt.date.today()) else '%Y-%m-%d %H:%M:%S')
 
 def calls_table(rows:list[dict]) -> str:
     "Ledger rows as a text table."
