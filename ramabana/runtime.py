@@ -62,18 +62,17 @@ THINK_OPEN, THINK_CLOSE = '<think>', '</think>'
 def answer_only(text): # a finished reply
     "A one-shot reply with the model's thinking removed, however the runtime left it."
     text = text or ''
-    if THINK_CLOSE in text: return text.rpartition(THINK_CLOSE)[2].strip()
-    if THINK_OPEN in text: return ''
-    return text.strip()
+    if THINK_CLOSE in text: text = text.rpartition(THINK_CLOSE)[2]
+    return text.partition(THINK_OPEN)[0].strip()  # a thought opened after the answer and never closed is not answer
 
-# %% ../nbs/02_runtime.ipynb #5558cf10
+# %% ../nbs/02_runtime.ipynb #04b12818
 class RunError(RamabanaError):
     "A run was used out of order."
 
 class ChatTemplateError(RamabanaError):
     "A chat template could not be rendered."
 
-# %% ../nbs/02_runtime.ipynb #048cdce3
+# %% ../nbs/02_runtime.ipynb #de5cb1dc
 _PROBLEM = re.compile(r"error|fail|exceed|out of memory|\boom\b|overflow|abort|fatal|panic|unsupported|invalid|"
                       r"cannot|can't|unable|not found|no such file|denied|too (?:long|large|many)|segmentation|"
                       r"terminate called|exception|^[EF]\d{4} ", re.I)
@@ -91,7 +90,7 @@ def interesting(text, # captured output, several lines
         seen[line] = True
     return list(seen)[-limit:] if limit > 0 else []
 
-# %% ../nbs/02_runtime.ipynb #d4fafc9c
+# %% ../nbs/02_runtime.ipynb #b517962c
 MAX_KEEP = 8000
 LOCK_WAIT = 0.5
 _capture_lock = threading.RLock()
@@ -115,11 +114,11 @@ def _flush_py():
 def _write_all(fd, data):
     while data: data = data[os.write(fd, data):]
 
-# %% ../nbs/02_runtime.ipynb #7c2682ce
+# %% ../nbs/02_runtime.ipynb #7ea73dff
 class _Tee:
     "One descriptor pointed at a pipe; a thread copies the pipe to the original and keeps the tail."
     def __init__(self, fd):
-        self.fd, self.buf, self.stop = fd, bytearray(), False
+        self.fd, self.buf, self.stop, self.drained = fd, bytearray(), False, threading.Event()
         self.saved = os.dup(fd)
         self.r, w = os.pipe()
         try: os.dup2(w, fd)
@@ -133,28 +132,32 @@ class _Tee:
         poll.register(self.r, select.POLLIN)
         try:
             while True:
-                if not poll.poll(100):
-                    if self.stop: return
+                if not poll.poll(50):
+                    if self.stop: self.drained.set()  # restored and the pipe is empty: what was ours is in `buf`
                     continue
                 data = os.read(self.r, 65536)
                 if not data: return
                 if out_ok:
                     try: _write_all(self.saved, data)
                     except OSError: out_ok = False  # the original output went away: keep capturing, stop copying
-                self.buf += data
-                if len(self.buf) > 2 * MAX_KEEP: del self.buf[:-MAX_KEEP]
+                if not self.drained.is_set():
+                    self.buf += data
+                    if len(self.buf) > 2 * MAX_KEEP: del self.buf[:-MAX_KEEP]
         finally:  # this thread owns both descriptors, so none is closed while it may still use it
             os.close(self.r); os.close(self.saved)
+            self.drained.set()
 
     def close(self):
         "Restore the descriptor, let the reader drain, and return the kept bytes."
         os.dup2(self.saved, self.fd)
-        # EOF arrives at once unless a child process inherited the pipe; then stop once it falls quiet
-        self.thread.join(2.0)
-        if self.thread.is_alive(): self.stop = True; self.thread.join(2.0)
+        self.stop = True
+        # EOF arrives at once, unless a child process started inside the block inherited the pipe. Then the reader
+        # stops keeping once the pipe is empty, but goes on copying to the original until that child closes it:
+        # closing the pipe under it would kill it with SIGPIPE at its next write.
+        self.drained.wait(5.0)
         return bytes(self.buf[-MAX_KEEP:])
 
-# %% ../nbs/02_runtime.ipynb #07b8a76d
+# %% ../nbs/02_runtime.ipynb #972ef267
 class captured:
     "Copy what is written to descriptors 1 and 2 into `text`, while the output still reaches the terminal."
     def __init__(self, fds:tuple=(1, 2), # descriptors to tee
@@ -186,13 +189,14 @@ class captured:
 
     @property
     def text(self):
-        "The kept output of every descriptor, in `fds` order."
-        return ''.join(self.out[fd].decode('utf-8', 'replace') for fd in self.fds)
+        "The kept output of every descriptor, in `fds` order, each ending a line (so two never merge into one)."
+        ts = [self.out[fd].decode('utf-8', 'replace') for fd in self.fds]
+        return ''.join(t if t.endswith('\n') else t + '\n' for t in ts if t)
 
     @property
     def problems(self): return interesting(self.text)
 
-# %% ../nbs/02_runtime.ipynb #c8c83924
+# %% ../nbs/02_runtime.ipynb #dc0e02d5
 def capture(fn, *a, **kw):
     "Call `fn` and return `(result, problems)`; an exception carries them out as `native_output`."
     cap = captured()
@@ -206,7 +210,7 @@ def capture(fn, *a, **kw):
         raise
     return res, cap.problems
 
-# %% ../nbs/02_runtime.ipynb #1680eb40
+# %% ../nbs/02_runtime.ipynb #0ab17444
 Q_NOTICE = ("The user asked a question. Answer it, then stop: do not begin the work the question hints at until "
             "they ask for it.")
 READ_NOTICE = ("The user wants something read. Read all of it (the whole file, cell or page) before you answer, "
@@ -230,7 +234,7 @@ export drop sort format generate optimise optimize simplify repair apply patch i
 translate port upgrade tidy wrap migrate deploy configure enable disable compute calculate train fit draw'''.split())
 _AS_NAME = re.compile(r'\bas\s+`?[A-Za-z_][\w.\-/]*`?$')
 
-# %% ../nbs/02_runtime.ipynb #e1bb0a7d
+# %% ../nbs/02_runtime.ipynb #b293eb30
 def _words(p): return re.findall(r"[a-z][a-z'\-]*", p.lower())
 
 def prompt_notices(prompt): # the text the user submitted
@@ -254,7 +258,7 @@ def notices_block(prompt): # the text the user submitted
     ns = prompt_notices(prompt)
     return '\n\n<system-reminder>\n' + '\n'.join(ns) + '\n</system-reminder>' if ns else ''
 
-# %% ../nbs/02_runtime.ipynb #7d36b7b4
+# %% ../nbs/02_runtime.ipynb #4f858c02
 def _tag_prefix(s, tag=THINK_CLOSE):
     "Length of the longest end of `s` that could begin `tag`."
     for n in range(min(len(s), len(tag) - 1), 0, -1):
@@ -294,7 +298,7 @@ class ThinkFilter:
         "The stream is over: a tag fragment still held back was thinking."
         self.thought += len(self._held); self._held = ''
 
-# %% ../nbs/02_runtime.ipynb #d64927f5
+# %% ../nbs/02_runtime.ipynb #5c99257a
 @patch
 def _chunk(self:ThinkFilter, c):
     "`c` filtered, or None to drop it."
@@ -334,7 +338,7 @@ def __call__(self:ThinkFilter, chunks):
         if (o := self._chunk(c)) is not None: yield o
     self.end()
 
-# %% ../nbs/02_runtime.ipynb #9b642ff8
+# %% ../nbs/02_runtime.ipynb #2f0e8d17
 _PROBE = 'ramabana-probe-7f3a'
 
 def _raise(msg): raise ChatTemplateError(f'the chat template raised: {msg}')
@@ -376,7 +380,7 @@ def prefills_think(chat): # a chat template, or an object or dict holding one as
     tail = render_template(t, [{'role': 'user', 'content': _PROBE}]).rpartition(_PROBE)[2]
     return tail.rfind(THINK_OPEN) > tail.rfind(THINK_CLOSE)
 
-# %% ../nbs/02_runtime.ipynb #01ef6a40
+# %% ../nbs/02_runtime.ipynb #d625375f
 _NUMS = ('input', 'output', 'total', 'cached', 'cache_write', 'reasoning', 'cost', 'turns')
 
 @dataclass
@@ -410,7 +414,7 @@ class Usage:
         parts += [f'${self.cost:.4f}', f"{self.turns} turn{'' if self.turns == 1 else 's'}"]
         return ' · '.join(parts)
 
-# %% ../nbs/02_runtime.ipynb #e1fd08f3
+# %% ../nbs/02_runtime.ipynb #bdf70d32
 @patch(cls_method=True)
 def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
                 model='', cost=0.0, turns=1):
@@ -421,7 +425,7 @@ def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
     return cls(model, i, o, u.get('total_tokens') or i + o, pd.get('cached_tokens') or 0,
                u.get('cache_write_tokens') or 0, cd.get('reasoning_tokens') or 0, cost, turns)
 
-# %% ../nbs/02_runtime.ipynb #bb6773f4
+# %% ../nbs/02_runtime.ipynb #fbe14f34
 _SKIP_LINE = re.compile(r'^(?:```|~~~|>|<|\|)')
 
 def status_line(text, # what the model said
@@ -450,7 +454,7 @@ def said_before_call(hist): # a backend's messages, oldest first
         if m.get('role') == 'user': return ''
     return ''
 
-# %% ../nbs/02_runtime.ipynb #d16afc20
+# %% ../nbs/02_runtime.ipynb #fe6f0236
 class _Budget:
     "Tool calls the whole run tree may make; None is unlimited."
     def __init__(self, limit): self.limit, self.used, self.lock = limit, 0, threading.Lock()
@@ -460,7 +464,7 @@ class _Budget:
             self.used += n
             return True
 
-# %% ../nbs/02_runtime.ipynb #4773182f
+# %% ../nbs/02_runtime.ipynb #1d6172ca
 RUN_STATES = ('pending', 'running', 'completed', 'failed', 'cancelled', 'detached', 'terminated')
 ENDED = frozenset(RUN_STATES[2:])
 MAX_NOTES = 100
@@ -513,7 +517,7 @@ class Run:
     @property
     def elapsed(self): return ((self.ended or time.time()) - self.started) if self.started else 0.0
 
-# %% ../nbs/02_runtime.ipynb #55723939
+# %% ../nbs/02_runtime.ipynb #33ae75aa
 @patch
 def start(self:Run, backend=None):
     "Begin running, with `backend` doing the model work."
@@ -546,7 +550,7 @@ def wait(self:Run, timeout:float|None=None):
     "Wait until the run is over; True if it is."
     return self._done.wait(timeout)
 
-# %% ../nbs/02_runtime.ipynb #41e36c2a
+# %% ../nbs/02_runtime.ipynb #5e4b586a
 def _call(obj, name):
     "Call `obj.name()` if it has one."
     if callable(f := getattr(obj, name, None)): f()
@@ -556,6 +560,7 @@ def _ask_stop(self:Run):
     with self._lock:
         if self.over: return
         self._stopping = True
+        if self.state == 'pending': self._end('cancelled')  # nothing runs yet: nothing to wait for
     for c in list(self.children): c._ask_stop()
     _call(self.backend, 'cancel')
 
@@ -588,7 +593,7 @@ def terminate(self:Run):
     if self._end('terminated'): _call(self.backend, 'close')
     return self
 
-# %% ../nbs/02_runtime.ipynb #28f97ba0
+# %% ../nbs/02_runtime.ipynb #a57afc9a
 @patch
 def child(self:Run, id:str|None=None, question:str='', model:str='', **kw):
     "A sub-agent's run under this one, sharing the tree's tool-call budget."
@@ -603,7 +608,7 @@ def draw(self:Run, n:int=1):
     "Take `n` tool calls from the tree's budget; False when it cannot."
     return self._budget.draw(n)
 
-# %% ../nbs/02_runtime.ipynb #7fec0b53
+# %% ../nbs/02_runtime.ipynb #181edc31
 @patch
 def hear(self:Run, text:str):
     "Take a piece of the model's streamed text."
@@ -634,7 +639,7 @@ def write(self:Run, line:str):
     p.parent.mkdir(parents=True, exist_ok=True)
     with self._lock, p.open('a', encoding='utf-8') as f: f.write(line.rstrip('\n') + '\n')
 
-# %% ../nbs/02_runtime.ipynb #8f8f28a6
+# %% ../nbs/02_runtime.ipynb #2ffe28d3
 @patch
 def tell(self:Run, msg:str):
     "Queue a message from the user for this run."
@@ -648,7 +653,7 @@ def drain_inbox(self:Run) -> list:
         try: res.append(self._inbox.popleft())
         except IndexError: return res  # empty: everything queued so far has been handed over
 
-# %% ../nbs/02_runtime.ipynb #8f2a5a70
+# %% ../nbs/02_runtime.ipynb #e5db1683
 @patch
 def air(self:Run) -> str:
     "A reminder to tell the user where things stand, after a quiet streak of tool calls; else ''."
@@ -666,7 +671,7 @@ def repeated(self:Run, call, # the tool call: name and arguments, any JSON-able 
     self._last = key
     return self._streak
 
-# %% ../nbs/02_runtime.ipynb #ef3acbcc
+# %% ../nbs/02_runtime.ipynb #7ea9877b
 _current: contextvars.ContextVar = contextvars.ContextVar('ramabana_run', default=None)
 
 def current_run() -> Run|None:
