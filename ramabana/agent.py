@@ -39,7 +39,7 @@ class Approvals:
                  modes:dict|None=None,       # tool name -> mode
                  code:str|None=None,         # mode of code-running tools; None reads `agent.approve`
                  default:str='auto',         # mode of the other tools
-                 ask:Callable|None=ask_input): # `ask(name, args) -> answer`; None: `ask` calls are declined
+                 ask:Callable|None=ask_input): # `ask(name, args) -> answer` (None: nobody could be asked); None: `ask` calls are declined
         self.modes, self.ask = {}, ask
         self.code, self.default = self._check(code if code is not None else get('agent.approve')), self._check(default)
         for k, v in (modes or {}).items(): self.set(k, v)
@@ -71,7 +71,10 @@ def __call__(self:Approvals, tool:Tool, args:dict):
     if m == 'deny': return DENIED.format(name=tool.name)
     if self.ask is None: return NO_ASKER.format(name=tool.name)
     try: ans = self.ask(tool.name, args)
-    except (EOFError, KeyboardInterrupt): ans = 'n'   # no stdin, or the user interrupted the question: a no
+    except EOFError: ans = None         # no stdin: nobody saw the question
+    except KeyboardInterrupt: ans = 'n'  # the user interrupted the question: a no
+    # the model is told the truth: a user who was never asked did not decline
+    if ans is None: return NO_ASKER.format(name=tool.name)
     if ans is True: return True
     a = str(ans or '').strip()
     if a.lower() in _YES: return True

@@ -447,8 +447,8 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, ap
         elif kind == 'approve':
             _, (name, args), done, ans = ev
             try: ans['v'] = 'n' if res.cancelled else confirm(name, args)
-            except (EOFError, StdinNotImplementedError):   # no way to ask here: that is a no, and the user is told why
-                ans['v'] = 'n'
+            except (EOFError, StdinNotImplementedError):   # no way to ask here: the model and the user are told why
+                ans['v'] = None   # `Approvals` tells the model nobody could be asked, not that the user declined
                 say(f'{name} needs your approval, but this frontend cannot ask for it, so it did not run '
                     '(`%ram approve auto` runs code without asking)')
             finally: done.set()
