@@ -31,7 +31,7 @@ class Reply:
     tool_calls: list = field(default_factory=list)  # `ToolCall`s, or (name, args) pairs
     json: Any = None              # a structured answer, sent as its JSON text
     redacted: bool = False        # Anthropic: add a `redacted_thinking` block
-    finish: str|None = None       # 'stop', 'length' or 'tool_calls'; None picks from the content
+    finish: str|None = None       # 'stop', 'length', 'tool_calls' or 'content_filter' (a safety stop); None picks from the content
     usage: dict = field(default_factory=dict)  # overrides: prompt, cached, cache_write, reasoning, output
     pieces: int = 3               # how many deltas each streamed text is cut into
 
@@ -267,7 +267,7 @@ def _mask(key:str) -> str:
     "A key as OpenAI echoes it: all but its ends hidden."
     return key[:3] + '*'*max(0, len(key)-7) + key[-4:] if len(key) > 7 else '*'*len(key)
 
-_OAI_FINISH = dict(stop='stop', length='length', tool_calls='tool_calls')
+_OAI_FINISH = dict(stop='stop', length='length', tool_calls='tool_calls', content_filter='content_filter')
 
 class FakeOpenAI(FakeProvider):
     "A fake OpenAI Chat Completions API on 127.0.0.1 (`openai.OpenAI(base_url=fake.url+'/v1')`)."
@@ -346,6 +346,11 @@ def validate(self:FakeOpenAI, body:dict, model):
                 "responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
                 + ', '.join(open_ids), param=f'messages.[{at}].role'))
         if m.get('role') == 'assistant' and m.get('tool_calls'): open_ids, at = [t.get('id') for t in m['tool_calls']], i
+    for i, m in enumerate(msgs):
+        c = m.get('content')
+        if m.get('role') != 'user' and isinstance(c, list) and any(isinstance(p, dict) and p.get('type') == 'image_url' for p in c):
+            raise _Reject(400, _oai_err(f"Invalid 'messages[{i}]'. Image URLs are only allowed for messages with role 'user', but "
+                                        f"this message with role '{m.get('role')}' contains an image URL.", param=f'messages[{i}]', code='invalid_value'))
     rf = body.get('response_format') or {}
     if rf.get('type') == 'json_schema':
         js = rf.get('json_schema') or {}
@@ -413,13 +418,13 @@ def events(self:FakeOpenAI, turn:Turn) -> Iterator[str]:
 def error_event(self:FakeOpenAI, f:Fault) -> str:
     return f"data: {_dumps(_oai_err('The server had an error while processing your request. Sorry about that!', type='server_error'))}\n\n"
 
-# %% ../nbs/04b_hosted_doubles.ipynb #99dd5336
+# %% ../nbs/04b_hosted_doubles.ipynb #ffb465bc
 def _ant_err(type:str, message:str, n:int=0) -> dict:
     return {'type': 'error', 'error': {'type': type, 'message': message}, 'request_id': f'req_fake{n:08d}'}
 
 def _bad(message:str) -> _Reject: return _Reject(400, _ant_err('invalid_request_error', message))
 
-_ANT_STOP = dict(stop='end_turn', length='max_tokens', tool_calls='tool_use')
+_ANT_STOP = dict(stop='end_turn', length='max_tokens', tool_calls='tool_use', content_filter='refusal')
 _THINK_DOC = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
 
 class FakeAnthropic(FakeProvider):
@@ -460,7 +465,7 @@ class FakeAnthropic(FakeProvider):
 
     def headers(self, turn): return {'request-id': f'req_fake{turn.n:08d}'}
 
-# %% ../nbs/04b_hosted_doubles.ipynb #133e5bdf
+# %% ../nbs/04b_hosted_doubles.ipynb #7ea7cdfc
 def _blocks(m:dict) -> list:
     c = m.get('content')
     return [{'type': 'text', 'text': c}] if isinstance(c, str) else (c or [])
@@ -540,7 +545,7 @@ def prompt(self:FakeAnthropic, body) -> tuple[str, int]:
         if b.get('cache_control'): upto = len(text)
     return text, upto
 
-# %% ../nbs/04b_hosted_doubles.ipynb #24a578ec
+# %% ../nbs/04b_hosted_doubles.ipynb #6973b3bd
 def _ant_content(self:FakeAnthropic, turn:Turn) -> list[dict]:
     "The answer's content blocks."
     r, out = turn.reply, []
@@ -595,7 +600,7 @@ def events(self:FakeAnthropic, turn:Turn) -> Iterator[str]:
 def error_event(self:FakeAnthropic, f:Fault) -> str:
     return _sse('error', {'error': {'type': 'overloaded_error', 'message': 'Overloaded'}})
 
-# %% ../nbs/04b_hosted_doubles.ipynb #180fb8db
+# %% ../nbs/04b_hosted_doubles.ipynb #d3b0fa57
 def _gem_err(code:int, status:str, message:str, details:list|None=None) -> dict:
     e = {'code': code, 'message': message, 'status': status}
     if details: e['details'] = details
@@ -603,7 +608,7 @@ def _gem_err(code:int, status:str, message:str, details:list|None=None) -> dict:
 
 def _gbad(message:str) -> _Reject: return _Reject(400, _gem_err(400, 'INVALID_ARGUMENT', message))
 
-_GEM_STOP = dict(stop='STOP', length='MAX_TOKENS', tool_calls='STOP')
+_GEM_STOP = dict(stop='STOP', length='MAX_TOKENS', tool_calls='STOP', content_filter='SAFETY')
 
 class FakeGemini(FakeProvider):
     "A fake Gemini API on 127.0.0.1 (httpx against `fake.url + '/v1beta/models/MODEL:generateContent'`)."
@@ -659,7 +664,7 @@ class FakeGemini(FakeProvider):
 
     def media_type(self, turn): return 'text/event-stream' if turn.info.get('sse') else 'application/json'
 
-# %% ../nbs/04b_hosted_doubles.ipynb #a4f038dd
+# %% ../nbs/04b_hosted_doubles.ipynb #a94a5a3a
 def _fcalls(c:dict) -> list: return [p for p in c.get('parts') or [] if 'functionCall' in p]
 def _fresps(c:dict) -> list: return [p for p in c.get('parts') or [] if 'functionResponse' in p]
 
@@ -695,7 +700,7 @@ def validate(self:FakeGemini, body:dict, model):
 def prompt(self:FakeGemini, body) -> tuple[str, None]:
     return _dumps([body.get('systemInstruction'), body.get('tools'), body.get('contents')]), None
 
-# %% ../nbs/04b_hosted_doubles.ipynb #90d31a2a
+# %% ../nbs/04b_hosted_doubles.ipynb #191ea43c
 def _gem_usage(u:dict) -> dict:
     m = {'promptTokenCount': u['prompt'], 'candidatesTokenCount': u['output'],
          'totalTokenCount': u['prompt'] + u['output'] + u['reasoning'],
@@ -715,9 +720,15 @@ def _gem_parts(self:FakeGemini, turn:Turn) -> tuple[list, list, list]:
     elif texts: texts[-1]['thoughtSignature'] = self.sign('text', r.answer)
     return thoughts, texts, calls
 
+_GEM_BLOCKED = [{'category': 'HARM_CATEGORY_DANGEROUS_CONTENT', 'probability': 'HIGH', 'blocked': True}]
+
 def _gem_response(turn:Turn, parts, finish=None, usage=None) -> dict:
-    cand = {'content': {'parts': parts, 'role': 'model'}, 'index': 0}
+    # a safety stop carries the ratings that stopped it, and no content when nothing of the answer is left
+    empty = finish == 'SAFETY' and not any(p.get('text') or 'functionCall' in p for p in parts)
+    cand = {} if empty else {'content': {'parts': parts, 'role': 'model'}}
+    cand['index'] = 0
     if finish: cand['finishReason'] = finish
+    if finish == 'SAFETY': cand['safetyRatings'] = _GEM_BLOCKED
     return {'candidates': [cand], 'usageMetadata': usage or _gem_usage({**turn.usage, 'output': 0, 'reasoning': 0}),
             'modelVersion': turn.model, 'responseId': f'fake{turn.n:08d}'}
 
