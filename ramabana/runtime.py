@@ -171,10 +171,13 @@ class captured:
         self._locked = True
         try:
             _flush_py(); _fflush_c()  # what was written before the block is not ours
-            for fd in self.fds: self._tees.append(_Tee(fd))
+            for fd in self.fds:
+                try: self._tees.append(_Tee(fd))
+                except OSError: pass  # a closed descriptor (no terminal), or no descriptors left: run that one uncaptured
         except BaseException:  # whatever stopped the setup (even Ctrl-C), put the descriptors back before it goes on
             self._restore(); raise
-        self.active = True
+        self.active = bool(self._tees)
+        if not self.active: self._restore()
         return self
 
     def _restore(self):
@@ -210,7 +213,7 @@ def capture(fn, *a, **kw):
         raise
     return res, cap.problems
 
-# %% ../nbs/02_runtime.ipynb #0ab17444
+# %% ../nbs/02_runtime.ipynb #762fb0ba
 Q_NOTICE = ("The user asked a question. Answer it, then stop: do not begin the work the question hints at until "
             "they ask for it.")
 READ_NOTICE = ("The user wants something read. Read all of it (the whole file, cell or page) before you answer, "
@@ -234,7 +237,7 @@ export drop sort format generate optimise optimize simplify repair apply patch i
 translate port upgrade tidy wrap migrate deploy configure enable disable compute calculate train fit draw'''.split())
 _AS_NAME = re.compile(r'\bas\s+`?[A-Za-z_][\w.\-/]*`?$')
 
-# %% ../nbs/02_runtime.ipynb #b293eb30
+# %% ../nbs/02_runtime.ipynb #7ac636f6
 def _words(p): return re.findall(r"[a-z][a-z'\-]*", p.lower())
 
 def prompt_notices(prompt): # the text the user submitted
@@ -258,7 +261,7 @@ def notices_block(prompt): # the text the user submitted
     ns = prompt_notices(prompt)
     return '\n\n<system-reminder>\n' + '\n'.join(ns) + '\n</system-reminder>' if ns else ''
 
-# %% ../nbs/02_runtime.ipynb #4f858c02
+# %% ../nbs/02_runtime.ipynb #8eb1162f
 def _tag_prefix(s, tag=THINK_CLOSE):
     "Length of the longest end of `s` that could begin `tag`."
     for n in range(min(len(s), len(tag) - 1), 0, -1):
@@ -267,12 +270,18 @@ def _tag_prefix(s, tag=THINK_CLOSE):
 
 class ThinkFilter:
     "Drop a template-opened thinking block out of a raw chunk stream. A tool call re-arms it."
-    def __init__(self): self.thinking, self.thought, self.answer, self._held, self._lead = True, 0, 0, '', True
+    def __init__(self):
+        self.thinking, self.thought, self.answer, self._held, self._lead, self.split = True, 0, 0, '', True, False
 
     def rearm(self):
-        "A tool call ended the answer: the next reply starts inside a new thought."
+        "A tool call ended the answer: the next reply starts inside a new thought (unless the server splits thinking off)."
         self.thought += len(self._held)
-        self.thinking, self._held, self._lead = True, '', True
+        self.thinking, self._held, self._lead = not self.split, '', True
+
+    def reasoned(self):
+        "The server sends thinking on its own channel (`reasoning_content`): from now on all text is answer."
+        if self.thinking: self.thought += len(self._held); self._held = ''
+        self.split, self.thinking = True, False
 
     def feed(self, text):
         "The part of the streamed `text` that is answer."
@@ -298,7 +307,7 @@ class ThinkFilter:
         "The stream is over: a tag fragment still held back was thinking."
         self.thought += len(self._held); self._held = ''
 
-# %% ../nbs/02_runtime.ipynb #5c99257a
+# %% ../nbs/02_runtime.ipynb #d2c72004
 @patch
 def _chunk(self:ThinkFilter, c):
     "`c` filtered, or None to drop it."
@@ -308,6 +317,7 @@ def _chunk(self:ThinkFilter, c):
         chs, out = c.get('choices') or [], []
         for ch in chs:
             d = dict(ch.get('delta') or {})
+            if d.get('reasoning_content'): self.reasoned()
             if d.get('content'):
                 d['content'] = self.feed(d['content'])
                 if not d['content']: del d['content']
@@ -338,7 +348,7 @@ def __call__(self:ThinkFilter, chunks):
         if (o := self._chunk(c)) is not None: yield o
     self.end()
 
-# %% ../nbs/02_runtime.ipynb #2f0e8d17
+# %% ../nbs/02_runtime.ipynb #05b8db20
 _PROBE = 'ramabana-probe-7f3a'
 
 def _raise(msg): raise ChatTemplateError(f'the chat template raised: {msg}')
@@ -380,7 +390,7 @@ def prefills_think(chat): # a chat template, or an object or dict holding one as
     tail = render_template(t, [{'role': 'user', 'content': _PROBE}]).rpartition(_PROBE)[2]
     return tail.rfind(THINK_OPEN) > tail.rfind(THINK_CLOSE)
 
-# %% ../nbs/02_runtime.ipynb #d625375f
+# %% ../nbs/02_runtime.ipynb #f4ae4802
 _NUMS = ('input', 'output', 'total', 'cached', 'cache_write', 'reasoning', 'cost', 'turns')
 
 @dataclass
@@ -414,7 +424,7 @@ class Usage:
         parts += [f'${self.cost:.4f}', f"{self.turns} turn{'' if self.turns == 1 else 's'}"]
         return ' · '.join(parts)
 
-# %% ../nbs/02_runtime.ipynb #bdf70d32
+# %% ../nbs/02_runtime.ipynb #e47ff8e3
 @patch(cls_method=True)
 def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
                 model='', cost=0.0, turns=1):
@@ -425,7 +435,7 @@ def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
     return cls(model, i, o, u.get('total_tokens') or i + o, pd.get('cached_tokens') or 0,
                u.get('cache_write_tokens') or 0, cd.get('reasoning_tokens') or 0, cost, turns)
 
-# %% ../nbs/02_runtime.ipynb #fbe14f34
+# %% ../nbs/02_runtime.ipynb #d31547d1
 _SKIP_LINE = re.compile(r'^(?:```|~~~|>|<|\|)')
 
 def status_line(text, # what the model said
@@ -454,7 +464,7 @@ def said_before_call(hist): # a backend's messages, oldest first
         if m.get('role') == 'user': return ''
     return ''
 
-# %% ../nbs/02_runtime.ipynb #fe6f0236
+# %% ../nbs/02_runtime.ipynb #3cf84015
 class _Budget:
     "Tool calls the whole run tree may make; None is unlimited."
     def __init__(self, limit): self.limit, self.used, self.lock = limit, 0, threading.Lock()
@@ -464,7 +474,7 @@ class _Budget:
             self.used += n
             return True
 
-# %% ../nbs/02_runtime.ipynb #1d6172ca
+# %% ../nbs/02_runtime.ipynb #3b1724af
 RUN_STATES = ('pending', 'running', 'completed', 'failed', 'cancelled', 'detached', 'terminated')
 ENDED = frozenset(RUN_STATES[2:])
 MAX_NOTES = 100
@@ -517,7 +527,7 @@ class Run:
     @property
     def elapsed(self): return ((self.ended or time.time()) - self.started) if self.started else 0.0
 
-# %% ../nbs/02_runtime.ipynb #33ae75aa
+# %% ../nbs/02_runtime.ipynb #c72da93d
 @patch
 def start(self:Run, backend=None):
     "Begin running, with `backend` doing the model work."
@@ -550,7 +560,7 @@ def wait(self:Run, timeout:float|None=None):
     "Wait until the run is over; True if it is."
     return self._done.wait(timeout)
 
-# %% ../nbs/02_runtime.ipynb #5e4b586a
+# %% ../nbs/02_runtime.ipynb #d6d764f3
 def _call(obj, name):
     "Call `obj.name()` if it has one."
     if callable(f := getattr(obj, name, None)): f()
@@ -593,7 +603,7 @@ def terminate(self:Run):
     if self._end('terminated'): _call(self.backend, 'close')
     return self
 
-# %% ../nbs/02_runtime.ipynb #a57afc9a
+# %% ../nbs/02_runtime.ipynb #55fe9dae
 @patch
 def child(self:Run, id:str|None=None, question:str='', model:str='', **kw):
     "A sub-agent's run under this one, sharing the tree's tool-call budget."
@@ -608,7 +618,7 @@ def draw(self:Run, n:int=1):
     "Take `n` tool calls from the tree's budget; False when it cannot."
     return self._budget.draw(n)
 
-# %% ../nbs/02_runtime.ipynb #181edc31
+# %% ../nbs/02_runtime.ipynb #117d756e
 @patch
 def hear(self:Run, text:str):
     "Take a piece of the model's streamed text."
@@ -639,7 +649,7 @@ def write(self:Run, line:str):
     p.parent.mkdir(parents=True, exist_ok=True)
     with self._lock, p.open('a', encoding='utf-8') as f: f.write(line.rstrip('\n') + '\n')
 
-# %% ../nbs/02_runtime.ipynb #2ffe28d3
+# %% ../nbs/02_runtime.ipynb #69a227ff
 @patch
 def tell(self:Run, msg:str):
     "Queue a message from the user for this run."
@@ -653,7 +663,7 @@ def drain_inbox(self:Run) -> list:
         try: res.append(self._inbox.popleft())
         except IndexError: return res  # empty: everything queued so far has been handed over
 
-# %% ../nbs/02_runtime.ipynb #e5db1683
+# %% ../nbs/02_runtime.ipynb #8834179c
 @patch
 def air(self:Run) -> str:
     "A reminder to tell the user where things stand, after a quiet streak of tool calls; else ''."
@@ -671,7 +681,7 @@ def repeated(self:Run, call, # the tool call: name and arguments, any JSON-able 
     self._last = key
     return self._streak
 
-# %% ../nbs/02_runtime.ipynb #7ea9877b
+# %% ../nbs/02_runtime.ipynb #29730b94
 _current: contextvars.ContextVar = contextvars.ContextVar('ramabana_run', default=None)
 
 def current_run() -> Run|None:
