@@ -5,7 +5,7 @@ compaction when the window fills, and a session file that survives a crash."""
 
 # %% ../nbs/08b_agent.ipynb #00ae93c7
 from __future__ import annotations
-import os, io, ast, sys, json, time, uuid, base64, ctypes, inspect, builtins, threading, traceback
+import os, io, ast, sys, json, time, uuid, base64, ctypes, inspect, builtins, itertools, threading, traceback
 from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
@@ -16,8 +16,8 @@ from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece,
 
 # %% auto #0
 __all__ = ['MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'VIEW_N', 'BIG_FILE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE',
-           'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'describe', 'Stopped', 'run_code',
-           'format_run', 'view_file', 'python_tools', 'Session', 'new_task', 'Agent']
+           'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'describe', 'Stopped',
+           'run_code', 'format_run', 'view_file', 'python_tools', 'Session', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #58b5e19f
 MODES = ('auto', 'ask', 'deny')
@@ -102,6 +102,15 @@ def _repr(obj) -> str:
     # a repr is user code and can fail any way it likes: say so instead of failing the tool
     except Exception as e: return f'<repr failed: {type(e).__name__}: {e}>'
 
+def repr_head(obj, limit:int=REPR_HEAD) -> str:
+    "The start of `repr(obj)`, at most `limit` characters and a note of what was left out."
+    if type(obj) in (list, tuple, set, frozenset, dict, str, bytes) and len(obj) > limit:
+        # a big builtin value is not repr'd whole (10 million numbers: 0.75 s and 89 MB) for 600 characters of it
+        head = obj[:limit] if isinstance(obj, (str, bytes, list, tuple)) else type(obj)(itertools.islice(obj.items() if isinstance(obj, dict) else obj, limit))
+        return _repr(head)[:limit] + f" … [{len(obj):,} {'characters' if isinstance(obj, str) else 'bytes' if isinstance(obj, bytes) else 'items'}]"
+    r = _repr(obj)
+    return r if len(r) <= limit else r[:limit] + f' … [{len(r):,} characters]'
+
 def describe(obj, name:str='') -> str:
     "A short description of `obj`: type, shape, dtype, length, repr head, signature and doc."
     t = type(obj)
@@ -115,8 +124,7 @@ def describe(obj, name:str='') -> str:
     if callable(obj):
         try: lines.append(f'signature: {getattr(obj, "__name__", name)}{inspect.signature(obj)}')
         except (TypeError, ValueError): pass   # builtins without a signature
-    r = _repr(obj)
-    lines.append('repr: ' + (r if len(r) <= REPR_HEAD else r[:REPR_HEAD] + f' … [{len(r):,} characters]'))
+    lines.append('repr: ' + repr_head(obj))
     if (d := inspect.getdoc(obj)) and (callable(obj) or isinstance(obj, type(inspect))):
         lines.append('doc: ' + d.strip()[:400])
     return '\n'.join(lines)
@@ -235,7 +243,7 @@ def python_tools(ns:dict, timeout:float=TIMEOUT) -> list[Tool]:
         return format_run(run_code(code, ns, timeout))
     return [Tool(inspect_python), Tool(run_python, code=True), Tool(view_file)]
 
-# %% ../nbs/08b_agent.ipynb #7e08f11a
+# %% ../nbs/08b_agent.ipynb #699b4536
 def _enc(o):
     if isinstance(o, (bytes, bytearray)): return {'__bytes__': base64.b64encode(bytes(o)).decode()}
     raise TypeError(f'cannot save a {type(o).__name__} in a session')
@@ -288,7 +296,7 @@ class Session:
             elif r.get('op') == 'reset': hist = list(r['hist'])
         return hist
 
-# %% ../nbs/08b_agent.ipynb #58188bae
+# %% ../nbs/08b_agent.ipynb #83da5d8b
 SP = ("You are ramabana, an assistant working inside the user's Jupyter notebook. You can inspect variables "
       "(inspect_python), run Python code in the user's kernel (run_python; the user may decline) and read files "
       "(view_file). Look before you assume: inspect what a question is about. Keep answers short and concrete; when "
@@ -350,7 +358,7 @@ class Agent:
     @property
     def turn_error(self) -> str: return self.backend.turn_error
 
-# %% ../nbs/08b_agent.ipynb #73b08b13
+# %% ../nbs/08b_agent.ipynb #d01e16e2
 class _Hooks:
     "The agent's callback on its backend."
     def __init__(self, agent): self.agent = agent
@@ -392,7 +400,7 @@ def _approve(self:Agent, tool:Tool, args:dict):
     self._emit('on_tool', {'name': tool.name, 'arguments': json.dumps(args, ensure_ascii=False)}, None)
     return self.approvals(tool, args)
 
-# %% ../nbs/08b_agent.ipynb #254c47c0
+# %% ../nbs/08b_agent.ipynb #4697a286
 @patch
 def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text, picture bytes)
         on_text:Callable|None=None,      # called with each piece of the answer
@@ -447,7 +455,7 @@ def save(self:Agent):
         new[self._ctx[0] - self._saved] = self._without_context(h[self._ctx[0]])
     self.session.append(new); self._saved = len(h)
 
-# %% ../nbs/08b_agent.ipynb #1b5e457d
+# %% ../nbs/08b_agent.ipynb #4b4b95a4
 CONTEXT_NOTE = '[the notebook as it was for this message was shown here; later messages show it as it is now]'
 
 @patch
@@ -481,7 +489,7 @@ def _drop_context(self:Agent):
         self.backend._changed()
     self._ctx = None
 
-# %% ../nbs/08b_agent.ipynb #bbede85a
+# %% ../nbs/08b_agent.ipynb #7ece196e
 @patch
 def _summariser(self:Agent):
     "A `summariser(prompt, sp)` on the summary model, or None (surgical) when there is none."
@@ -530,7 +538,7 @@ def maybe_compact(self:Agent, nxt='') -> str:
     if self.compactor.due(self.backend) or not self.backend.fits(nxt): return self.compact()
     return ''
 
-# %% ../nbs/08b_agent.ipynb #1750c300
+# %% ../nbs/08b_agent.ipynb #df6837d0
 @patch
 def reset(self:Agent):
     "Forget the conversation (the usage total stays)."
