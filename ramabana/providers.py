@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Iterable
 from .core import ModelSpec
 from .upstream import (Capabilities, Upstream, OpenAIChatUpstream, ChunkReader, Call, register_upstream, classify_error,
-                               chunk, GatewayError, RateLimited, SchemaRejected, ToolsRejected, MalformedResponse, UpstreamError)
+                               chunk, GatewayError, RateLimited, SchemaRejected, ToolsRejected, MalformedResponse, UpstreamError, BadToolCall)
 from .gateway import ReplayStore, replay_keys, Assembler
 
 # %% auto #0
@@ -18,8 +18,9 @@ __all__ = ['REPLAY_FILE', 'EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'T
            'OPENAI_PARAMS', 'usage', 'text_of', 'parse_args', 'split_image', 'response_schema', 'store_for',
            'strip_reasoning', 'thinking_budget', 'tool_names', 'Translator', 'Decoder', 'AnthropicTranslator',
            'anthropic_usage', 'AnthropicDecoder', 'GeminiTranslator', 'gemini_usage', 'GeminiDecoder', 'to_tags',
-           'parse_tags', 'describes_call', 'task_path', 'HostedUpstream', 'OpenAICompatibleUpstream', 'OpenAIUpstream',
-           'TranslatedReader', 'TranslatingUpstream', 'AnthropicUpstream', 'GeminiUpstream']
+           'parse_tags', 'describes_call', 'task_path', 'HostedUpstream', 'tool_images_to_user',
+           'OpenAICompatibleUpstream', 'OpenAIUpstream', 'TranslatedReader', 'TranslatingUpstream', 'AnthropicUpstream',
+           'GeminiUpstream']
 
 # %% ../nbs/07_providers.ipynb #4ab907e7
 def usage(prompt:int=0, # every prompt token, cached or not (OpenAI's meaning)
@@ -115,7 +116,9 @@ class Translator:
             role = m.get('role')
             if role in ('system', 'developer'): continue
             if role == 'assistant': parts = self.assistant_parts(m, self.replay(m))
-            elif role == 'tool': parts = [self.tool_part(m, names.get(m.get('tool_call_id'), 'tool'))]
+            elif role == 'tool':
+                p = self.tool_part(m, names.get(m.get('tool_call_id'), 'tool'))
+                parts = p if isinstance(p, list) else [p]   # Gemini adds a tool result's images as parts of their own
             else: parts = self.user_parts(m.get('content'))
             if not parts: continue
             r = self.ROLES.get(role, 'user')
@@ -360,13 +363,17 @@ class GeminiTranslator(Translator):
             calls[0]['thoughtSignature'] = self.SKIP_SIGNATURE   # a step Gemini did not write (or whose record is lost)
         return out
 
-    def tool_part(self, msg, name) -> dict:
+    def tool_part(self, msg, name) -> dict|list:
         fr = {'name': name, 'response': {'result': text_of(msg.get('content'))}}
         if msg.get('tool_call_id') in self.native: fr['id'] = msg['tool_call_id']
-        return {'functionResponse': fr}
+        c = msg.get('content')
+        images = self.user_parts([p for p in c if isinstance(p, dict) and p.get('type') == 'image_url']) if isinstance(c, list) else []
+        return [{'functionResponse': fr}, *images] if images else {'functionResponse': fr}
 
     def envelope(self, system, turns, body, sampling) -> dict:
-        req = {'contents': [{'role': r, 'parts': p} for r, p in turns]}
+        # a turn's function responses first, then the images of those results (and any text that follows them)
+        first = lambda ps: [p for p in ps if 'functionResponse' in p] + [p for p in ps if 'functionResponse' not in p]
+        req = {'contents': [{'role': r, 'parts': first(p)} for r, p in turns]}
         if system: req['systemInstruction'] = {'parts': [{'text': system}]}
         if tools := [t for t in body.get('tools') or [] if t.get('type', 'function') == 'function']:
             decl = lambda f: {'name': f['name'], 'description': f.get('description', ''),
@@ -390,7 +397,7 @@ def _guess_mime(url:str) -> str:
     import mimetypes
     return mimetypes.guess_type(url)[0] or 'application/octet-stream'
 
-# %% ../nbs/07_providers.ipynb #199bcc79
+# %% ../nbs/07_providers.ipynb #4352a237
 _GEMINI_FINISH = {'STOP': 'stop', 'MAX_TOKENS': 'length', 'SAFETY': 'content_filter', 'RECITATION': 'content_filter',
                   'BLOCKLIST': 'content_filter', 'PROHIBITED_CONTENT': 'content_filter', 'SPII': 'content_filter',
                   'IMAGE_SAFETY': 'content_filter'}
@@ -420,7 +427,10 @@ class GeminiDecoder(Decoder):
             if p.get('text'):
                 out.append(self.chunk(**{'reasoning_content' if p.get('thought') else 'content': p['text']}))
             if sig: self.text_sig = sig
-        if cands and (fr := cands[0].get('finishReason')): self.finish = _GEMINI_FINISH.get(fr, 'stop')
+        if cands and (fr := cands[0].get('finishReason')):
+            if fr == 'MALFORMED_FUNCTION_CALL':   # an empty answer to the client; a new sample usually makes the call
+                raise BadToolCall(f"gemini: the model wrote a malformed function call ({cands[0].get('finishMessage') or fr})")
+            self.finish = _GEMINI_FINISH.get(fr, 'stop')
         return out
 
     def close(self) -> list[dict]:
@@ -429,7 +439,7 @@ class GeminiDecoder(Decoder):
         if self.text_sig: self.items.insert(0, {'anchor': 'text', 'sig': self.text_sig})
         return self.end()
 
-# %% ../nbs/07_providers.ipynb #53e10983
+# %% ../nbs/07_providers.ipynb #5312e944
 TAGS_PROMPT = """You can use the tools listed below. To call a tool, write the call on its own line, exactly like this:
 <tool_call>{{"name": "tool_name", "arguments": {{"arg": "value"}}}}</tool_call>
 Write one such line per call, then stop: the results come back in the next message, inside <tool_response> tags.
@@ -486,7 +496,7 @@ def describes_call(text:str, names:Iterable[str]) -> bool:
                      rf"\b(?:call|use|invoke|run)\b[^.\n]{{0,30}}\b{re.escape(n)}\b", text, re.I): return True
     return False
 
-# %% ../nbs/07_providers.ipynb #7376bdf1
+# %% ../nbs/07_providers.ipynb #55510ab3
 TAGS_CHANNEL: set[str] = set()   # names of models moved to the tags channel in this session
 
 def task_path(call:Call) -> Path|None:
@@ -501,6 +511,12 @@ class HostedUpstream(OpenAIChatUpstream):
     "Policy shared by hosted upstreams: client reasoning stripped, tags channel when tools are refused."
     caps = Capabilities(source='docs')
     keep_reasoning = False
+    needs_key = False   # the provider refuses every request without a key
+
+    def check_key(self):
+        "Fail before sending when the profile names a key variable that is not set (the provider would only say 401)."
+        if self.needs_key and (env := self.spec.api_key_env) and not self.spec.api_key:
+            raise UpstreamError(f'{self.spec.name}: no API key: the environment variable {env} is not set', status=401, code='invalid_api_key')
 
     async def capabilities(self) -> Capabilities: return self.caps
 
@@ -509,6 +525,7 @@ class HostedUpstream(OpenAIChatUpstream):
         async for c in OpenAIChatUpstream.stream(self, body, call): yield c
 
     async def stream(self, body, call):
+        self.check_key()
         body = {**body, 'messages': strip_reasoning(body.get('messages') or [], keep=self.keep_reasoning)}
         if body.get('tools') and self.spec.name in TAGS_CHANNEL:
             async for c in self._tags(body, call): yield c
@@ -557,12 +574,28 @@ def _add_usage(a:dict|None, b:dict|None) -> dict|None:
     return usage(a.get('prompt_tokens', 0) + b.get('prompt_tokens', 0), a.get('completion_tokens', 0) + b.get('completion_tokens', 0),
                  cached=cached(a) + cached(b))
 
-# %% ../nbs/07_providers.ipynb #d90b8bb4
+# %% ../nbs/07_providers.ipynb #115b8d2d
 OPENAI_PARAMS = {'model', 'messages', 'stream', 'stream_options', 'temperature', 'top_p', 'n', 'stop', 'max_tokens',
                  'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs',
                  'top_logprobs', 'user', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format',
                  'reasoning_effort', 'service_tier', 'store', 'metadata', 'modalities', 'audio', 'prediction',
                  'verbosity', 'web_search_options', 'prompt_cache_key', 'safety_identifier'}
+
+def tool_images_to_user(messages:list[dict]) -> list[dict]:
+    "Messages where the images of tool results travel in a user message right after those results (OpenAI takes images from users only)."
+    out, held = [], []
+    for m in messages:
+        if held and m.get('role') != 'tool':
+            out.append({'role': 'user', 'content': [{'type': 'text', 'text': 'The images from the tool results above:'}, *held]}); held = []
+        c = m.get('content')
+        if m.get('role') == 'tool' and isinstance(c, list) and any(isinstance(p, dict) and p.get('type') == 'image_url' for p in c):
+            imgs = [p for p in c if isinstance(p, dict) and p.get('type') == 'image_url']
+            held += imgs
+            text = [p for p in c if p not in imgs] or [{'type': 'text', 'text': f'({len(imgs)} image(s), sent in the next user message)'}]
+            m = {**m, 'content': text}
+        out.append(m)
+    if held: out.append({'role': 'user', 'content': [{'type': 'text', 'text': 'The images from the tool results above:'}, *held]})
+    return out
 
 class OpenAICompatibleUpstream(HostedUpstream):
     "Any OpenAI-compatible chat completions service at the profile's `base_url`."
@@ -574,6 +607,7 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
     "OpenAI's chat completions API."
     runtime = 'openai'
     default_base_url = 'https://api.openai.com/v1'
+    needs_key = True
 
     def prepare(self, body, call):
         body = {k: v for k, v in super().prepare(body, call).items() if k in OPENAI_PARAMS}
@@ -584,9 +618,10 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
         rf = body.get('response_format') or {}
         if rf.get('type') == 'json_schema':
             body['response_format'] = {**rf, 'json_schema': {'name': 'response', **(rf.get('json_schema') or {}), 'strict': True}}
+        if 'messages' in body: body['messages'] = tool_images_to_user(body['messages'])
         return body
 
-# %% ../nbs/07_providers.ipynb #4e1ce723
+# %% ../nbs/07_providers.ipynb #63fe9b96
 class TranslatedReader(ChunkReader):
     "One answer in a provider's own events, read through its `Decoder`; the turn's record is stored once it is complete."
     __slots__ = ('dec', 'store', 'runtime', 'model', 'text', 'ids')
@@ -654,6 +689,7 @@ class TranslatingUpstream(HostedUpstream):
 class AnthropicUpstream(TranslatingUpstream):
     "Anthropic's Messages API."
     runtime, translator, decoder = 'anthropic', AnthropicTranslator, AnthropicDecoder
+    needs_key = True
     def url(self): return self.base('https://api.anthropic.com', 'v1') + '/messages'
     def auth(self):
         return {'x-api-key': self.spec.api_key or '', 'anthropic-version': '2023-06-01', 'accept': 'text/event-stream'}
@@ -661,12 +697,15 @@ class AnthropicUpstream(TranslatingUpstream):
 class GeminiUpstream(TranslatingUpstream):
     "Gemini's generateContent API."
     runtime, translator, decoder = 'gemini', GeminiTranslator, GeminiDecoder
+    needs_key = True
     def url(self):
         model = self.spec.model_id.removeprefix('models/')
         return self.base('https://generativelanguage.googleapis.com', 'v1beta') + f'/models/{model}:streamGenerateContent?alt=sse'
     def auth(self): return {'x-goog-api-key': self.spec.api_key or '', 'accept': 'text/event-stream'}
     def error(self, status, text, headers, body):
         e = super().error(status, text, headers, body)
+        if status == 400 and 'API_KEY_INVALID' in (text or ''):   # Gemini refuses a wrong key with a 400
+            return UpstreamError(e.message, status=401, code='invalid_api_key')
         if isinstance(e, RateLimited) and e.retry_after is None and (m := re.search(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"', text or '')):
             e.retry_after = float(m[1])
         return e
