@@ -18,7 +18,7 @@ __all__ = ['log', 'PIN', 'CMAKE_FLAGS', 'EMBEDDED', 'SERVER_FLAGS', 'SAMPLING_FL
            'ModelFetchError', 'ServerStartError', 'cpu_flags_hash', 'build_dir', 'templates_dir', 'find_llama_server',
            'file_lock', 'cached_install', 'check_build_tools', 'fetch_sdist', 'cmake_build', 'build_llama_server',
            'model_path', 'check_model', 'fetch_model', 'setup', 'chat_template_file', 'server_command', 'run_dir',
-           'free_port', 'server_env', 'Server', 'server_url', 'stop', 'stop_all', 'sampling_mismatches',
+           'free_port', 'server_env', 'Server', 'check_gguf', 'server_url', 'stop', 'stop_all', 'sampling_mismatches',
            'slot_mismatches', 'slots_readback']
 
 # %% ../nbs/06_llamacpp.ipynb #e9119e28
@@ -172,9 +172,9 @@ def cmake_build(src:Path, build:Path, targets=('llama-server',), log=None, progr
 # %% ../nbs/06_llamacpp.ipynb #ad73714d
 def build_llama_server(pin:str=PIN, progress:bool=True) -> Path:
     "Build llama-server from the pinned sdist into the cache (once per pin and CPU); return the binary's path."
-    final = build_dir(pin)
+    final, built = build_dir(pin), []
     def make(out:Path) -> dict:
-        check_build_tools()
+        check_build_tools(); built.append(out)
         t0, logf = time.time(), final.parent/f'{final.name}.build.log'
         with tempfile.TemporaryDirectory(prefix='.work-', dir=final.parent) as work, open(logf, 'w') as lf:
             _say(f'llama-server: downloading the llama-cpp-python {pin} sdist', progress)
@@ -190,7 +190,8 @@ def build_llama_server(pin:str=PIN, progress:bool=True) -> Path:
                     built=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                     version=(ver.stdout + ver.stderr).strip().splitlines()[-2:])
     st = cached_install(final, make)
-    _say(f"llama-server: {final/'bin'/'llama-server'} ({' '.join(st.get('version', [])[:1])})", progress)
+    # only a build is news: a server found in the cache is not announced, like a model already fetched
+    if built: _say(f"llama-server: {final/'bin'/'llama-server'} ({' '.join(st.get('version', [])[:1])})", progress)
     return final/'bin'/'llama-server'
 
 # %% ../nbs/06_llamacpp.ipynb #1be0f7bf
@@ -238,9 +239,7 @@ def fetch_model(progress:bool=True) -> Path:
 # %% ../nbs/06_llamacpp.ipynb #0329f87b
 def setup(progress:bool=True) -> dict:
     "Find or build llama-server and fetch the embedded model (what `ramabana setup` runs); return their paths."
-    exe = find_llama_server()
-    if exe: _say(f'llama-server: {exe}', progress)
-    else: exe = build_llama_server(progress=progress)
+    exe = find_llama_server() or build_llama_server(progress=progress)  # progress only for work being done
     return dict(server=exe, model=fetch_model(progress), templates=templates_dir())
 
 # %% ../nbs/06_llamacpp.ipynb #6bf1ff32
@@ -284,7 +283,7 @@ def chat_template_file(name:str, templates:Path|None=None, where:str='chat_templ
     names = sorted(f.stem for f in templates.glob('*.jinja'))
     near = difflib.get_close_matches(name.removesuffix('.jinja'), names, n=3, cutoff=0.4)
     hint = (f"did you mean {', '.join(near)}?" if near else f"shipped: {', '.join(names)}" if names
-            else f"no templates in {templates}; run `ramabana setup`")
+            else f"no templates in {templates} (they come with the llama-server `ramabana setup` builds); name a template file instead")
     raise ConfigError(f"{where}: no chat template '{name}'; {hint}")
 
 # %% ../nbs/06_llamacpp.ipynb #a0a70e46
@@ -351,16 +350,21 @@ def server_env(extra:dict) -> dict:
     "This process's environment without `LLAMA_ARG_*` (llama-server reads those as flags), plus `extra`."
     return {**{k: v for k, v in os.environ.items() if not k.startswith('LLAMA_ARG_')}, **extra}
 
-# %% ../nbs/06_llamacpp.ipynb #7c7a4592
-def _pid_alive(pid:int) -> bool:
-    "True if `pid` is a running (not zombie) llama-server; a recycled pid running something else is not."
+# %% ../nbs/06_llamacpp.ipynb #331343a7
+def _pid_alive(pid:int, argv:list|None=None) -> bool:
+    "True if `pid` is a running (not zombie) llama-server, started with `argv` if given; a recycled pid is not."
     try: os.kill(pid, 0)
     except (ProcessLookupError, PermissionError): return False  # gone, or another user's: not our server
     try:
         if Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] == 'Z': return False
         cmd = Path(f'/proc/{pid}/cmdline').read_bytes()
-        return not cmd or b'llama-server' in cmd  # empty while the process is between exec()s
     except (OSError, IndexError): return True  # no /proc (macOS): trust the signal check
+    if not cmd: return True  # empty while the process is between exec()s
+    if argv is None: return b'llama-server' in cmd
+    # a pid file's pid may since belong to anything, even another profile's server or a `tail -f llama-server.log`:
+    # only the exact command line we launched (after setpriv's own prefix, before its exec) is that server
+    args = [a.decode(errors='replace') for a in cmd.rstrip(b'\0').split(b'\0')]
+    return args[-len(argv):] == [str(a) for a in argv]
 
 def _healthy(url:str, timeout:float=2.) -> bool:
     "True if the server at `url` answers `/health` with 200 (it answers 503 while loading the model)."
@@ -376,13 +380,20 @@ def _tail(logf:Path, n:int=65536) -> str:
             return f.read().decode(errors='replace')
     except OSError: return ''
 
+_STAMP = re.compile(r'^\d+\.\d+\.\d+\.\d+ (?=[A-Z] )', re.M)  # llama.cpp's log time stamp: "0.00.004.178 E ..."
+
 def _problems(logf:Path, limit:int=4) -> list[str]:
-    "The server's own last problem lines from its log (its last lines if none looks like a problem)."
-    text = _tail(logf)
-    last = [l for l in text.splitlines() if l.strip()][-limit:]
-    try: from ramabana.runtime import interesting
-    except ImportError: return last  # runtime is optional here: without it the last lines still say something
-    return interesting(text, limit=limit) or last
+    "The server's own problem lines from its log: the first (the cause) and the latest (its last lines if none looks like a problem)."
+    text = _STAMP.sub('', _tail(logf))  # without time stamps a repeated complaint is one line
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    errs = {l for l in lines if l.startswith('E ')}  # llama.cpp's own error level, where its log has one
+    if not errs:
+        try: from ramabana.runtime import interesting
+        except ImportError: return lines[-limit:]  # runtime is optional here: without it the last lines still say something
+        errs = set(interesting(text, limit=10_000))
+    found = list(dict.fromkeys(l for l in lines if l in errs))  # each once, where it first appeared
+    # llama.cpp names the cause first, then every layer above it reports that it failed: keep the first line too
+    return found[:1] + found[1:][-(limit - 1):] if found else lines[-limit:]
 
 def _kill(pid:int, grace:float=5.):
     "SIGTERM `pid`, then SIGKILL if it is still alive after `grace` seconds."
@@ -395,7 +406,7 @@ def _kill(pid:int, grace:float=5.):
             if not _pid_alive(pid): return
             time.sleep(0.05)
 
-# %% ../nbs/06_llamacpp.ipynb #c4387162
+# %% ../nbs/06_llamacpp.ipynb #1674ef0f
 @dataclass
 class Server:
     "One running llama-server for one profile."
@@ -405,11 +416,13 @@ class Server:
     port: int
     log: Path                  # its stdout and stderr
     proc: subprocess.Popen|None = None   # None when adopted from another Python process
+    argv: list|None = None               # its command line, to tell it from a process that got its pid later
+    counted: bool = False                # its death has been counted towards the restart bound
     @property
     def url(self) -> str: return f'http://127.0.0.1:{self.port}'
     def alive(self) -> bool:
         "True while the process runs (reaping our own child if it died)."
-        return self.proc.poll() is None if self.proc is not None else _pid_alive(self.pid)
+        return self.proc.poll() is None if self.proc is not None else _pid_alive(self.pid, self.argv)
 
 def _key(argv, env) -> str: return hashlib.sha256(json.dumps([argv, sorted(env.items())]).encode()).hexdigest()[:10]
 def _stem(name, key): return re.sub(r'[^A-Za-z0-9._-]', '_', name) + '-' + key
@@ -426,7 +439,7 @@ def _launch(argv, env, logf) -> subprocess.Popen:
                                     env=server_env(env), start_new_session=True)  # Ctrl-C in a terminal is not for it
     return _launcher.submit(go).result()
 
-# %% ../nbs/06_llamacpp.ipynb #58a7cd5c
+# %% ../nbs/06_llamacpp.ipynb #9852dad0
 def _wait_healthy(s:Server, timeout:float) -> Server:
     "Block until `s` answers /health; `ServerStartError` with its own problem lines if it exits or times out."
     end = time.monotonic() + timeout
@@ -450,8 +463,8 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
     stem = _stem(spec.name, key)
     pidf, logf = run_dir()/f'{stem}.json', run_dir()/f'{stem}.log'
     with file_lock(run_dir()/f'{stem}.lock'):  # one starter per profile across processes
-        if (rec := _read_pidfile(pidf)) and _pid_alive(rec['pid']):
-            s = Server(spec.name, key, rec['pid'], rec['port'], logf)
+        if (rec := _read_pidfile(pidf)) and _pid_alive(rec['pid'], rec.get('argv')):
+            s = Server(spec.name, key, rec['pid'], rec['port'], logf, argv=rec.get('argv'))
             if any(_healthy(s.url, timeout=5.) for _ in range(3)):  # patient: a busy server on loaded cores is slow, not stale
                 log.info('reusing llama-server %s (pid %s) for %s', s.url, s.pid, spec.name)
                 return s
@@ -461,7 +474,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
             port = port_hint if attempt == 0 and port_hint and _port_free(port_hint) else free_port()
             argv, _ = server_command(spec, port, exe=exe, threads=get('llamacpp.threads'))
             proc = _launch(argv, env, logf)
-            s = Server(spec.name, key, proc.pid, port, logf, proc)
+            s = Server(spec.name, key, proc.pid, port, logf, proc, argv)
             pidf.write_text(json.dumps(dict(pid=proc.pid, port=port, owner=os.getpid(), argv=argv, started=time.time())))
             try: return _wait_healthy(s, timeout)
             except ServerStartError:
@@ -469,7 +482,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
                 if "couldn't bind" not in _tail(logf, 4096) or attempt == 2: raise
                 log.warning('port %s was taken; starting llama-server for %s on another port', port, spec.name)
 
-# %% ../nbs/06_llamacpp.ipynb #fed13f26
+# %% ../nbs/06_llamacpp.ipynb #595e7699
 _servers: dict[str, Server] = {}        # by profile name: the servers this process uses
 _crashes: dict[str, list[float]] = {}   # by profile name: when its server was found dead
 _locks: dict[str, threading.Lock] = {}
@@ -477,22 +490,37 @@ _glock = threading.Lock()
 _atexit_registered = False
 
 def _crashed(s:Server):
-    "Log that `s` died and keep its log; `ServerStartError` once it has died more than `MAX_RESTARTS` times lately."
-    now = time.time()
-    seen = _crashes[s.name] = [t for t in _crashes.get(s.name, []) if now - t < RESTART_WINDOW] + [now]
-    problems, kept = _problems(s.log), s.log.with_suffix('.crashed.log')
-    with contextlib.suppress(OSError): shutil.copy2(s.log, kept)  # the restart truncates the log
-    log.warning('llama-server for %s (pid %s) died; restart %d of %d; log %s: %s', s.name, s.pid, len(seen),
-                MAX_RESTARTS, kept, ' | '.join(problems))
+    "Count and log the death of `s` (once) and keep its log; `ServerStartError` while it has died more than `MAX_RESTARTS` times lately."
+    now, kept = time.time(), s.log.with_suffix('.crashed.log')
+    seen = _crashes[s.name] = [t for t in _crashes.get(s.name, []) if now - t < RESTART_WINDOW]
+    if not s.counted:  # asked again after a failed restart, the same death must not count twice
+        s.counted = True
+        seen.append(now)
+        with contextlib.suppress(OSError): shutil.copy2(s.log, kept)  # the restart truncates the log
+        log.warning('llama-server for %s (pid %s) died; %s; log %s: %s', s.name, s.pid,
+                    f'restart {len(seen)} of {MAX_RESTARTS}' if len(seen) <= MAX_RESTARTS else 'not restarting it again',
+                    kept, ' | '.join(_problems(kept)))
+    problems = _problems(kept)
     if len(seen) > MAX_RESTARTS:
         raise ServerStartError(f"llama-server for '{s.name}' died {len(seen)} times in {RESTART_WINDOW:.0f} s; "
                                f"not restarting it again; log {kept}:\n" + '\n'.join(problems))
+
+def check_gguf(p:Path, where:str='gguf') -> Path:
+    "`p` if it is a readable GGUF file; else a `ConfigError` saying what is wrong with it, before any server starts."
+    if not p.exists(): raise ConfigError(f"{where}: gguf file {p} not found")
+    if not p.is_file(): raise ConfigError(f"{where}: gguf {p} is not a file")
+    try:
+        with open(p, 'rb') as f: magic = f.read(4)
+    except OSError as e: raise ConfigError(f"{where}: gguf file {p} cannot be read: {e.strerror}") from None
+    if magic != b'GGUF': raise ConfigError(f"{where}: {p} is not a GGUF model file (it does not start with 'GGUF')")
+    return p
 
 def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
     "Base URL (`http://127.0.0.1:PORT`) of a healthy llama-server for `spec`: started on first use, restarted if dead."
     global _atexit_registered
     with _glock: lock = _locks.setdefault(spec.name, threading.Lock())
     with lock:
+        if spec.gguf: check_gguf(Path(spec.gguf).expanduser(), f"model '{spec.name}'")  # a config mistake first
         exe = find_llama_server()
         if exe is None: raise LlamaCppError("llama-server is not built yet: run `ramabana setup` (takes a few minutes)")
         if not spec.gguf: fetch_model(progress=False)
@@ -508,7 +536,7 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
         if s.proc and not _atexit_registered: atexit.register(stop_all); _atexit_registered = True
         return s.url
 
-# %% ../nbs/06_llamacpp.ipynb #695fa6d7
+# %% ../nbs/06_llamacpp.ipynb #f3157e47
 def _stop(s:Server):
     "Stop `s` if this process started it, and remove its pid file."
     if s.proc is None: return  # adopted: the process that started it stops it
@@ -529,7 +557,7 @@ def stop_all():
         _servers.clear()
     for s in servers: _stop(s)
 
-# %% ../nbs/06_llamacpp.ipynb #99ae34d6
+# %% ../nbs/06_llamacpp.ipynb #86a1cd56
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
 READBACK = dict(temperature='temperature', top_p='top_p', top_k='top_k', min_p='min_p', seed='seed',
                 repeat_penalty='repeat_penalty', presence_penalty='presence_penalty', frequency_penalty='frequency_penalty',
