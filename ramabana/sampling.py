@@ -12,11 +12,11 @@ from fastcore.basics import patch
 from .core import ConfigError, ModelSpec, format_table
 
 # %% auto #0
-__all__ = ['I32_MAX', 'U32_MAX', 'FIELDS', 'COUPLED', 'CLIENT_AUTHORITATIVE', 'ALIASES', 'LOCAL_RUNTIMES', 'SOURCE_MEANINGS',
-           'ReasoningEffort', 'InferenceConfig', 'issue', 'read_field', 'extract_client_sampling', 'config_from_dict',
-           'SamplingLayer', 'ParamSource', 'FieldSources', 'ModelSamplingContext', 'resolve_layers_with_sources',
-           'with_hardcoded_defaults', 'reasoning_floor', 'reasoning_profile', 'agentic_temperature_ceiling',
-           'SamplingResult', 'sampling_for_request', 'Explanation', 'explain']
+__all__ = ['I32_MAX', 'U32_MAX', 'FIELDS', 'COUPLED', 'CLIENT_AUTHORITATIVE', 'ALIASES', 'LOCAL_RUNTIMES', 'RANGE_CHECKED',
+           'SOURCE_MEANINGS', 'ReasoningEffort', 'InferenceConfig', 'issue', 'read_field', 'extract_client_sampling',
+           'config_from_dict', 'SamplingLayer', 'ParamSource', 'FieldSources', 'ModelSamplingContext',
+           'resolve_layers_with_sources', 'with_hardcoded_defaults', 'reasoning_floor', 'reasoning_profile',
+           'agentic_temperature_ceiling', 'SamplingResult', 'sampling_for_request', 'Explanation', 'explain']
 
 # %% ../nbs/01_sampling.ipynb #62c643b7
 I32_MAX, U32_MAX = 2**31 - 1, 2**32 - 1
@@ -51,7 +51,7 @@ class InferenceConfig:
     dry_multiplier: float|None = _p(float)
     dry_base: float|None = _p(float)
     dry_allowed_length: int|None = _p(int, 0, I32_MAX)
-    dry_penalty_last_n: int|None = _p(int, -1, I32_MAX)
+    dry_penalty_last_n: int|None = _p(int, 0, I32_MAX)
     seed: int|None = _p(int, 0, U32_MAX)
     reasoning_effort: ReasoningEffort|None = _p(ReasoningEffort)
     reasoning_budget_tokens: int|None = _p(int, -1, I32_MAX)
@@ -116,14 +116,18 @@ def _read_number(k, v):
     if m['kind'] is float:
         try: return float(v), None
         except OverflowError: return None, ('rejected', 'too large for a number')  # an integer past 1e308
+    note = None
     if isinstance(v, float):
-        if not v.is_integer(): return None, ('rejected', f'expected a whole number, got {v}')
+        if not v.is_integer():
+            if k != 'max_tokens': return None, ('rejected', f'expected a whole number, got {v}')
+            # a limit must not vanish: llama-server cuts 3.9 to 3 (measured), so the ladder does the same, visibly
+            note = f'{v} is not a whole number; read as {int(v)}, as llama-server reads it'
         v = int(v)
-    if k == 'max_tokens' and v == -1: return None, ('normalised', '-1 means no limit, which omitting max_tokens already says')
+    if k == 'max_tokens' and v == -1: return None, ('normalised', note or '-1 means no limit, which omitting max_tokens already says')
     if not m['lo'] <= v <= m['hi']:
         hint = '; omit seed for a random one' if k == 'seed' else ''
         return None, ('rejected', f"{v} is outside {m['lo']}..{m['hi']}{hint}")
-    return v, None
+    return v, (('normalised', note) if note else None)
 
 def read_field(k:str, v) -> tuple[Any, tuple[str, str]|None]:
     "Read one JSON value `v` for config field `k`: (value or None, None or (action, reason)). Never raises."
@@ -357,12 +361,21 @@ def _gate(client:InferenceConfig, issues:list, body) -> tuple[InferenceConfig, l
                                  'the gateway does not trust client sampling fields (inference.trust_client is off)'))
     return InferenceConfig(**keep), issues + dropped
 
+RANGE_CHECKED = ('max_tokens', 'reasoning_budget_tokens', 'dry_allowed_length', 'dry_penalty_last_n')  # upstream 400s outside
+
+def _refused_upstream(k:str, v) -> bool:
+    "Whether llama-server answers a 400 naming `k` for the value `v`, rather than converting it and going on."
+    if isinstance(v, (str, list, dict)): return True   # 'type must be number'
+    if isinstance(v, bool) or not isinstance(v, (int, float)): return False   # true is read as 1
+    return k in RANGE_CHECKED and (isinstance(v, int) or math.isfinite(v) and v.is_integer())
+
 def _clean_body(body:dict, issues:list, trust_client:bool) -> dict:
     "`body` without any sampling key (or alias), except rejected values left for upstream's own 400."
     leave = {}
     for i in issues:
         k = ALIASES.get(i['field'], i['field'])
-        if i['action'] == 'rejected' and k in _META and k != 'reasoning_effort' and (trust_client or k in CLIENT_AUTHORITATIVE):
+        if (i['action'] == 'rejected' and k in _META and k != 'reasoning_effort' and _refused_upstream(k, i['value'])
+                and (trust_client or k in CLIENT_AUTHORITATIVE)):
             leave[k] = i['value']
     return {**{k: v for k, v in body.items() if k not in _META and k not in ALIASES}, **leave}
 
@@ -387,9 +400,11 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
         ceiling = {'field': 'temperature', 'from': cfg.temperature, 'to': cap, 'source': t_src}
         cfg = dataclasses.replace(cfg, temperature=cap)
     out = {**_clean_body(body, issues, trust_client), **cfg.to_openai_json_patch()} if isinstance(body, dict) else body
+    if ctx.hosted and 'max_tokens' in out and body.get('max_tokens') is None and body.get('max_completion_tokens') is not None:
+        out['max_completion_tokens'] = out.pop('max_tokens')   # the client's spelling: its endpoint may refuse the other
     return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling)
 
-# %% ../nbs/01_sampling.ipynb #8f7e5f19
+# %% ../nbs/01_sampling.ipynb #e0a40ade
 SOURCE_MEANINGS = dict(  # a rung's name -> what it means, in a user's words
     cli='your command-line option', client='the request itself', profile='the profile the request chose',
     model_user='your config for this model', **{'global': 'your config for all models'},
