@@ -390,6 +390,7 @@ class GeminiTranslator(Translator):
         if budget is not None: gen['thinkingConfig'] = {'thinkingBudget': budget, 'includeThoughts': budget != 0}
         if (schema := response_schema(body)) is not None:
             gen.update(responseMimeType='application/json', responseJsonSchema=schema)
+        elif (body.get('response_format') or {}).get('type') == 'json_object': gen['responseMimeType'] = 'application/json'  # JSON, any shape
         if gen: req['generationConfig'] = gen
         return req
 
@@ -397,7 +398,7 @@ def _guess_mime(url:str) -> str:
     import mimetypes
     return mimetypes.guess_type(url)[0] or 'application/octet-stream'
 
-# %% ../nbs/07_providers.ipynb #4352a237
+# %% ../nbs/07_providers.ipynb #bb9c09c7
 _GEMINI_FINISH = {'STOP': 'stop', 'MAX_TOKENS': 'length', 'SAFETY': 'content_filter', 'RECITATION': 'content_filter',
                   'BLOCKLIST': 'content_filter', 'PROHIBITED_CONTENT': 'content_filter', 'SPII': 'content_filter',
                   'IMAGE_SAFETY': 'content_filter'}
@@ -439,7 +440,7 @@ class GeminiDecoder(Decoder):
         if self.text_sig: self.items.insert(0, {'anchor': 'text', 'sig': self.text_sig})
         return self.end()
 
-# %% ../nbs/07_providers.ipynb #5312e944
+# %% ../nbs/07_providers.ipynb #def1407c
 TAGS_PROMPT = """You can use the tools listed below. To call a tool, write the call on its own line, exactly like this:
 <tool_call>{{"name": "tool_name", "arguments": {{"arg": "value"}}}}</tool_call>
 Write one such line per call, then stop: the results come back in the next message, inside <tool_response> tags.
@@ -496,7 +497,7 @@ def describes_call(text:str, names:Iterable[str]) -> bool:
                      rf"\b(?:call|use|invoke|run)\b[^.\n]{{0,30}}\b{re.escape(n)}\b", text, re.I): return True
     return False
 
-# %% ../nbs/07_providers.ipynb #55510ab3
+# %% ../nbs/07_providers.ipynb #d39b23e8
 TAGS_CHANNEL: set[str] = set()   # names of models moved to the tags channel in this session
 
 def task_path(call:Call) -> Path|None:
@@ -574,7 +575,7 @@ def _add_usage(a:dict|None, b:dict|None) -> dict|None:
     return usage(a.get('prompt_tokens', 0) + b.get('prompt_tokens', 0), a.get('completion_tokens', 0) + b.get('completion_tokens', 0),
                  cached=cached(a) + cached(b))
 
-# %% ../nbs/07_providers.ipynb #115b8d2d
+# %% ../nbs/07_providers.ipynb #3f69f151
 OPENAI_PARAMS = {'model', 'messages', 'stream', 'stream_options', 'temperature', 'top_p', 'n', 'stop', 'max_tokens',
                  'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs',
                  'top_logprobs', 'user', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format',
@@ -621,7 +622,7 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
         if 'messages' in body: body['messages'] = tool_images_to_user(body['messages'])
         return body
 
-# %% ../nbs/07_providers.ipynb #63fe9b96
+# %% ../nbs/07_providers.ipynb #8e4e2abc
 class TranslatedReader(ChunkReader):
     "One answer in a provider's own events, read through its `Decoder`; the turn's record is stored once it is complete."
     __slots__ = ('dec', 'store', 'runtime', 'model', 'text', 'ids')
@@ -677,7 +678,7 @@ class TranslatingUpstream(HostedUpstream):
     def error(self, status:int, text:str, headers, body:dict) -> GatewayError:
         "The gateway's error for an error answer; a refusal of the provider's schema field is `SchemaRejected`."
         e = classify_error(status, text, headers)   # the key is redacted there, whatever its variable's name
-        if type(e) is UpstreamError and status in (400, 422) and response_schema(body) is not None and self.SCHEMA_REFUSAL.search(text or ''):
+        if type(e) is UpstreamError and status in (400, 422) and (body.get('response_format') or {}).get('type') in ('json_schema', 'json_object') and self.SCHEMA_REFUSAL.search(text or ''):
             return SchemaRejected(e.message, param='response_format')
         return e
 
