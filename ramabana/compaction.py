@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 from fastcore.basics import patch
 from .core import ConfigError, get, task_dir
-from .runtime import estimate_tokens, should_compact, halvings, answer_only, CHARS_PER_TOKEN
+from .runtime import estimate_tokens, threshold, should_compact, halvings, answer_only, CHARS_PER_TOKEN
 
 # %% auto #0
 __all__ = ['SUMMARY_PREFIX', 'SUMMARISE_SP', 'SUMMARISE', 'UPDATE_SUMMARISE', 'SURGICAL_POLICY', 'REORIENT', 'IMG_TOKENS',
@@ -527,7 +527,8 @@ def trim_hist(hist:list, need:int, count=None, keep:int=2, save=None, how:str=''
         if msg_role(m) != 'tool' or not (t := msg_text(m)) or t == TRIMMED or t.startswith('[… '): continue
         new = omitted(len(t), save(t.encode(), '.txt'), how) if save else TRIMMED
         if len(new) >= len(t): continue
-        before = msg_tokens(m, count)
+        before, c = msg_tokens(m, count), m.get('content')
+        if isinstance(c, (list, tuple)): new = [_note_part(c, new)] + [p for p in c if is_media(p)]   # pictures go later, saved
         hist[i] = {**m, 'content': new}
         freed += before - msg_tokens(hist[i], count)
     for i in range(end):
@@ -544,7 +545,7 @@ def trim_hist(hist:list, need:int, count=None, keep:int=2, save=None, how:str=''
         freed += before - msg_tokens(hist[i], count)
     return freed
 
-# %% ../nbs/03_compaction.ipynb #f6a39e1c
+# %% ../nbs/03_compaction.ipynb #0187368e
 class Compactor:
     "Decide when to compact a backend's conversation, and do it."
     def __init__(self,
@@ -575,7 +576,7 @@ class Compactor:
         "Whether `auto` is on and `backend` has crossed its compaction threshold."
         return bool(self.auto) and should_compact(backend.used_tokens, backend.spec.ctx, self.reserve)  # None: `threshold` reads the setting
 
-# %% ../nbs/03_compaction.ipynb #98bfc844
+# %% ../nbs/03_compaction.ipynb #a0ef6ce8
 def _count(backend): return getattr(backend, 'count_tokens', None)
 
 @patch
@@ -585,16 +586,24 @@ def overhead(self:Compactor, backend, sizes=None) -> int:
     return max(0, (getattr(backend, 'used_tokens', 0) or 0) - sum(sizes))
 
 @patch
-def _plan(self:Compactor, backend) -> tuple[list, list, int]:
-    "`split`'s two parts, and the `budget` it measured them against (each message is counted once)."
+def _plan(self:Compactor, backend) -> tuple[list, list, int, int]:
+    "`split`'s two parts, the `budget` it measured them against, and the room left for the summary (each message counted once)."
     msgs, count = list(backend.hist or []), _count(backend)
     sizes = [msg_tokens(m, count) for m in msgs]
-    budget = self.budget(backend.spec.ctx, self.overhead(backend, sizes))
+    over = self.overhead(backend, sizes)
+    budget = self.budget(backend.spec.ctx, over)
     room = min(budget, max(MIN_COMPACT, sum(sizes) // 2))
+    thr, reo = threshold(backend.spec.ctx, self.reserve), estimate_tokens(SUMMARY_PREFIX + reorient(self.kernel_alive), count) + 4
+    # a large system prompt and tools leave little under the threshold: keep at most three quarters of that little
+    if thr is not None: room = min(room, max(0, (thr - over - reo) * 3 // 4))
     start, used = len(msgs), 0
     while start > 0 and used + sizes[start - 1] <= room: start -= 1; used += sizes[start]
     while start < len(msgs) and msg_role(msgs[start]) != 'user': start += 1
-    return msgs[:start], msgs[start:], budget
+    kept = sum(sizes[start:])
+    # the summary gets a quarter of the budget, and no more than leaves the result under the threshold
+    target = budget // 4
+    if thr is not None: target = max(64, min(target, thr - over - kept - reo))
+    return msgs[:start], msgs[start:], budget, target
 
 @patch
 def split(self:Compactor, backend) -> tuple[list, list]:
@@ -628,11 +637,12 @@ def surgical(self:Compactor, older, target:int, count=None) -> str:
 def compact(self:Compactor, backend, summariser=None, extra:str='', summary_ctx:int|None=None) -> str:
     "Replace the older part of `backend`'s conversation with a summary and the reorient reminder; the summary, or ''."
     if not backend.hist: self.note = 'nothing to compact'; return ''
-    older, keep, budget = self._plan(backend)   # the budget too: measuring the history again would recount every message
+    older, keep, budget, target = self._plan(backend)   # measuring the history again would recount every message
     if not older: self.note = 'everything is recent; nothing to compact'; return ''
     count = _count(backend)
+    cut = ''
     if self.strategy == 'surgical' or summariser is None:
-        text, how = self.surgical(older, budget // 4, count), 'into surgical history'
+        text, how = self.surgical(older, target, count), 'into surgical history'
     else:
         room = None
         if summary_ctx:   # the summariser's window holds its system prompt, the request and its answer
@@ -640,8 +650,11 @@ def compact(self:Compactor, backend, summariser=None, extra:str='', summary_ctx:
         text = _fold(older, summariser, extra, room, count)
         if isinstance(text, _Failed): self.note = f'{text.why}; conversation left as it was'; return ''
         how = 'into a summary'
+        if not _fits(text, target, count):   # a wordy summary would leave the conversation due again, or over the window
+            n = estimate_tokens(text, count)
+            text, cut = truncate_middle(text, target, count), f' (cut from {n:,})'
     backend.replace_hist(SUMMARY_PREFIX + text + '\n\n' + reorient(self.kernel_alive), keep)
     self.count += 1; self.last = text
-    self.note = f'compacted {len(older)} messages {how} of {estimate_tokens(text, count):,} tokens; kept the latest {len(keep)}'
+    self.note = f'compacted {len(older)} messages {how} of {estimate_tokens(text, count):,} tokens{cut}; kept the latest {len(keep)}'
     if self.on_compact: self.on_compact(text)
     return text
