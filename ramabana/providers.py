@@ -258,7 +258,7 @@ _ANTHROPIC_STOP = {'end_turn': 'stop', 'stop_sequence': 'stop', 'pause_turn': 's
                    'model_context_window_exceeded': 'length', 'tool_use': 'tool_calls', 'refusal': 'content_filter'}
 _ANTHROPIC_ERROR_STATUS = {'invalid_request_error': 400, 'authentication_error': 401, 'permission_error': 403,
                            'not_found_error': 404, 'request_too_large': 413, 'rate_limit_error': 429,
-                           'api_error': 500, 'overloaded_error': 529}
+                           'api_error': 500, 'overloaded_error': 529, 'billing_error': 402, 'timeout_error': 504}
 
 def anthropic_usage(u:dict) -> dict:
     "Anthropic's usage in OpenAI's shape."
