@@ -12,22 +12,27 @@ from fastcore.basics import patch
 from .core import ConfigError, ModelSpec, format_table
 
 # %% auto #0
-__all__ = ['I32_MAX', 'U32_MAX', 'FIELDS', 'COUPLED', 'CLIENT_AUTHORITATIVE', 'ALIASES', 'LOCAL_RUNTIMES', 'RANGE_CHECKED',
-           'SOURCE_MEANINGS', 'ReasoningEffort', 'InferenceConfig', 'issue', 'read_field', 'extract_client_sampling',
-           'config_from_dict', 'SamplingLayer', 'ParamSource', 'FieldSources', 'ModelSamplingContext',
-           'resolve_layers_with_sources', 'with_hardcoded_defaults', 'reasoning_floor', 'reasoning_profile',
-           'agentic_temperature_ceiling', 'SamplingResult', 'sampling_for_request', 'Explanation', 'explain']
+__all__ = ['I32_MAX', 'U32_MAX', 'HOSTED_EFFORTS', 'FIELDS', 'COUPLED', 'CLIENT_AUTHORITATIVE', 'ALIASES', 'LOCAL_RUNTIMES',
+           'RANGE_CHECKED', 'SOURCE_MEANINGS', 'ReasoningEffort', 'InferenceConfig', 'issue', 'read_field',
+           'extract_client_sampling', 'config_from_dict', 'SamplingLayer', 'ParamSource', 'FieldSources',
+           'ModelSamplingContext', 'resolve_layers_with_sources', 'with_hardcoded_defaults', 'reasoning_floor',
+           'reasoning_profile', 'agentic_temperature_ceiling', 'SamplingResult', 'sampling_for_request', 'Explanation',
+           'explain']
 
 # %% ../nbs/01_sampling.ipynb #62c643b7
 I32_MAX, U32_MAX = 2**31 - 1, 2**32 - 1
 
 class ReasoningEffort(str, Enum):
     "How hard a model is asked to think: a chat-template control, not a sampler."
+    none = 'none'         # hosted models only
     minimal = 'minimal'
     low = 'low'
     medium = 'medium'
     high = 'high'
+    xhigh = 'xhigh'       # hosted models only
     def __str__(self): return self.value
+
+HOSTED_EFFORTS = ('none', 'xhigh')   # levels a hosted API takes and a local chat template does not
 
 def _p(kind, lo=None, hi=None):
     "A config field: JSON kind (float, int or ReasoningEffort) and the inclusive range upstream accepts."
@@ -96,14 +101,15 @@ def issue(field:str, value, action:str, reason:str) -> dict:
     "One field the parser or the trust gate did not pass through as sent."
     return dict(field=field, value=value, action=action, reason=reason)
 
-def _read_enum(v):
+def _read_enum(v, hosted=False):
     "Read `reasoning_effort`: (value, None) or (None, (action, reason))."
-    levels = ', '.join(e.value for e in ReasoningEffort)
+    levels = ', '.join(e.value for e in ReasoningEffort if hosted or e.value not in HOSTED_EFFORTS)
     if not isinstance(v, str): return None, ('rejected', f'expected a string (one of {levels}), got {_jtype(v)}')
     if v == '': return None, None  # upstream ignores it too: "no opinion"
-    if v in ReasoningEffort.__members__: return ReasoningEffort(v), None
-    if v == 'none': return None, ('rejected', "'none' is not a level (it silently means medium on some templates); "
-                                  "send reasoning_budget_tokens: 0 to stop thinking")
+    if v in ReasoningEffort.__members__ and (hosted or v not in HOSTED_EFFORTS): return ReasoningEffort(v), None
+    if v == 'none': return None, ('rejected', "'none' is not a level for a local model (it silently means medium on "
+                                  "some templates); send reasoning_budget_tokens: 0 to stop thinking")
+    if v == 'xhigh': return None, ('rejected', f"'xhigh' is a level of hosted models only; one of {levels}")
     return None, ('rejected', f'{v!r} is not one of {levels}')
 
 def _read_number(k, v):
@@ -129,15 +135,18 @@ def _read_number(k, v):
         return None, ('rejected', f"{v} is outside {m['lo']}..{m['hi']}{hint}")
     return v, (('normalised', note) if note else None)
 
-def read_field(k:str, v) -> tuple[Any, tuple[str, str]|None]:
+def read_field(k:str, # the config field
+               v, # the JSON value sent for it
+               hosted:bool=False, # for a hosted model: `reasoning_effort` may also be `none` or `xhigh`
+              ) -> tuple[Any, tuple[str, str]|None]:
     "Read one JSON value `v` for config field `k`: (value or None, None or (action, reason)). Never raises."
     if v is None: return None, None
-    return _read_enum(v) if _META[k]['kind'] is ReasoningEffort else _read_number(k, v)
+    return _read_enum(v, hosted) if _META[k]['kind'] is ReasoningEffort else _read_number(k, v)
 
 # %% ../nbs/01_sampling.ipynb #c9b2142b
 _ALIAS_OF = {c: a for a, c in ALIASES.items()}
 
-def extract_client_sampling(body) -> tuple[InferenceConfig, list[dict]]:
+def extract_client_sampling(body, hosted:bool=False) -> tuple[InferenceConfig, list[dict]]:
     "The sampling fields of an OpenAI request `body`, and what had to be rejected or normalised. Never raises."
     if not isinstance(body, dict):
         shown = _jtype(body) if isinstance(body, list) else body  # an array is named, not echoed
@@ -150,13 +159,13 @@ def extract_client_sampling(body) -> tuple[InferenceConfig, list[dict]]:
             if body.get(k) is not None:
                 issues.append(issue(alias, body[alias], 'normalised', f'{k} was sent too and wins; {alias} is not forwarded'))
             else: key = alias
-        v, problem = read_field(k, body.get(key))
+        v, problem = read_field(k, body.get(key), hosted)
         if v is not None: vals[k] = v
         if problem: issues.append(issue(key, body[key], *problem))
     return InferenceConfig(**vals), issues
 
 # %% ../nbs/01_sampling.ipynb #92bfc6ba
-def config_from_dict(d:dict|InferenceConfig|None, where:str='sampling') -> InferenceConfig|None:
+def config_from_dict(d:dict|InferenceConfig|None, where:str='sampling', hosted:bool=False) -> InferenceConfig|None:
     "A configured rung from a dict of canonical keys; `ConfigError` naming `where` on anything wrong."
     if d is None or isinstance(d, InferenceConfig): return d
     if not isinstance(d, dict): raise ConfigError(f"{where}: expected a table of sampling fields, got {_jtype(d)}")
@@ -165,7 +174,7 @@ def config_from_dict(d:dict|InferenceConfig|None, where:str='sampling') -> Infer
         if k not in _META:
             near = difflib.get_close_matches(k, FIELDS, n=1)
             raise ConfigError(f"{where}: unknown sampling field '{k}'" + (f"; did you mean '{near[0]}'?" if near else ''))
-        val, problem = read_field(k, v)
+        val, problem = read_field(k, v, hosted)
         if problem and problem[0] == 'rejected': raise ConfigError(f"{where}: '{k}' = {v!r}: {problem[1]}")
         if val is not None: vals[k] = val
     return InferenceConfig(**vals)
@@ -329,9 +338,9 @@ def _jsonable(v):
     if isinstance(v, dict): return {str(k): _jsonable(x) for k, x in v.items()}
     return repr(v)
 
-# %% ../nbs/01_sampling.ipynb #c494e3c5
-def _rung(x, where) -> InferenceConfig|None:
-    c = config_from_dict(x, where)
+# %% ../nbs/01_sampling.ipynb #71d4eef8
+def _rung(x, where, hosted=False) -> InferenceConfig|None:
+    c = config_from_dict(x, where, hosted)
     return c if c is not None and c.set_fields() else None
 
 LOCAL_RUNTIMES = ('llamacpp', 'litert')  # engines we run: the ladder's floor and auto rung apply to them
@@ -341,10 +350,10 @@ def _model_layers(model, ctx):
     if isinstance(model, ModelSpec):
         ctx = ctx or ModelSamplingContext(is_reasoning=model.reasoning, defaults_origin='user' if model.sampling else 'auto',
                                           hosted=model.runtime not in LOCAL_RUNTIMES)
-        user = _rung(model.sampling, f"model '{model.name}' sampling")
+        user = _rung(model.sampling, f"model '{model.name}' sampling", ctx.hosted)
         return user, (reasoning_profile() if ctx.is_reasoning and not ctx.hosted else None), ctx
     ctx = ctx or ModelSamplingContext()
-    return (*_model_rungs(_rung(model, 'model sampling'), ctx), ctx)
+    return (*_model_rungs(_rung(model, 'model sampling', ctx.hosted), ctx), ctx)
 
 def _has_tools(body) -> bool:
     return isinstance(body, dict) and any(isinstance(body.get(k), list) and body.get(k) for k in ('tools', 'functions'))
@@ -390,9 +399,10 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
                         ) -> SamplingResult:
     "Resolve the sampling ladder for one request: the patched body, the config, its sources and the issues."
     user, auto, ctx = _model_layers(model, ctx)
-    client, issues = extract_client_sampling(body)
+    h = ctx.hosted
+    client, issues = extract_client_sampling(body, h)
     if not trust_client and isinstance(body, dict): client, issues = _gate(client, issues, body)
-    layers = [_rung(cli, 'cli sampling'), client, _rung(profile, 'profile'), user, _rung(global_, 'global sampling'), auto]
+    layers = [_rung(cli, 'cli sampling', h), client, _rung(profile, 'profile', h), user, _rung(global_, 'global sampling', h), auto]
     cfg, srcs = resolve_layers_with_sources(layers, _floor(ctx))
     ceiling, cap, t_src = None, agentic_temperature_ceiling(ctx.is_reasoning), srcs['temperature'].name
     # only over a temperature nobody chose, and never upwards
@@ -404,7 +414,7 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
         out['max_completion_tokens'] = out.pop('max_tokens')   # the client's spelling: its endpoint may refuse the other
     return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling)
 
-# %% ../nbs/01_sampling.ipynb #e0a40ade
+# %% ../nbs/01_sampling.ipynb #7a8d6fe3
 SOURCE_MEANINGS = dict(  # a rung's name -> what it means, in a user's words
     cli='your command-line option', client='the request itself', profile='the profile the request chose',
     model_user='your config for this model', **{'global': 'your config for all models'},
