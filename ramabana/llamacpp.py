@@ -372,6 +372,20 @@ def _healthy(url:str, timeout:float=2.) -> bool:
     try: return httpx.get(f'{url}/health', timeout=timeout).status_code == 200
     except httpx.HTTPError: return False
 
+def _listens(pid:int, port:int) -> bool:
+    "True if process `pid` holds a TCP socket listening on `port` (also when this cannot be told: no /proc)."
+    inodes = set()
+    for t in ('tcp', 'tcp6'):
+        try: rows = Path(f'/proc/net/{t}').read_text().splitlines()[1:]
+        except OSError: continue  # no IPv6 here, or no /proc at all
+        inodes |= {f[9] for f in map(str.split, rows) if f[3] == '0A' and int(f[1].rsplit(':', 1)[1], 16) == port}  # 0A: LISTEN
+    try: fds = os.listdir(f'/proc/{pid}/fd')
+    except OSError: return not Path('/proc/net/tcp').exists()  # no /proc (macOS): nothing to tell it by
+    for fd in fds:
+        with contextlib.suppress(OSError):  # an fd closed while we look
+            if os.readlink(f'/proc/{pid}/fd/{fd}')[8:-1] in inodes: return True  # 'socket:[12345]'
+    return False
+
 def _tail(logf:Path, n:int=65536) -> str:
     "The last `n` bytes of a log file as text ('' if there is none)."
     try:
@@ -406,7 +420,7 @@ def _kill(pid:int, grace:float=5.):
             if not _pid_alive(pid): return
             time.sleep(0.05)
 
-# %% ../nbs/06_llamacpp.ipynb #1674ef0f
+# %% ../nbs/06_llamacpp.ipynb #cceddd04
 @dataclass
 class Server:
     "One running llama-server for one profile."
@@ -439,7 +453,7 @@ def _launch(argv, env, logf) -> subprocess.Popen:
                                     env=server_env(env), start_new_session=True)  # Ctrl-C in a terminal is not for it
     return _launcher.submit(go).result()
 
-# %% ../nbs/06_llamacpp.ipynb #9852dad0
+# %% ../nbs/06_llamacpp.ipynb #2bc33f4d
 def _wait_healthy(s:Server, timeout:float) -> Server:
     "Block until `s` answers /health; `ServerStartError` with its own problem lines if it exits or times out."
     end = time.monotonic() + timeout
@@ -448,7 +462,8 @@ def _wait_healthy(s:Server, timeout:float) -> Server:
             rc = s.proc.poll() if s.proc else None
             raise ServerStartError(f"llama-server for '{s.name}' exited (status {rc}) while starting; log {s.log}:\n"
                                    + '\n'.join(_problems(s.log)))
-        if _healthy(s.url): return s
+        # whoever took the port first answers /health too, until our server finds it cannot bind and exits
+        if _healthy(s.url) and _listens(s.pid, s.port): return s
         time.sleep(0.1)  # polling /health: the server offers nothing to wait on
     _kill(s.pid)
     raise ServerStartError(f"llama-server for '{s.name}' was not healthy after {timeout:.0f} s; log {s.log}:\n"
@@ -482,7 +497,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
                 if "couldn't bind" not in _tail(logf, 4096) or attempt == 2: raise
                 log.warning('port %s was taken; starting llama-server for %s on another port', port, spec.name)
 
-# %% ../nbs/06_llamacpp.ipynb #595e7699
+# %% ../nbs/06_llamacpp.ipynb #4cea689b
 _servers: dict[str, Server] = {}        # by profile name: the servers this process uses
 _crashes: dict[str, list[float]] = {}   # by profile name: when its server was found dead
 _locks: dict[str, threading.Lock] = {}
@@ -536,7 +551,7 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
         if s.proc and not _atexit_registered: atexit.register(stop_all); _atexit_registered = True
         return s.url
 
-# %% ../nbs/06_llamacpp.ipynb #f3157e47
+# %% ../nbs/06_llamacpp.ipynb #eaa64921
 def _stop(s:Server):
     "Stop `s` if this process started it, and remove its pid file."
     if s.proc is None: return  # adopted: the process that started it stops it
@@ -557,7 +572,7 @@ def stop_all():
         _servers.clear()
     for s in servers: _stop(s)
 
-# %% ../nbs/06_llamacpp.ipynb #86a1cd56
+# %% ../nbs/06_llamacpp.ipynb #6ee9e81c
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
 READBACK = dict(temperature='temperature', top_p='top_p', top_k='top_k', min_p='min_p', seed='seed',
                 repeat_penalty='repeat_penalty', presence_penalty='presence_penalty', frequency_penalty='frequency_penalty',
