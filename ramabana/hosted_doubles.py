@@ -273,7 +273,7 @@ class FakeOpenAI(FakeProvider):
     "A fake OpenAI Chat Completions API on 127.0.0.1 (`openai.OpenAI(base_url=fake.url+'/v1')`)."
     def __init__(self, replies=None, *, reasoning_model:bool=False, **kw):
         super().__init__(replies, **kw)
-        self.reasoning_model = reasoning_model  # True: refuse `max_tokens` and sampling changes, as o-series and gpt-5 do
+        self.reasoning_model = reasoning_model  # True: refuse `max_tokens`, `stop` and sampling changes, as o3, o4-mini and gpt-5 do
 
     def app(self):
         from starlette.applications import Starlette
@@ -331,6 +331,8 @@ def validate(self:FakeOpenAI, body:dict, model):
             if body.get(k) not in (None, 1):
                 raise _Reject(400, _oai_err(f"Unsupported value: '{k}' does not support {body[k]} with this model. Only the "
                                             "default (1) value is supported.", param=k, code='unsupported_value'))
+        if body.get('stop') is not None:
+            raise _Reject(400, _oai_err("Unsupported parameter: 'stop' is not supported with this model.", param='stop', code='unsupported_parameter'))
     if body.get('stream_options') is not None and not body.get('stream'):
         raise _Reject(400, _oai_err("The 'stream_options' parameter is only allowed when 'stream' is enabled.", param='stream_options'))
     open_ids, at = [], None
