@@ -315,7 +315,7 @@ class SamplingResult:
     body: Any                   # the body to send upstream (a new dict; a non-object body is returned as it came)
     config: InferenceConfig     # the resolved config (after the agentic ceiling)
     sources: FieldSources       # which rung supplied each field
-    issues: list                # dicts: field, value, action (rejected|normalised|dropped_untrusted), reason
+    issues: list                # dicts: field, value, action (rejected|normalised|dropped_untrusted|dropped_coupled), reason
     ctx: ModelSamplingContext = field(default_factory=ModelSamplingContext)
     trust_client: bool = True
     ceiling: dict|None = None   # {'field', 'from', 'to', 'source'} when the agentic ceiling lowered the temperature
@@ -404,6 +404,12 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     if not trust_client and isinstance(body, dict): client, issues = _gate(client, issues, body)
     layers = [_rung(cli, 'cli sampling', h), client, _rung(profile, 'profile', h), user, _rung(global_, 'global sampling', h), auto]
     cfg, srcs = resolve_layers_with_sources(layers, _floor(ctx))
+    if (t := srcs['temperature']).kind == 'layer' and t.index != 1 and isinstance(body, dict):
+        for k in COUPLED:   # a client penalty the coupling rule set aside: say so, it is not applied
+            if getattr(client, k) is not None and srcs[k] != ParamSource.layer(1):
+                sent = a if (a := _ALIAS_OF.get(k)) and body.get(k) is None else k
+                issues = issues + [issue(sent, body[sent], 'dropped_coupled', f'it travels with the temperature, which came '
+                                         f'from the {t.name} rung ({cfg.temperature}); send temperature with it to choose both')]
     ceiling, cap, t_src = None, agentic_temperature_ceiling(ctx.is_reasoning), srcs['temperature'].name
     # only over a temperature nobody chose, and never upwards
     if cap is not None and _has_tools(body) and t_src in ('floor', 'model_auto') and cfg.temperature > cap:
