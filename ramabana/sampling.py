@@ -338,9 +338,11 @@ def _jsonable(v):
     if isinstance(v, dict): return {str(k): _jsonable(x) for k, x in v.items()}
     return repr(v)
 
-# %% ../nbs/01_sampling.ipynb #71d4eef8
-def _rung(x, where, hosted=False) -> InferenceConfig|None:
+# %% ../nbs/01_sampling.ipynb #4b8ebb2e
+def _rung(x, where, hosted=False, stored=True) -> InferenceConfig|None:
     c = config_from_dict(x, where, hosted)
+    if stored and c is not None and c.seed is not None:
+        raise ConfigError(f"{where}: 'seed' cannot be stored: it would make every answer the same; send seed in the request")
     return c if c is not None and c.set_fields() else None
 
 LOCAL_RUNTIMES = ('llamacpp', 'litert')  # engines we run: the ladder's floor and auto rung apply to them
@@ -402,7 +404,7 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     h = ctx.hosted
     client, issues = extract_client_sampling(body, h)
     if not trust_client and isinstance(body, dict): client, issues = _gate(client, issues, body)
-    layers = [_rung(cli, 'cli sampling', h), client, _rung(profile, 'profile', h), user, _rung(global_, 'global sampling', h), auto]
+    layers = [_rung(cli, 'cli sampling', h, stored=False), client, _rung(profile, 'profile', h), user, _rung(global_, 'global sampling', h), auto]
     cfg, srcs = resolve_layers_with_sources(layers, _floor(ctx))
     if (t := srcs['temperature']).kind == 'layer' and t.index != 1 and isinstance(body, dict):
         for k in COUPLED:   # a client penalty the coupling rule set aside: say so, it is not applied
