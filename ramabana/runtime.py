@@ -646,10 +646,14 @@ def write(self:Run, line:str):
     "Append `line` to the run's transcript file, when it has one."
     if not self.log: return
     p = Path(self.log)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with self._lock, p.open('a', encoding='utf-8') as f: f.write(line.rstrip('\n') + '\n')
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, p.open('a', encoding='utf-8') as f: f.write(line.rstrip('\n') + '\n')
+    except OSError as e:  # a full disk or a bad path must not stop the work: say so once, in the notes, and stop writing
+        self.log = None
+        self.notes.append(f'transcript not written ({type(e).__name__}: {e})')
 
-# %% ../nbs/02_runtime.ipynb #69a227ff
+# %% ../nbs/02_runtime.ipynb #1fa0deb7
 @patch
 def tell(self:Run, msg:str):
     "Queue a message from the user for this run."
@@ -663,7 +667,7 @@ def drain_inbox(self:Run) -> list:
         try: res.append(self._inbox.popleft())
         except IndexError: return res  # empty: everything queued so far has been handed over
 
-# %% ../nbs/02_runtime.ipynb #8834179c
+# %% ../nbs/02_runtime.ipynb #c0f8dc47
 @patch
 def air(self:Run) -> str:
     "A reminder to tell the user where things stand, after a quiet streak of tool calls; else ''."
@@ -681,7 +685,7 @@ def repeated(self:Run, call, # the tool call: name and arguments, any JSON-able 
     self._last = key
     return self._streak
 
-# %% ../nbs/02_runtime.ipynb #29730b94
+# %% ../nbs/02_runtime.ipynb #9cc556fc
 _current: contextvars.ContextVar = contextvars.ContextVar('ramabana_run', default=None)
 
 def current_run() -> Run|None:
