@@ -433,8 +433,10 @@ class FakeAnthropic(FakeProvider):
     "A fake Anthropic Messages API on 127.0.0.1 (`anthropic.Anthropic(base_url=fake.url)`)."
     cache_exact = True
 
-    def __init__(self, replies=None, *, structured_output:bool=True, one_sampler:bool=True, ctx:int=200_000, **kw):
+    def __init__(self, replies=None, *, structured_output:bool=True, one_sampler:bool=True, ctx:int=200_000,
+                 max_output:int=64_000, **kw):
         super().__init__(replies, ctx=ctx, **kw)
+        self.max_output = max_output  # the model's output limit (Opus 4.1: 32_000); a larger `max_tokens` is refused
         self.structured_output = structured_output  # False: refuse `output_config` like a model without it
         self.one_sampler = one_sampler  # refuse `temperature` with `top_p`, as the 4.5 models do (False: older models)
 
@@ -516,6 +518,8 @@ def validate(self:FakeAnthropic, body:dict, model):
     "Refuse what the Messages API refuses."
     for k in ('model', 'max_tokens', 'messages'):
         if k not in body: raise _bad(f'{k}: Field required')
+    if isinstance(body['max_tokens'], int) and body['max_tokens'] > self.max_output:
+        raise _bad(f"max_tokens: {body['max_tokens']} > {self.max_output}, which is the maximum allowed number of output tokens for {model}")
     msgs = body['messages']
     for i, m in enumerate(msgs):
         ids = [b.get('id') for b in _blocks(m) if b.get('type') == 'tool_use']

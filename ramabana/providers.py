@@ -16,11 +16,11 @@ from .gateway import ReplayStore, replay_keys, Assembler
 # %% auto #0
 __all__ = ['REPLAY_FILE', 'EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'TAGS_PROMPT', 'TAGS_REMINDER', 'TAGS_CHANNEL',
            'OPENAI_PARAMS', 'usage', 'text_of', 'parse_args', 'split_image', 'response_schema', 'store_for',
-           'strip_reasoning', 'thinking_budget', 'tool_names', 'Translator', 'Decoder', 'AnthropicTranslator',
-           'anthropic_usage', 'AnthropicDecoder', 'GeminiTranslator', 'gemini_usage', 'GeminiDecoder', 'to_tags',
-           'parse_tags', 'describes_call', 'task_path', 'HostedUpstream', 'tool_images_to_user',
-           'OpenAICompatibleUpstream', 'OpenAIUpstream', 'TranslatedReader', 'TranslatingUpstream', 'AnthropicUpstream',
-           'GeminiUpstream']
+           'strip_reasoning', 'thinking_budget', 'tool_names', 'Translator', 'Decoder', 'anthropic_max_output',
+           'AnthropicTranslator', 'anthropic_usage', 'AnthropicDecoder', 'GeminiTranslator', 'gemini_usage',
+           'GeminiDecoder', 'to_tags', 'parse_tags', 'describes_call', 'task_path', 'HostedUpstream',
+           'tool_images_to_user', 'OpenAICompatibleUpstream', 'OpenAIUpstream', 'TranslatedReader',
+           'TranslatingUpstream', 'AnthropicUpstream', 'GeminiUpstream']
 
 # %% ../nbs/07_providers.ipynb #4ab907e7
 def usage(prompt:int=0, # every prompt token, cached or not (OpenAI's meaning)
@@ -176,9 +176,15 @@ class Decoder:
         "Chunks owed when the transport ends; none where the provider sends its own end marker."
         return []
 
-# %% ../nbs/07_providers.ipynb #c52bc63a
+# %% ../nbs/07_providers.ipynb #d9748e65
 DEFAULT_MAX_TOKENS = 8192
 EPHEMERAL = {'type': 'ephemeral'}
+# models whose output limit is below 64K (Opus 4 and 4.1: 32K; the 3.5 Haiku: 8K); a larger max_tokens is a 400
+_ANTHROPIC_MAX_OUTPUT = [(re.compile(r'claude-opus-4(?:-[01])?(?:-\d{8})?$'), 32_000), (re.compile(r'claude-3-5-haiku'), 8192)]
+
+def anthropic_max_output(model:str) -> int|None:
+    "The most output tokens Anthropic allows `model`, where it is below 64K; None when not known to be."
+    return next((n for rx, n in _ANTHROPIC_MAX_OUTPUT if rx.match(model or '')), None)
 
 class AnthropicTranslator(Translator):
     "OpenAI chat request -> Anthropic Messages request."
@@ -230,10 +236,13 @@ class AnthropicTranslator(Translator):
             budget = max(1024, budget if budget > 0 else EFFORT_BUDGET['medium'])
             req['thinking'] = {'type': 'enabled', 'budget_tokens': budget}
             if maxtok <= budget: maxtok += budget
+            if (cap := anthropic_max_output(self.model)) and maxtok > cap:   # keep a quarter of the output for the answer
+                maxtok, budget = cap, min(budget, cap * 3 // 4)
+                req['thinking']['budget_tokens'] = max(1024, budget)
             sampling = {}
             if choice and choice['type'] in ('any', 'tool'): choice = {**choice, 'type': 'auto'}; choice.pop('name', None)
         if 'temperature' in sampling: sampling.pop('top_p', None)  # the 4.5 models take one of the two
-        req.update(sampling, max_tokens=maxtok)
+        req.update(sampling, max_tokens=min(maxtok, anthropic_max_output(self.model) or maxtok))
         if choice and req.get('tools'): req['tool_choice'] = choice
         if (schema := response_schema(body)) is not None:
             req['output_config'] = {'format': {'type': 'json_schema', 'schema': schema}}
@@ -253,7 +262,7 @@ class AnthropicTranslator(Translator):
         if not all(p.get('type') == 'tool_result' for p in turns[-1][1]): return False
         return turns[-2][1][0].get('type') not in ('thinking', 'redacted_thinking')
 
-# %% ../nbs/07_providers.ipynb #8fb0ff19
+# %% ../nbs/07_providers.ipynb #0a73e7e8
 _ANTHROPIC_STOP = {'end_turn': 'stop', 'stop_sequence': 'stop', 'pause_turn': 'stop', 'max_tokens': 'length',
                    'model_context_window_exceeded': 'length', 'tool_use': 'tool_calls', 'refusal': 'content_filter'}
 _ANTHROPIC_ERROR_STATUS = {'invalid_request_error': 400, 'authentication_error': 401, 'permission_error': 403,
@@ -315,7 +324,7 @@ class AnthropicDecoder(Decoder):
             raise classify_error(_ANTHROPIC_ERROR_STATUS.get(e.get('type'), 500), json.dumps(ev))
         return []  # ping, and event types added later
 
-# %% ../nbs/07_providers.ipynb #ba6acac8
+# %% ../nbs/07_providers.ipynb #a2c16b78
 class GeminiTranslator(Translator):
     "OpenAI chat request -> Gemini generateContent request."
     runtime = 'gemini'
@@ -398,7 +407,7 @@ def _guess_mime(url:str) -> str:
     import mimetypes
     return mimetypes.guess_type(url)[0] or 'application/octet-stream'
 
-# %% ../nbs/07_providers.ipynb #bb9c09c7
+# %% ../nbs/07_providers.ipynb #79d11643
 _GEMINI_FINISH = {'STOP': 'stop', 'MAX_TOKENS': 'length', 'SAFETY': 'content_filter', 'RECITATION': 'content_filter',
                   'BLOCKLIST': 'content_filter', 'PROHIBITED_CONTENT': 'content_filter', 'SPII': 'content_filter',
                   'IMAGE_SAFETY': 'content_filter'}
@@ -440,7 +449,7 @@ class GeminiDecoder(Decoder):
         if self.text_sig: self.items.insert(0, {'anchor': 'text', 'sig': self.text_sig})
         return self.end()
 
-# %% ../nbs/07_providers.ipynb #def1407c
+# %% ../nbs/07_providers.ipynb #52d2939b
 TAGS_PROMPT = """You can use the tools listed below. To call a tool, write the call on its own line, exactly like this:
 <tool_call>{{"name": "tool_name", "arguments": {{"arg": "value"}}}}</tool_call>
 Write one such line per call, then stop: the results come back in the next message, inside <tool_response> tags.
@@ -497,7 +506,7 @@ def describes_call(text:str, names:Iterable[str]) -> bool:
                      rf"\b(?:call|use|invoke|run)\b[^.\n]{{0,30}}\b{re.escape(n)}\b", text, re.I): return True
     return False
 
-# %% ../nbs/07_providers.ipynb #d39b23e8
+# %% ../nbs/07_providers.ipynb #0c172d53
 TAGS_CHANNEL: set[str] = set()   # names of models moved to the tags channel in this session
 
 def task_path(call:Call) -> Path|None:
@@ -575,7 +584,7 @@ def _add_usage(a:dict|None, b:dict|None) -> dict|None:
     return usage(a.get('prompt_tokens', 0) + b.get('prompt_tokens', 0), a.get('completion_tokens', 0) + b.get('completion_tokens', 0),
                  cached=cached(a) + cached(b))
 
-# %% ../nbs/07_providers.ipynb #3f69f151
+# %% ../nbs/07_providers.ipynb #aedaf8b4
 OPENAI_PARAMS = {'model', 'messages', 'stream', 'stream_options', 'temperature', 'top_p', 'n', 'stop', 'max_tokens',
                  'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs',
                  'top_logprobs', 'user', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format',
@@ -623,7 +632,7 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
         if 'messages' in body: body['messages'] = tool_images_to_user(body['messages'])
         return body
 
-# %% ../nbs/07_providers.ipynb #8e4e2abc
+# %% ../nbs/07_providers.ipynb #89fba6b9
 class TranslatedReader(ChunkReader):
     "One answer in a provider's own events, read through its `Decoder`; the turn's record is stored once it is complete."
     __slots__ = ('dec', 'store', 'runtime', 'model', 'text', 'ids')
