@@ -412,6 +412,11 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
                 sent = a if (a := _ALIAS_OF.get(k)) and body.get(k) is None else k
                 issues = issues + [issue(sent, body[sent], 'dropped_coupled', f'it travels with the temperature, which came '
                                          f'from the {t.name} rung ({cfg.temperature}); send temperature with it to choose both')]
+    if cfg.max_tokens is not None and srcs['max_tokens'] != ParamSource.layer(1):   # "no limit" was not what happened
+        issues = [{**i, 'reason': f"-1 is the same as omitting max_tokens, so the {srcs['max_tokens'].name} rung's "
+                   f"{cfg.max_tokens} applies; send a number to choose the limit"}
+                  if i['action'] == 'normalised' and ALIASES.get(i['field'], i['field']) == 'max_tokens' and i['value'] == -1 else i
+                  for i in issues]
     ceiling, cap, t_src = None, agentic_temperature_ceiling(ctx.is_reasoning), srcs['temperature'].name
     # only over a temperature nobody chose, and never upwards
     if cap is not None and _has_tools(body) and t_src in ('floor', 'model_auto') and cfg.temperature > cap:
