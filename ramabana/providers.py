@@ -17,8 +17,8 @@ from .gateway import ReplayStore, replay_keys, Assembler
 __all__ = ['REPLAY_FILE', 'EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'TAGS_PROMPT', 'TAGS_REMINDER', 'TAGS_CHANNEL',
            'OPENAI_PARAMS', 'usage', 'text_of', 'parse_args', 'split_image', 'response_schema', 'store_for',
            'strip_reasoning', 'thinking_budget', 'tool_names', 'Translator', 'Decoder', 'anthropic_max_output',
-           'AnthropicTranslator', 'anthropic_usage', 'AnthropicDecoder', 'GeminiTranslator', 'gemini_usage',
-           'GeminiDecoder', 'to_tags', 'parse_tags', 'describes_call', 'task_path', 'HostedUpstream',
+           'AnthropicTranslator', 'anthropic_usage', 'AnthropicDecoder', 'GeminiTranslator', 'gemini_budget',
+           'gemini_usage', 'GeminiDecoder', 'to_tags', 'parse_tags', 'describes_call', 'task_path', 'HostedUpstream',
            'tool_images_to_user', 'OpenAICompatibleUpstream', 'OpenAIUpstream', 'TranslatedReader',
            'TranslatingUpstream', 'AnthropicUpstream', 'GeminiUpstream']
 
@@ -396,18 +396,33 @@ class GeminiTranslator(Translator):
         gen = dict(sampling)
         if stop := body.get('stop'): gen['stopSequences'] = [stop] if isinstance(stop, str) else list(stop)
         budget = thinking_budget(body)
-        if budget is not None: gen['thinkingConfig'] = {'thinkingBudget': budget, 'includeThoughts': budget != 0}
+        if budget is not None:
+            budget = gemini_budget(self.model, budget)
+            gen['thinkingConfig'] = {'thinkingBudget': budget, 'includeThoughts': budget != 0}
         if (schema := response_schema(body)) is not None:
             gen.update(responseMimeType='application/json', responseJsonSchema=schema)
         elif (body.get('response_format') or {}).get('type') == 'json_object': gen['responseMimeType'] = 'application/json'  # JSON, any shape
         if gen: req['generationConfig'] = gen
         return req
 
+# thinkingBudget ranges the 2.5 models accept (-1, the model's choice, always): Pro cannot stop thinking, Flash and
+# Flash-Lite can (0); a value outside the range is a 400
+_GEMINI_BUDGETS = [(re.compile(r'gemini-2\.5-flash-lite'), 512, 24_576, True), (re.compile(r'gemini-2\.5-flash'), 1, 24_576, True),
+                   (re.compile(r'gemini-2\.5-pro'), 128, 32_768, False)]
+
+def gemini_budget(model:str, budget:int) -> int:
+    "`budget` moved into the range `model` accepts (unchanged for -1 and for models without a known range)."
+    for rx, lo, hi, can_stop in _GEMINI_BUDGETS:
+        if rx.search(model or ''):
+            if budget < 0 or (budget == 0 and can_stop): return budget
+            return min(max(budget, lo), hi)
+    return budget
+
 def _guess_mime(url:str) -> str:
     import mimetypes
     return mimetypes.guess_type(url)[0] or 'application/octet-stream'
 
-# %% ../nbs/07_providers.ipynb #79d11643
+# %% ../nbs/07_providers.ipynb #90cc9dc3
 _GEMINI_FINISH = {'STOP': 'stop', 'MAX_TOKENS': 'length', 'SAFETY': 'content_filter', 'RECITATION': 'content_filter',
                   'BLOCKLIST': 'content_filter', 'PROHIBITED_CONTENT': 'content_filter', 'SPII': 'content_filter',
                   'IMAGE_SAFETY': 'content_filter'}
@@ -449,7 +464,7 @@ class GeminiDecoder(Decoder):
         if self.text_sig: self.items.insert(0, {'anchor': 'text', 'sig': self.text_sig})
         return self.end()
 
-# %% ../nbs/07_providers.ipynb #52d2939b
+# %% ../nbs/07_providers.ipynb #4c8ef789
 TAGS_PROMPT = """You can use the tools listed below. To call a tool, write the call on its own line, exactly like this:
 <tool_call>{{"name": "tool_name", "arguments": {{"arg": "value"}}}}</tool_call>
 Write one such line per call, then stop: the results come back in the next message, inside <tool_response> tags.
@@ -506,7 +521,7 @@ def describes_call(text:str, names:Iterable[str]) -> bool:
                      rf"\b(?:call|use|invoke|run)\b[^.\n]{{0,30}}\b{re.escape(n)}\b", text, re.I): return True
     return False
 
-# %% ../nbs/07_providers.ipynb #0c172d53
+# %% ../nbs/07_providers.ipynb #a309e436
 TAGS_CHANNEL: set[str] = set()   # names of models moved to the tags channel in this session
 
 def task_path(call:Call) -> Path|None:
@@ -584,7 +599,7 @@ def _add_usage(a:dict|None, b:dict|None) -> dict|None:
     return usage(a.get('prompt_tokens', 0) + b.get('prompt_tokens', 0), a.get('completion_tokens', 0) + b.get('completion_tokens', 0),
                  cached=cached(a) + cached(b))
 
-# %% ../nbs/07_providers.ipynb #aedaf8b4
+# %% ../nbs/07_providers.ipynb #2d27bb5e
 OPENAI_PARAMS = {'model', 'messages', 'stream', 'stream_options', 'temperature', 'top_p', 'n', 'stop', 'max_tokens',
                  'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs',
                  'top_logprobs', 'user', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format',
@@ -632,7 +647,7 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
         if 'messages' in body: body['messages'] = tool_images_to_user(body['messages'])
         return body
 
-# %% ../nbs/07_providers.ipynb #89fba6b9
+# %% ../nbs/07_providers.ipynb #e8458d2e
 class TranslatedReader(ChunkReader):
     "One answer in a provider's own events, read through its `Decoder`; the turn's record is stored once it is complete."
     __slots__ = ('dec', 'store', 'runtime', 'model', 'text', 'ids')
