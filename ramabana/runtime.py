@@ -14,11 +14,11 @@ from .core import RamabanaError, get
 # %% auto #0
 __all__ = ['CHARS_PER_TOKEN', 'RESERVE', 'THINK_OPEN', 'THINK_CLOSE', 'MAX_KEEP', 'LOCK_WAIT', 'Q_NOTICE', 'READ_NOTICE',
            'APPROVAL_NOTICE', 'BTW_NOTICE', 'ACTION_NOTICE', 'CONTINUE_NOTICE', 'SIMPLER_NOTICE', 'NEXT_NOTICE',
-           'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'RUN_STATES', 'ENDED', 'MAX_NOTES', 'AIR_CALLS', 'AIR_CHARS',
-           'AIR_NOTICE', 'estimate_tokens', 'threshold', 'should_compact', 'halvings', 'answer_only', 'RunError',
-           'ChatTemplateError', 'interesting', 'captured', 'capture', 'prompt_notices', 'notices_block', 'ThinkFilter',
-           'render_template', 'prefills_think', 'Usage', 'status_line', 'said_before_call', 'Run', 'current_run',
-           'run_context']
+           'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'APPROVAL_WORDS', 'RUN_STATES', 'ENDED', 'MAX_NOTES', 'AIR_CALLS',
+           'AIR_CHARS', 'AIR_NOTICE', 'estimate_tokens', 'threshold', 'should_compact', 'halvings', 'answer_only',
+           'RunError', 'ChatTemplateError', 'interesting', 'captured', 'capture', 'prompt_notices', 'notices_block',
+           'ThinkFilter', 'render_template', 'prefills_think', 'Usage', 'status_line', 'said_before_call', 'Run',
+           'current_run', 'run_context']
 
 # %% ../nbs/02_runtime.ipynb #665c754d
 CHARS_PER_TOKEN = 3.25
@@ -235,6 +235,8 @@ ACTION_VERBS = set('''fix add run rename remove delete write create update chang
 build install replace convert edit clean commit split merge extract document rewrite debug set use try plot load save
 export drop sort format generate optimise optimize simplify repair apply patch insert append revert undo restore
 translate port upgrade tidy wrap migrate deploy configure enable disable compute calculate train fit draw'''.split())
+# words that only say yes: a prompt made of nothing else is a bare approval, and they do not hide the verb after them
+APPROVAL_WORDS = {w for a in APPROVALS for w in a.split()} | {'on', 'lets', "let's", 'alright', 'fine', 'then', 'now'}
 _AS_NAME = re.compile(r'\bas\s+`?[A-Za-z_][\w.\-/]*`?$')
 
 # %% ../nbs/02_runtime.ipynb #7ac636f6
@@ -248,11 +250,12 @@ def prompt_notices(prompt): # the text the user submitted
     low, ws = p.lower(), _words(p)
     res = []
     if any(s in low for s in ('please read', 'read the', 'have a look at')): res.append(READ_NOTICE)
-    if ' '.join(ws) in APPROVALS: res.append(APPROVAL_NOTICE)
+    if ' '.join(ws) in APPROVALS or (ws and len(ws) <= 5 and all(w in APPROVAL_WORDS for w in ws)):
+        res.append(APPROVAL_NOTICE)
     btw = bool(ws) and ws[0] == 'btw'
     if btw: res.append(BTW_NOTICE)
     rest = ws[1:] if btw else ws
-    if rest and rest[0] == 'please': rest = rest[1:]
+    while rest and rest[0] in APPROVAL_WORDS: rest = rest[1:]   # "ok, fix it", "please add", "let's run it"
     if (rest and rest[0] in ACTION_VERBS) or _AS_NAME.search(p): res.append(ACTION_NOTICE)
     return res
 
@@ -261,7 +264,7 @@ def notices_block(prompt): # the text the user submitted
     ns = prompt_notices(prompt)
     return '\n\n<system-reminder>\n' + '\n'.join(ns) + '\n</system-reminder>' if ns else ''
 
-# %% ../nbs/02_runtime.ipynb #8eb1162f
+# %% ../nbs/02_runtime.ipynb #b647dab4
 def _tag_prefix(s, tag=THINK_CLOSE):
     "Length of the longest end of `s` that could begin `tag`."
     for n in range(min(len(s), len(tag) - 1), 0, -1):
@@ -307,7 +310,7 @@ class ThinkFilter:
         "The stream is over: a tag fragment still held back was thinking."
         self.thought += len(self._held); self._held = ''
 
-# %% ../nbs/02_runtime.ipynb #d2c72004
+# %% ../nbs/02_runtime.ipynb #05e32935
 @patch
 def _chunk(self:ThinkFilter, c):
     "`c` filtered, or None to drop it."
@@ -348,7 +351,7 @@ def __call__(self:ThinkFilter, chunks):
         if (o := self._chunk(c)) is not None: yield o
     self.end()
 
-# %% ../nbs/02_runtime.ipynb #05b8db20
+# %% ../nbs/02_runtime.ipynb #a39f3eb2
 _PROBE = 'ramabana-probe-7f3a'
 
 def _raise(msg): raise ChatTemplateError(f'the chat template raised: {msg}')
@@ -390,7 +393,7 @@ def prefills_think(chat): # a chat template, or an object or dict holding one as
     tail = render_template(t, [{'role': 'user', 'content': _PROBE}]).rpartition(_PROBE)[2]
     return tail.rfind(THINK_OPEN) > tail.rfind(THINK_CLOSE)
 
-# %% ../nbs/02_runtime.ipynb #f4ae4802
+# %% ../nbs/02_runtime.ipynb #3d521122
 _NUMS = ('input', 'output', 'total', 'cached', 'cache_write', 'reasoning', 'cost', 'turns')
 
 @dataclass
@@ -424,7 +427,7 @@ class Usage:
         parts += [f'${self.cost:.4f}', f"{self.turns} turn{'' if self.turns == 1 else 's'}"]
         return ' · '.join(parts)
 
-# %% ../nbs/02_runtime.ipynb #e47ff8e3
+# %% ../nbs/02_runtime.ipynb #43a1741d
 @patch(cls_method=True)
 def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
                 model='', cost=0.0, turns=1):
@@ -435,7 +438,7 @@ def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
     return cls(model, i, o, u.get('total_tokens') or i + o, pd.get('cached_tokens') or 0,
                u.get('cache_write_tokens') or 0, cd.get('reasoning_tokens') or 0, cost, turns)
 
-# %% ../nbs/02_runtime.ipynb #d31547d1
+# %% ../nbs/02_runtime.ipynb #da9caaa5
 _SKIP_LINE = re.compile(r'^(?:```|~~~|>|<|\|)')
 
 def status_line(text, # what the model said
@@ -464,7 +467,7 @@ def said_before_call(hist): # a backend's messages, oldest first
         if m.get('role') == 'user': return ''
     return ''
 
-# %% ../nbs/02_runtime.ipynb #3cf84015
+# %% ../nbs/02_runtime.ipynb #553772f1
 class _Budget:
     "Tool calls the whole run tree may make; None is unlimited."
     def __init__(self, limit): self.limit, self.used, self.lock = limit, 0, threading.Lock()
@@ -474,7 +477,7 @@ class _Budget:
             self.used += n
             return True
 
-# %% ../nbs/02_runtime.ipynb #3b1724af
+# %% ../nbs/02_runtime.ipynb #9cffaeed
 RUN_STATES = ('pending', 'running', 'completed', 'failed', 'cancelled', 'detached', 'terminated')
 ENDED = frozenset(RUN_STATES[2:])
 MAX_NOTES = 100
@@ -527,7 +530,7 @@ class Run:
     @property
     def elapsed(self): return ((self.ended or time.time()) - self.started) if self.started else 0.0
 
-# %% ../nbs/02_runtime.ipynb #c72da93d
+# %% ../nbs/02_runtime.ipynb #a18d9890
 @patch
 def start(self:Run, backend=None):
     "Begin running, with `backend` doing the model work."
@@ -560,7 +563,7 @@ def wait(self:Run, timeout:float|None=None):
     "Wait until the run is over; True if it is."
     return self._done.wait(timeout)
 
-# %% ../nbs/02_runtime.ipynb #d6d764f3
+# %% ../nbs/02_runtime.ipynb #cca6dacf
 def _call(obj, name):
     "Call `obj.name()` if it has one."
     if callable(f := getattr(obj, name, None)): f()
@@ -603,7 +606,7 @@ def terminate(self:Run):
     if self._end('terminated'): _call(self.backend, 'close')
     return self
 
-# %% ../nbs/02_runtime.ipynb #55fe9dae
+# %% ../nbs/02_runtime.ipynb #d7e80982
 @patch
 def child(self:Run, id:str|None=None, question:str='', model:str='', **kw):
     "A sub-agent's run under this one, sharing the tree's tool-call budget."
@@ -618,7 +621,7 @@ def draw(self:Run, n:int=1):
     "Take `n` tool calls from the tree's budget; False when it cannot."
     return self._budget.draw(n)
 
-# %% ../nbs/02_runtime.ipynb #117d756e
+# %% ../nbs/02_runtime.ipynb #7ff9c471
 @patch
 def hear(self:Run, text:str):
     "Take a piece of the model's streamed text."
@@ -653,7 +656,7 @@ def write(self:Run, line:str):
         self.log = None
         self.notes.append(f'transcript not written ({type(e).__name__}: {e})')
 
-# %% ../nbs/02_runtime.ipynb #1fa0deb7
+# %% ../nbs/02_runtime.ipynb #57e05422
 @patch
 def tell(self:Run, msg:str):
     "Queue a message from the user for this run."
@@ -667,7 +670,7 @@ def drain_inbox(self:Run) -> list:
         try: res.append(self._inbox.popleft())
         except IndexError: return res  # empty: everything queued so far has been handed over
 
-# %% ../nbs/02_runtime.ipynb #c0f8dc47
+# %% ../nbs/02_runtime.ipynb #09693e01
 @patch
 def air(self:Run) -> str:
     "A reminder to tell the user where things stand, after a quiet streak of tool calls; else ''."
@@ -685,7 +688,7 @@ def repeated(self:Run, call, # the tool call: name and arguments, any JSON-able 
     self._last = key
     return self._streak
 
-# %% ../nbs/02_runtime.ipynb #9cc556fc
+# %% ../nbs/02_runtime.ipynb #5e4b5366
 _current: contextvars.ContextVar = contextvars.ContextVar('ramabana_run', default=None)
 
 def current_run() -> Run|None:
