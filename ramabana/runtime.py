@@ -12,13 +12,13 @@ from fastcore.basics import patch
 from .core import RamabanaError, get
 
 # %% auto #0
-__all__ = ['CHARS_PER_TOKEN', 'RESERVE', 'THINK_OPEN', 'THINK_CLOSE', 'MAX_KEEP', 'LOCK_WAIT', 'Q_NOTICE', 'READ_NOTICE',
-           'APPROVAL_NOTICE', 'BTW_NOTICE', 'ACTION_NOTICE', 'CONTINUE_NOTICE', 'SIMPLER_NOTICE', 'NEXT_NOTICE',
-           'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'APPROVAL_WORDS', 'RUN_STATES', 'ENDED', 'MAX_NOTES', 'AIR_CALLS',
-           'AIR_CHARS', 'AIR_NOTICE', 'estimate_tokens', 'threshold', 'should_compact', 'halvings', 'answer_only',
-           'RunError', 'ChatTemplateError', 'interesting', 'captured', 'capture', 'prompt_notices', 'notices_block',
-           'ThinkFilter', 'render_template', 'prefills_think', 'Usage', 'status_line', 'said_before_call', 'Run',
-           'current_run', 'run_context']
+__all__ = ['CHARS_PER_TOKEN', 'RESERVE', 'THINK_OPEN', 'THINK_CLOSE', 'MAX_LINE', 'MAX_KEEP', 'LOCK_WAIT', 'Q_NOTICE',
+           'READ_NOTICE', 'APPROVAL_NOTICE', 'BTW_NOTICE', 'ACTION_NOTICE', 'CONTINUE_NOTICE', 'SIMPLER_NOTICE',
+           'NEXT_NOTICE', 'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'APPROVAL_WORDS', 'RUN_STATES', 'ENDED',
+           'MAX_NOTES', 'AIR_CALLS', 'AIR_CHARS', 'AIR_NOTICE', 'estimate_tokens', 'threshold', 'should_compact',
+           'halvings', 'answer_only', 'RunError', 'ChatTemplateError', 'interesting', 'captured', 'capture',
+           'prompt_notices', 'notices_block', 'ThinkFilter', 'render_template', 'prefills_think', 'Usage',
+           'status_line', 'said_before_call', 'Run', 'current_run', 'run_context']
 
 # %% ../nbs/02_runtime.ipynb #665c754d
 CHARS_PER_TOKEN = 3.25
@@ -79,18 +79,26 @@ _PROBLEM = re.compile(r"error|fail|exceed|out of memory|\boom\b|overflow|abort|f
 _CHATTER = re.compile(r"^(?:=== Source Location Trace|third_party/|WARNING: Logging before InitGoogle|"
                       r"WARNING: All log messages before absl)", re.I)
 
+_ANSI = re.compile(r'\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]')
+MAX_LINE = 500
+
+def _clean(line):
+    "A line as a person should read it: no colour codes or control bytes, and at most `MAX_LINE` characters."
+    line = _ANSI.sub('', line).strip()
+    return line if len(line) <= MAX_LINE else line[:MAX_LINE // 2] + ' … ' + line[-(MAX_LINE // 2 - 3):]
+
 def interesting(text, # captured output, several lines
                 limit:int=4): # keep at most this many, the latest
     "The lines of captured output a person should see: complaints, not chatter."
     seen = {}
     for line in (text or '').splitlines():
-        line = line.strip()
+        line = _clean(line)
         if not line or _CHATTER.match(line) or not _PROBLEM.search(line): continue
         seen.pop(line, None)  # re-inserting moves a repeated line to its latest position
         seen[line] = True
     return list(seen)[-limit:] if limit > 0 else []
 
-# %% ../nbs/02_runtime.ipynb #b517962c
+# %% ../nbs/02_runtime.ipynb #7aa0de80
 MAX_KEEP = 8000
 LOCK_WAIT = 0.5
 _capture_lock = threading.RLock()
@@ -114,7 +122,7 @@ def _flush_py():
 def _write_all(fd, data):
     while data: data = data[os.write(fd, data):]
 
-# %% ../nbs/02_runtime.ipynb #7ea73dff
+# %% ../nbs/02_runtime.ipynb #761c6a98
 class _Tee:
     "One descriptor pointed at a pipe; a thread copies the pipe to the original and keeps the tail."
     def __init__(self, fd):
@@ -157,7 +165,7 @@ class _Tee:
         self.drained.wait(5.0)
         return bytes(self.buf[-MAX_KEEP:])
 
-# %% ../nbs/02_runtime.ipynb #972ef267
+# %% ../nbs/02_runtime.ipynb #349d6569
 class captured:
     "Copy what is written to descriptors 1 and 2 into `text`, while the output still reaches the terminal."
     def __init__(self, fds:tuple=(1, 2), # descriptors to tee
@@ -199,7 +207,7 @@ class captured:
     @property
     def problems(self): return interesting(self.text)
 
-# %% ../nbs/02_runtime.ipynb #dc0e02d5
+# %% ../nbs/02_runtime.ipynb #b82092c9
 def capture(fn, *a, **kw):
     "Call `fn` and return `(result, problems)`; an exception carries them out as `native_output`."
     cap = captured()
@@ -213,7 +221,7 @@ def capture(fn, *a, **kw):
         raise
     return res, cap.problems
 
-# %% ../nbs/02_runtime.ipynb #762fb0ba
+# %% ../nbs/02_runtime.ipynb #1aa86939
 Q_NOTICE = ("The user asked a question. Answer it, then stop: do not begin the work the question hints at until "
             "they ask for it.")
 READ_NOTICE = ("The user wants something read. Read all of it (the whole file, cell or page) before you answer, "
@@ -239,7 +247,7 @@ translate port upgrade tidy wrap migrate deploy configure enable disable compute
 APPROVAL_WORDS = {w for a in APPROVALS for w in a.split()} | {'on', 'lets', "let's", 'alright', 'fine', 'then', 'now'}
 _AS_NAME = re.compile(r'\bas\s+`?[A-Za-z_][\w.\-/]*`?$')
 
-# %% ../nbs/02_runtime.ipynb #7ac636f6
+# %% ../nbs/02_runtime.ipynb #462e9b1e
 def _words(p): return re.findall(r"[a-z][a-z'\-]*", p.lower())
 
 def prompt_notices(prompt): # the text the user submitted
@@ -264,7 +272,7 @@ def notices_block(prompt): # the text the user submitted
     ns = prompt_notices(prompt)
     return '\n\n<system-reminder>\n' + '\n'.join(ns) + '\n</system-reminder>' if ns else ''
 
-# %% ../nbs/02_runtime.ipynb #b647dab4
+# %% ../nbs/02_runtime.ipynb #348ecd79
 def _tag_prefix(s, tag=THINK_CLOSE):
     "Length of the longest end of `s` that could begin `tag`."
     for n in range(min(len(s), len(tag) - 1), 0, -1):
@@ -310,7 +318,7 @@ class ThinkFilter:
         "The stream is over: a tag fragment still held back was thinking."
         self.thought += len(self._held); self._held = ''
 
-# %% ../nbs/02_runtime.ipynb #05e32935
+# %% ../nbs/02_runtime.ipynb #172f1887
 @patch
 def _chunk(self:ThinkFilter, c):
     "`c` filtered, or None to drop it."
@@ -351,7 +359,7 @@ def __call__(self:ThinkFilter, chunks):
         if (o := self._chunk(c)) is not None: yield o
     self.end()
 
-# %% ../nbs/02_runtime.ipynb #a39f3eb2
+# %% ../nbs/02_runtime.ipynb #15ec2854
 _PROBE = 'ramabana-probe-7f3a'
 
 def _raise(msg): raise ChatTemplateError(f'the chat template raised: {msg}')
@@ -393,7 +401,7 @@ def prefills_think(chat): # a chat template, or an object or dict holding one as
     tail = render_template(t, [{'role': 'user', 'content': _PROBE}]).rpartition(_PROBE)[2]
     return tail.rfind(THINK_OPEN) > tail.rfind(THINK_CLOSE)
 
-# %% ../nbs/02_runtime.ipynb #3d521122
+# %% ../nbs/02_runtime.ipynb #62226ef3
 _NUMS = ('input', 'output', 'total', 'cached', 'cache_write', 'reasoning', 'cost', 'turns')
 
 @dataclass
@@ -427,7 +435,7 @@ class Usage:
         parts += [f'${self.cost:.4f}', f"{self.turns} turn{'' if self.turns == 1 else 's'}"]
         return ' · '.join(parts)
 
-# %% ../nbs/02_runtime.ipynb #43a1741d
+# %% ../nbs/02_runtime.ipynb #67d97e6d
 @patch(cls_method=True)
 def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
                 model='', cost=0.0, turns=1):
@@ -438,7 +446,7 @@ def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
     return cls(model, i, o, u.get('total_tokens') or i + o, pd.get('cached_tokens') or 0,
                u.get('cache_write_tokens') or 0, cd.get('reasoning_tokens') or 0, cost, turns)
 
-# %% ../nbs/02_runtime.ipynb #da9caaa5
+# %% ../nbs/02_runtime.ipynb #f23fd388
 _SKIP_LINE = re.compile(r'^(?:```|~~~|>|<|\|)')
 
 def status_line(text, # what the model said
@@ -467,7 +475,7 @@ def said_before_call(hist): # a backend's messages, oldest first
         if m.get('role') == 'user': return ''
     return ''
 
-# %% ../nbs/02_runtime.ipynb #553772f1
+# %% ../nbs/02_runtime.ipynb #939026b6
 class _Budget:
     "Tool calls the whole run tree may make; None is unlimited."
     def __init__(self, limit): self.limit, self.used, self.lock = limit, 0, threading.Lock()
@@ -477,7 +485,7 @@ class _Budget:
             self.used += n
             return True
 
-# %% ../nbs/02_runtime.ipynb #9cffaeed
+# %% ../nbs/02_runtime.ipynb #b76ccd90
 RUN_STATES = ('pending', 'running', 'completed', 'failed', 'cancelled', 'detached', 'terminated')
 ENDED = frozenset(RUN_STATES[2:])
 MAX_NOTES = 100
@@ -530,7 +538,7 @@ class Run:
     @property
     def elapsed(self): return ((self.ended or time.time()) - self.started) if self.started else 0.0
 
-# %% ../nbs/02_runtime.ipynb #a18d9890
+# %% ../nbs/02_runtime.ipynb #c4476fd4
 @patch
 def start(self:Run, backend=None):
     "Begin running, with `backend` doing the model work."
@@ -563,7 +571,7 @@ def wait(self:Run, timeout:float|None=None):
     "Wait until the run is over; True if it is."
     return self._done.wait(timeout)
 
-# %% ../nbs/02_runtime.ipynb #cca6dacf
+# %% ../nbs/02_runtime.ipynb #3e28ca3f
 def _call(obj, name):
     "Call `obj.name()` if it has one."
     if callable(f := getattr(obj, name, None)): f()
@@ -606,7 +614,7 @@ def terminate(self:Run):
     if self._end('terminated'): _call(self.backend, 'close')
     return self
 
-# %% ../nbs/02_runtime.ipynb #d7e80982
+# %% ../nbs/02_runtime.ipynb #6aa30c3f
 @patch
 def child(self:Run, id:str|None=None, question:str='', model:str='', **kw):
     "A sub-agent's run under this one, sharing the tree's tool-call budget."
@@ -621,7 +629,7 @@ def draw(self:Run, n:int=1):
     "Take `n` tool calls from the tree's budget; False when it cannot."
     return self._budget.draw(n)
 
-# %% ../nbs/02_runtime.ipynb #7ff9c471
+# %% ../nbs/02_runtime.ipynb #f755bab3
 @patch
 def hear(self:Run, text:str):
     "Take a piece of the model's streamed text."
@@ -656,7 +664,7 @@ def write(self:Run, line:str):
         self.log = None
         self.notes.append(f'transcript not written ({type(e).__name__}: {e})')
 
-# %% ../nbs/02_runtime.ipynb #57e05422
+# %% ../nbs/02_runtime.ipynb #7587c9a5
 @patch
 def tell(self:Run, msg:str):
     "Queue a message from the user for this run."
@@ -670,7 +678,7 @@ def drain_inbox(self:Run) -> list:
         try: res.append(self._inbox.popleft())
         except IndexError: return res  # empty: everything queued so far has been handed over
 
-# %% ../nbs/02_runtime.ipynb #09693e01
+# %% ../nbs/02_runtime.ipynb #b74ab715
 @patch
 def air(self:Run) -> str:
     "A reminder to tell the user where things stand, after a quiet streak of tool calls; else ''."
@@ -688,7 +696,7 @@ def repeated(self:Run, call, # the tool call: name and arguments, any JSON-able 
     self._last = key
     return self._streak
 
-# %% ../nbs/02_runtime.ipynb #5e4b5366
+# %% ../nbs/02_runtime.ipynb #b077446d
 _current: contextvars.ContextVar = contextvars.ContextVar('ramabana_run', default=None)
 
 def current_run() -> Run|None:
