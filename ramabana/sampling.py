@@ -423,7 +423,7 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
         ceiling = {'field': 'temperature', 'from': cfg.temperature, 'to': cap, 'source': t_src}
         cfg = dataclasses.replace(cfg, temperature=cap)
     out = {**_clean_body(body, issues, trust_client), **cfg.to_openai_json_patch()} if isinstance(body, dict) else body
-    if ctx.hosted and 'max_tokens' in out and body.get('max_tokens') is None and body.get('max_completion_tokens') is not None:
+    if ctx.hosted and isinstance(body, dict) and 'max_tokens' in out and body.get('max_tokens') is None and body.get('max_completion_tokens') is not None:
         out['max_completion_tokens'] = out.pop('max_tokens')   # the client's spelling: its endpoint may refuse the other
     return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling)
 
