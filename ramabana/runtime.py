@@ -622,6 +622,7 @@ def child(self:Run, id:str|None=None, question:str='', model:str='', **kw):
         c = Run(id or f'{self.id}.{len(self.children) + 1}', 'child', question, model or self.model, parent=self,
                 grace=self.grace, **kw)
         self.children.append(c)
+    if self.stopped: c._ask_stop()   # made after the tree was cancelled: it is cancelled too, before it starts
     return c
 
 @patch
