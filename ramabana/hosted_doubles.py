@@ -4,7 +4,7 @@
 
 # %% ../nbs/04b_hosted_doubles.ipynb #b9c9a805
 from __future__ import annotations
-import base64, hashlib, hmac, itertools, json, math, time
+import base64, hashlib, hmac, itertools, json, math, re, time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 from fastcore.basics import patch
@@ -522,6 +522,10 @@ def validate(self:FakeAnthropic, body:dict, model):
         raise _bad(f"max_tokens: {body['max_tokens']} > {self.max_output}, which is the maximum allowed number of output tokens for {model}")
     msgs = body['messages']
     for i, m in enumerate(msgs):
+        for j, b in enumerate(_blocks(m)):
+            for k in ('id', 'tool_use_id'):
+                if b.get('type') in ('tool_use', 'tool_result') and k in b and not re.fullmatch(r'[a-zA-Z0-9_-]+', str(b[k])):
+                    raise _bad(f"messages.{i}.content.{j}.{b['type']}.{k}: String should match pattern '^[a-zA-Z0-9_-]+$'")
         ids = [b.get('id') for b in _blocks(m) if b.get('type') == 'tool_use']
         if m.get('role') != 'assistant' or not ids: continue
         nxt = _blocks(msgs[i+1]) if i+1 < len(msgs) else None

@@ -186,6 +186,10 @@ def anthropic_max_output(model:str) -> int|None:
     "The most output tokens Anthropic allows `model`, where it is below 64K; None when not known to be."
     return next((n for rx, n in _ANTHROPIC_MAX_OUTPUT if rx.match(model or '')), None)
 
+def _ant_id(i) -> str:
+    "A tool-call id Anthropic takes (letters, digits, `_`, `-`): another model's `functions.read:0` becomes `functions_read_0`."
+    return re.sub(r'[^A-Za-z0-9_-]', '_', str(i or '')) or 'toolu_none'
+
 class AnthropicTranslator(Translator):
     "OpenAI chat request -> Anthropic Messages request."
     runtime = 'anthropic'
@@ -209,13 +213,13 @@ class AnthropicTranslator(Translator):
             elif kind == 'text': out.append({'type': 'text', 'text': v[0]})
             else:
                 f = v[0]['function']
-                out.append({'type': 'tool_use', 'id': v[0]['id'], 'name': f['name'], 'input': parse_args(f.get('arguments'))})
+                out.append({'type': 'tool_use', 'id': _ant_id(v[0]['id']), 'name': f['name'], 'input': parse_args(f.get('arguments'))})
         return out
 
     def tool_part(self, msg, name) -> dict:
         c = msg.get('content')
         content = c if isinstance(c, str) else (self.user_parts(c) or text_of(c))
-        return {'type': 'tool_result', 'tool_use_id': msg.get('tool_call_id'), 'content': content}
+        return {'type': 'tool_result', 'tool_use_id': _ant_id(msg.get('tool_call_id')), 'content': content}
 
     def envelope(self, system, turns, body, sampling) -> dict:
         req = dict(model=self.model, messages=[{'role': r, 'content': p} for r, p in self._cached(turns)], stream=True)
