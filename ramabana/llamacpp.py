@@ -371,6 +371,11 @@ def _pid_alive(pid:int, argv:list|None=None) -> bool:
     args = [a.decode(errors='replace') for a in cmd.rstrip(b'\0').split(b'\0')]
     return args[-len(argv):] == [str(a) for a in argv]
 
+def _stopped(pid:int) -> bool:
+    "True if `pid` is stopped (SIGSTOP, a debugger): alive, and answering nobody until it is continued."
+    try: return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] in ('T', 't')
+    except (OSError, IndexError): return False  # gone, or no /proc (macOS)
+
 def _healthy(url:str, timeout:float=2.) -> bool:
     "True if the server at `url` answers `/health` with 200 (it answers 503 while loading the model)."
     import httpx
@@ -415,8 +420,8 @@ def _problems(logf:Path, limit:int=4) -> list[str]:
     return found[:1] + found[1:][-(limit - 1):] if found else lines[-limit:]
 
 def _kill(pid:int, grace:float=5.):
-    "SIGTERM `pid`, then SIGKILL if it is still alive after `grace` seconds."
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    "SIGTERM `pid`, then SIGKILL if it is still alive after `grace` seconds (at once if it is stopped)."
+    for sig in (signal.SIGKILL,) if _stopped(pid) else (signal.SIGTERM, signal.SIGKILL):  # a stopped process handles no TERM
         try: os.kill(pid, sig)
         except ProcessLookupError: return
         end = time.monotonic() + grace
@@ -485,7 +490,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
     with file_lock(run_dir()/f'{stem}.lock'):  # one starter per profile across processes
         if (rec := _read_pidfile(pidf)) and _pid_alive(rec['pid'], rec.get('argv')):
             s = Server(spec.name, key, rec['pid'], rec['port'], logf, argv=rec.get('argv'))
-            if any(_healthy(s.url, timeout=5.) for _ in range(3)):  # patient: a busy server on loaded cores is slow, not stale
+            if not _stopped(s.pid) and any(_healthy(s.url, timeout=5.) for _ in range(3)):  # patient: a busy server on loaded cores is slow, not stale
                 log.info('reusing llama-server %s (pid %s) for %s', s.url, s.pid, spec.name)
                 return s
             log.warning('killing llama-server pid %s left unhealthy for %s', rec['pid'], spec.name)
@@ -546,7 +551,11 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
         if not spec.gguf: fetch_model(progress=False)
         argv, env = server_command(spec, 0, exe=exe, threads=get('llamacpp.threads'))
         key, old = _key(argv, env), _servers.get(spec.name)
-        if old and old.key == key and old.alive(): return old.url
+        if old and old.key == key and old.alive():
+            if not _stopped(old.pid): return old.url
+            if old.proc:  # ours, stopped: it would take connections and never answer them; replaced like a dead one
+                log.warning('llama-server for %s (pid %s) is stopped (SIGSTOP?); killing it', spec.name, old.pid)
+                _kill(old.pid); old.proc.wait(10)
         port_hint = None
         if old and old.key == key:
             if old.proc: _crashed(old)  # an adopted server stops with the process that started it: not a crash
@@ -577,7 +586,7 @@ def stop_all():
         _servers.clear()
     for s in servers: _stop(s)
 
-# %% ../nbs/06_llamacpp.ipynb #f1376bcf
+# %% ../nbs/06_llamacpp.ipynb #47fbe3e5
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
 READBACK = dict(temperature='temperature', top_p='top_p', top_k='top_k', min_p='min_p', seed='seed',
                 repeat_penalty='repeat_penalty', presence_penalty='presence_penalty', frequency_penalty='frequency_penalty',
