@@ -571,10 +571,13 @@ def wait(self:Run, timeout:float|None=None):
     "Wait until the run is over; True if it is."
     return self._done.wait(timeout)
 
-# %% ../nbs/02_runtime.ipynb #3e28ca3f
-def _call(obj, name):
-    "Call `obj.name()` if it has one."
-    if callable(f := getattr(obj, name, None)): f()
+# %% ../nbs/02_runtime.ipynb #f642621e
+def _call(run, name):
+    "Call `run.backend.name()` if it has one; a failure is noted on the run, and the rest of the tree is still stopped."
+    if not callable(f := getattr(run.backend, name, None)): return
+    try: f()
+    except Exception as e:  # the backend is foreign code: its failing to stop must not leave the rest of the tree running
+        run.notes.append(f'backend {name} failed ({type(e).__name__}: {e})')
 
 @patch
 def _ask_stop(self:Run):
@@ -583,7 +586,7 @@ def _ask_stop(self:Run):
         self._stopping = True
         if self.state == 'pending': self._end('cancelled')  # nothing runs yet: nothing to wait for
     for c in list(self.children): c._ask_stop()
-    _call(self.backend, 'cancel')
+    _call(self, 'cancel')
 
 @patch
 def _settle(self:Run, deadline):
@@ -611,7 +614,7 @@ def terminate(self:Run):
     "End the run (and its children) whatever its state, and close its backend."
     self._stopping = True
     for c in list(self.children): c.terminate()
-    if self._end('terminated'): _call(self.backend, 'close')
+    if self._end('terminated'): _call(self, 'close')
     return self
 
 # %% ../nbs/02_runtime.ipynb #6aa30c3f
