@@ -172,7 +172,8 @@ def config_from_dict(d:dict|InferenceConfig|None, where:str='sampling', hosted:b
     vals = {}
     for k, v in d.items():
         if k not in _META:
-            near = difflib.get_close_matches(k, FIELDS, n=1)
+            # a prefix first: 'temp' is too short for difflib to match 'temperature'
+            near = [f for f in FIELDS if len(k) >= 3 and f.startswith(k)][:1] or difflib.get_close_matches(k, FIELDS, n=1)
             raise ConfigError(f"{where}: unknown sampling field '{k}'" + (f"; did you mean '{near[0]}'?" if near else ''))
         val, problem = read_field(k, v, hosted)
         if problem and problem[0] == 'rejected': raise ConfigError(f"{where}: '{k}' = {v!r}: {problem[1]}")
