@@ -273,7 +273,7 @@ class FakeOpenAI(FakeProvider):
     "A fake OpenAI Chat Completions API on 127.0.0.1 (`openai.OpenAI(base_url=fake.url+'/v1')`)."
     def __init__(self, replies=None, *, reasoning_model:bool=False, **kw):
         super().__init__(replies, **kw)
-        self.reasoning_model = reasoning_model  # True: refuse `max_tokens`, `stop` and sampling changes, as o3, o4-mini and gpt-5 do
+        self.reasoning_model = reasoning_model  # True: refuse `max_tokens`, `stop` and sampling changes, as o3, o4-mini and gpt-5 do; False: refuse `reasoning_effort`
 
     def app(self):
         from starlette.applications import Starlette
@@ -333,6 +333,9 @@ def validate(self:FakeOpenAI, body:dict, model):
                                             "default (1) value is supported.", param=k, code='unsupported_value'))
         if body.get('stop') is not None:
             raise _Reject(400, _oai_err("Unsupported parameter: 'stop' is not supported with this model.", param='stop', code='unsupported_parameter'))
+    elif body.get('reasoning_effort') is not None:
+        raise _Reject(400, _oai_err("Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+                                    param='reasoning_effort', code='unsupported_parameter'))
     if body.get('stream_options') is not None and not body.get('stream'):
         raise _Reject(400, _oai_err("The 'stream_options' parameter is only allowed when 'stream' is enabled.", param='stream_options'))
     open_ids, at = [], None

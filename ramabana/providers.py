@@ -645,6 +645,7 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
             for k in ('temperature', 'top_p'):
                 if body.get(k) not in (None, 1): body.pop(k)
             body.pop('stop', None)   # "Unsupported parameter: 'stop' is not supported with this model" (o3, o4-mini, gpt-5)
+        else: body.pop('reasoning_effort', None)   # gpt-4.1 and gpt-4o refuse it the same way
         rf = body.get('response_format') or {}
         if rf.get('type') == 'json_schema':
             body['response_format'] = {**rf, 'json_schema': {'name': 'response', **(rf.get('json_schema') or {}), 'strict': True}}
