@@ -373,13 +373,22 @@ def _gate(client:InferenceConfig, issues:list, body) -> tuple[InferenceConfig, l
                                  'the gateway does not trust client sampling fields (inference.trust_client is off)'))
     return InferenceConfig(**keep), issues + dropped
 
-RANGE_CHECKED = ('max_tokens', 'reasoning_budget_tokens', 'dry_allowed_length', 'dry_penalty_last_n')  # upstream 400s outside
+# fields llama-server range-checks per request -> the lowest value it takes (the highest is 2^31-1 for all four)
+RANGE_CHECKED = dict(max_tokens=-1, reasoning_budget_tokens=-1, dry_allowed_length=0, dry_penalty_last_n=0)
+
+def _int32(v) -> int:
+    "The int llama-server makes of a whole JSON number before its range check."
+    # measured: 2^32+5 is read as 5, and a float (or an integer past 64 bits, which its parser keeps as a float)
+    # beyond the 32-bit range as -2^31
+    if isinstance(v, int) and -2**63 <= v < 2**64: return (v + 2**31) % 2**32 - 2**31
+    return int(v) if -2**31 <= v <= I32_MAX else -2**31
 
 def _refused_upstream(k:str, v) -> bool:
     "Whether llama-server answers a 400 naming `k` for the value `v`, rather than converting it and going on."
     if isinstance(v, (str, list, dict)): return True   # 'type must be number'
     if isinstance(v, bool) or not isinstance(v, (int, float)): return False   # true is read as 1
-    return k in RANGE_CHECKED and (isinstance(v, int) or math.isfinite(v) and v.is_integer())
+    whole = isinstance(v, int) or math.isfinite(v) and v.is_integer()
+    return k in RANGE_CHECKED and whole and _int32(v) < RANGE_CHECKED[k]
 
 def _clean_body(body:dict, issues:list, trust_client:bool) -> dict:
     "`body` without any sampling key (or alias), except rejected values left for upstream's own 400."
