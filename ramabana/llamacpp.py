@@ -271,7 +271,7 @@ SAMPLING_FLAGS = dict(
     dry_multiplier=('--dry-multiplier', *_num), dry_base=('--dry-base', *_num),
     dry_allowed_length=('--dry-allowed-length', *_int), dry_penalty_last_n=('--dry-penalty-last-n', *_int),
 )
-REQUEST_SAMPLING = ('max_tokens', 'reasoning_effort', 'reasoning_budget_tokens')  # sent per call by the gateway
+REQUEST_SAMPLING = ('max_tokens', 'seed', 'reasoning_effort', 'reasoning_budget_tokens')  # sent per call by the gateway
 # every managed server: worker threads sleep instead of spinning while they wait (measured: see above)
 MANAGED_FLAGS = ('--poll', '0')
 
@@ -279,7 +279,7 @@ MANAGED_FLAGS = ('--poll', '0')
 def chat_template_file(name:str, templates:Path|None=None, where:str='chat_template') -> Path:
     "A chat template: an existing file, or the name of one the sdist ships (with or without `.jinja`)."
     p = Path(name).expanduser()
-    if p.is_file(): return p
+    if p.is_file(): return p.absolute()
     if os.sep in name: raise ConfigError(f"{where}: chat template file {p} not found")
     templates = templates or templates_dir()
     for cand in (templates/name, templates/f'{name}.jinja'):
@@ -310,7 +310,7 @@ def server_command(spec:ModelSpec,                # a llamacpp model profile
     "llama-server's argv and extra environment for `spec`: flags only for what the profile sets."
     where = f"model '{spec.name}'"
     if spec.runtime != 'llamacpp': raise ConfigError(f"{where}: runtime is {spec.runtime!r}, not a local llama.cpp model")
-    gguf = Path(spec.gguf).expanduser() if spec.gguf else (model or model_path())
+    gguf = Path(spec.gguf).expanduser().absolute() if spec.gguf else (model or model_path())
     argv = [str(exe), '-m', str(gguf), '--host', '127.0.0.1', '--port', str(port), '--alias', spec.model_id, *MANAGED_FLAGS]
     if spec.ctx: argv += ['-c', str(spec.ctx)]
     if t := threads or spec.threads: argv += ['-t', str(t)]
@@ -327,7 +327,7 @@ def server_command(spec:ModelSpec,                # a llamacpp model profile
         else: argv += [flag, str(v)]
     return argv, env
 
-# %% ../nbs/06_llamacpp.ipynb #5dff610f
+# %% ../nbs/06_llamacpp.ipynb #4aa5a05c
 HEALTH_TIMEOUT = 120.   # seconds to wait for /health; generous because the 2 cores are shared (idle start: ~0.6 s)
 MAX_RESTARTS = 3        # crash restarts of one profile allowed within RESTART_WINDOW seconds
 RESTART_WINDOW = 300.
@@ -355,7 +355,7 @@ def server_env(extra:dict) -> dict:
     "This process's environment without `LLAMA_ARG_*` (llama-server reads those as flags), plus `extra`."
     return {**{k: v for k, v in os.environ.items() if not k.startswith('LLAMA_ARG_')}, **extra}
 
-# %% ../nbs/06_llamacpp.ipynb #767c9ca7
+# %% ../nbs/06_llamacpp.ipynb #e38bd685
 def _pid_alive(pid:int, argv:list|None=None) -> bool:
     "True if `pid` is a running (not zombie) llama-server, started with `argv` if given; a recycled pid is not."
     try: os.kill(pid, 0)
@@ -430,7 +430,7 @@ def _kill(pid:int, grace:float=5.):
             if not _pid_alive(pid): return
             time.sleep(0.05)
 
-# %% ../nbs/06_llamacpp.ipynb #287b087e
+# %% ../nbs/06_llamacpp.ipynb #c5cb3bbb
 @dataclass
 class Server:
     "One running llama-server for one profile."
@@ -463,7 +463,7 @@ def _launch(argv, env, logf) -> subprocess.Popen:
                                     env=server_env(env), start_new_session=True)  # Ctrl-C in a terminal is not for it
     return _launcher.submit(go).result()
 
-# %% ../nbs/06_llamacpp.ipynb #59503032
+# %% ../nbs/06_llamacpp.ipynb #3541f262
 def _wait_healthy(s:Server, timeout:float) -> Server:
     "Block until `s` answers /health; `ServerStartError` with its own problem lines if it exits or times out."
     end = time.monotonic() + timeout
@@ -507,7 +507,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
                 if "couldn't bind" not in _tail(logf, 4096) or attempt == 2: raise
                 log.warning('port %s was taken; starting llama-server for %s on another port', port, spec.name)
 
-# %% ../nbs/06_llamacpp.ipynb #0b990188
+# %% ../nbs/06_llamacpp.ipynb #94b5639d
 _servers: dict[str, Server] = {}        # by profile name: the servers this process uses
 _crashes: dict[str, list[float]] = {}   # by profile name: when its server was found dead
 _locks: dict[str, threading.Lock] = {}
@@ -565,7 +565,7 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
         if s.proc and not _atexit_registered: atexit.register(stop_all); _atexit_registered = True
         return s.url
 
-# %% ../nbs/06_llamacpp.ipynb #761c5fc3
+# %% ../nbs/06_llamacpp.ipynb #d5cd9376
 def _stop(s:Server):
     "Stop `s` if this process started it, and remove its pid file."
     if s.proc is None: return  # adopted: the process that started it stops it
@@ -586,7 +586,7 @@ def stop_all():
         _servers.clear()
     for s in servers: _stop(s)
 
-# %% ../nbs/06_llamacpp.ipynb #47fbe3e5
+# %% ../nbs/06_llamacpp.ipynb #f73a5160
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
 READBACK = dict(temperature='temperature', top_p='top_p', top_k='top_k', min_p='min_p', seed='seed',
                 repeat_penalty='repeat_penalty', presence_penalty='presence_penalty', frequency_penalty='frequency_penalty',
