@@ -595,7 +595,7 @@ def _plan(self:Compactor, backend) -> tuple[list, list, int, int]:
     room = min(budget, max(MIN_COMPACT, sum(sizes) // 2))
     thr, reo = threshold(backend.spec.ctx, self.reserve), estimate_tokens(SUMMARY_PREFIX + reorient(self.kernel_alive), count) + 4
     # a large system prompt and tools leave little under the threshold: keep at most three quarters of that little
-    if thr is not None: room = min(room, max(0, (thr - over - reo) * 3 // 4))
+    if thr is not None: room = min(room, max(MIN_COMPACT, (thr - over - reo) * 3 // 4))
     start, used = len(msgs), 0
     while start > 0 and used + sizes[start - 1] <= room: start -= 1; used += sizes[start]
     while start < len(msgs) and msg_role(msgs[start]) != 'user': start += 1
