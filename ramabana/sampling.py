@@ -131,7 +131,7 @@ def _read_number(k, v):
         v = int(v)
     if k == 'max_tokens' and v == -1: return None, ('normalised', note or '-1 means no limit, which omitting max_tokens already says')
     if not m['lo'] <= v <= m['hi']:
-        hint = '; omit seed for a random one' if k == 'seed' else ''
+        hint = {'seed': '; omit seed for a random one', 'max_tokens': ', or -1 for no limit'}.get(k, '')
         return None, ('rejected', f"{v} is outside {m['lo']}..{m['hi']}{hint}")
     return v, (('normalised', note) if note else None)
 
