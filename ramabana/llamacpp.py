@@ -469,8 +469,7 @@ def _wait_healthy(s:Server, timeout:float) -> Server:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if not s.alive():
-            rc = s.proc.poll() if s.proc else None
-            raise ServerStartError(f"llama-server for '{s.name}' exited (status {rc}) while starting; log {s.log}:\n"
+            raise ServerStartError(f"llama-server for '{s.name}' exited ({_how(s.proc and s.proc.poll())}) while starting; log {s.log}:\n"
                                    + '\n'.join(_problems(s.log)))
         # whoever took the port first answers /health too, until our server finds it cannot bind and exits
         if _healthy(s.url) and _listens(s.pid, s.port): return s
@@ -514,6 +513,13 @@ _locks: dict[str, threading.Lock] = {}
 _glock = threading.Lock()
 _atexit_registered = False
 
+def _how(rc:int|None) -> str:
+    "How a process ended, from its return code: 'exit status 1', 'killed by SIGKILL'."
+    if rc is None: return 'exit status unknown'  # not our child: only the process that started it can tell
+    if rc >= 0: return f'exit status {rc}'
+    with contextlib.suppress(ValueError): return f'killed by {signal.Signals(-rc).name}'
+    return f'killed by signal {-rc}'
+
 def _crashed(s:Server):
     "Count and log the death of `s` (once) and keep its log; `ServerStartError` while it has died more than `MAX_RESTARTS` times lately."
     now, kept = time.time(), s.log.with_suffix('.crashed.log')
@@ -522,7 +528,7 @@ def _crashed(s:Server):
         s.counted = True
         seen.append(now)
         with contextlib.suppress(OSError): shutil.copy2(s.log, kept)  # the restart truncates the log
-        log.warning('llama-server for %s (pid %s) died; %s; log %s: %s', s.name, s.pid,
+        log.warning('llama-server for %s (pid %s) died (%s); %s; log %s: %s', s.name, s.pid, _how(s.proc and s.proc.poll()),
                     f'restart {len(seen)} of {MAX_RESTARTS}' if len(seen) <= MAX_RESTARTS else 'not restarting it again',
                     kept, ' | '.join(_problems(kept)))
     problems = _problems(kept)
