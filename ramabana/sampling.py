@@ -72,7 +72,8 @@ FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(InferenceConf
 _META = {f.name: f.metadata for f in dataclasses.fields(InferenceConfig)}
 COUPLED = ('presence_penalty', 'repeat_penalty', 'min_p')   # travel with the temperature they were tuned for
 CLIENT_AUTHORITATIVE = ('max_tokens', 'seed', 'reasoning_budget_tokens')  # what a request is, not how to sample
-ALIASES = {'thinking_budget_tokens': 'reasoning_budget_tokens', 'max_completion_tokens': 'max_tokens'}
+# other spellings llama-server reads -> the field; `n_predict` is its native name for max_tokens, and beats it there
+ALIASES = {'thinking_budget_tokens': 'reasoning_budget_tokens', 'max_completion_tokens': 'max_tokens', 'n_predict': 'max_tokens'}
 
 # %% ../nbs/01_sampling.ipynb #330451ff
 @patch
@@ -143,8 +144,12 @@ def read_field(k:str, # the config field
     if v is None: return None, None
     return _read_enum(v, hosted) if _META[k]['kind'] is ReasoningEffort else _read_number(k, v)
 
-# %% ../nbs/01_sampling.ipynb #c9b2142b
-_ALIAS_OF = {c: a for a, c in ALIASES.items()}
+# %% ../nbs/01_sampling.ipynb #1f3c6477
+_ALIAS_OF = {c: tuple(a for a, f in ALIASES.items() if f == c) for c in ALIASES.values()}   # field -> its aliases
+
+def _sent_as(body:dict, k:str) -> str:
+    "The key a client sent field `k` under: the field's own name, else its first alias present (else `k`)."
+    return next((a for a in (k, *_ALIAS_OF.get(k, ())) if body.get(a) is not None), k)
 
 def extract_client_sampling(body, hosted:bool=False) -> tuple[InferenceConfig, list[dict]]:
     "The sampling fields of an OpenAI request `body`, and what had to be rejected or normalised. Never raises."
@@ -154,11 +159,10 @@ def extract_client_sampling(body, hosted:bool=False) -> tuple[InferenceConfig, l
                                          'so no sampling field was read')]
     vals, issues = {}, []
     for k in FIELDS:
-        key, alias = k, _ALIAS_OF.get(k)
-        if alias and body.get(alias) is not None:
-            if body.get(k) is not None:
-                issues.append(issue(alias, body[alias], 'normalised', f'{k} was sent too and wins; {alias} is not forwarded'))
-            else: key = alias
+        key = _sent_as(body, k)
+        for a in _ALIAS_OF.get(k, ()):
+            if a != key and body.get(a) is not None:
+                issues.append(issue(a, body[a], 'normalised', f'{key} was sent too and wins; {a} is not forwarded'))
         v, problem = read_field(k, body.get(key), hosted)
         if v is not None: vals[k] = v
         if problem: issues.append(issue(key, body[key], *problem))
@@ -368,7 +372,7 @@ def _gate(client:InferenceConfig, issues:list, body) -> tuple[InferenceConfig, l
     for k, v in client.set_fields().items():
         if k in CLIENT_AUTHORITATIVE: keep[k] = v
         else:
-            sent = a if (a := _ALIAS_OF.get(k)) and body.get(k) is None else k  # the key the client used
+            sent = _sent_as(body, k)
             dropped.append(issue(sent, body[sent], 'dropped_untrusted',
                                  'the gateway does not trust client sampling fields (inference.trust_client is off)'))
     return InferenceConfig(**keep), issues + dropped
@@ -419,7 +423,7 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     if (t := srcs['temperature']).kind == 'layer' and t.index != 1 and isinstance(body, dict):
         for k in COUPLED:   # a client penalty the coupling rule set aside: say so, it is not applied
             if getattr(client, k) is not None and srcs[k] != ParamSource.layer(1):
-                sent = a if (a := _ALIAS_OF.get(k)) and body.get(k) is None else k
+                sent = _sent_as(body, k)
                 issues = issues + [issue(sent, body[sent], 'dropped_coupled', f'it travels with the temperature, which came '
                                          f'from the {t.name} rung ({cfg.temperature}); send temperature with it to choose both')]
     if cfg.max_tokens is not None and srcs['max_tokens'] != ParamSource.layer(1):   # "no limit" was not what happened
@@ -437,7 +441,7 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
         out['max_completion_tokens'] = out.pop('max_tokens')   # the client's spelling: its endpoint may refuse the other
     return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling)
 
-# %% ../nbs/01_sampling.ipynb #7a8d6fe3
+# %% ../nbs/01_sampling.ipynb #4a43aef3
 SOURCE_MEANINGS = dict(  # a rung's name -> what it means, in a user's words
     cli='your command-line option', client='the request itself', profile='the profile the request chose',
     model_user='your config for this model', **{'global': 'your config for all models'},
