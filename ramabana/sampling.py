@@ -13,8 +13,8 @@ from .core import ConfigError, ModelSpec, format_table
 
 # %% auto #0
 __all__ = ['I32_MAX', 'U32_MAX', 'HOSTED_EFFORTS', 'FIELDS', 'COUPLED', 'CLIENT_AUTHORITATIVE', 'ALIASES', 'LOCAL_RUNTIMES',
-           'RANGE_CHECKED', 'SOURCE_MEANINGS', 'ReasoningEffort', 'InferenceConfig', 'issue', 'read_field',
-           'extract_client_sampling', 'config_from_dict', 'SamplingLayer', 'ParamSource', 'FieldSources',
+           'UNMODELLED_SAMPLERS', 'RANGE_CHECKED', 'SOURCE_MEANINGS', 'ReasoningEffort', 'InferenceConfig', 'issue',
+           'read_field', 'extract_client_sampling', 'config_from_dict', 'SamplingLayer', 'ParamSource', 'FieldSources',
            'ModelSamplingContext', 'resolve_layers_with_sources', 'with_hardcoded_defaults', 'reasoning_floor',
            'reasoning_profile', 'agentic_temperature_ceiling', 'SamplingResult', 'sampling_for_request', 'Explanation',
            'explain']
@@ -365,7 +365,15 @@ def _model_layers(model, ctx):
 def _has_tools(body) -> bool:
     return isinstance(body, dict) and any(isinstance(body.get(k), list) and body.get(k) for k in ('tools', 'functions'))
 
-# %% ../nbs/01_sampling.ipynb #181ca978
+# %% ../nbs/01_sampling.ipynb #08859ae5
+# llama-server's sampler controls the ladder does not model (read from its /slots params, pinned build). A trusted
+# client may use them; an untrusted one would steer sampling around the gate with them (`samplers: ["top_k"]` drops
+# temperature from the chain, `mirostat: 2` replaces it), so the gate drops them too.
+UNMODELLED_SAMPLERS = ('mirostat', 'mirostat_tau', 'mirostat_eta', 'xtc_probability', 'xtc_threshold', 'typical_p',
+                       'repeat_last_n', 'min_keep', 'samplers', 'dry_sequence_breakers', 'adaptive_target',
+                       'adaptive_decay', 'logit_bias')
+_UNTRUSTED = 'the gateway does not trust client sampling fields (inference.trust_client is off)'
+
 def _gate(client:InferenceConfig, issues:list, body) -> tuple[InferenceConfig, list]:
     "Drop the client's non-authoritative fields, reporting each; rejected ones are already out of the config."
     keep, dropped = {}, []
@@ -373,8 +381,8 @@ def _gate(client:InferenceConfig, issues:list, body) -> tuple[InferenceConfig, l
         if k in CLIENT_AUTHORITATIVE: keep[k] = v
         else:
             sent = _sent_as(body, k)
-            dropped.append(issue(sent, body[sent], 'dropped_untrusted',
-                                 'the gateway does not trust client sampling fields (inference.trust_client is off)'))
+            dropped.append(issue(sent, body[sent], 'dropped_untrusted', _UNTRUSTED))
+    dropped += [issue(k, body[k], 'dropped_untrusted', _UNTRUSTED) for k in UNMODELLED_SAMPLERS if body.get(k) is not None]
     return InferenceConfig(**keep), issues + dropped
 
 # fields llama-server range-checks per request -> the lowest value it takes (the highest is 2^31-1 for all four)
@@ -402,7 +410,8 @@ def _clean_body(body:dict, issues:list, trust_client:bool) -> dict:
         if (i['action'] == 'rejected' and k in _META and k != 'reasoning_effort' and _refused_upstream(k, i['value'])
                 and (trust_client or k in CLIENT_AUTHORITATIVE)):
             leave[k] = i['value']
-    return {**{k: v for k, v in body.items() if k not in _META and k not in ALIASES}, **leave}
+    gone = lambda k: k in _META or k in ALIASES or (not trust_client and k in UNMODELLED_SAMPLERS)
+    return {**{k: v for k, v in body.items() if not gone(k)}, **leave}
 
 # %% ../nbs/01_sampling.ipynb #60da1836
 def sampling_for_request(body, # the client's OpenAI request body (any JSON value; never changed)
