@@ -379,7 +379,8 @@ def _stopped(pid:int) -> bool:
 def _healthy(url:str, timeout:float=2.) -> bool:
     "True if the server at `url` answers `/health` with 200 (it answers 503 while loading the model)."
     import httpx
-    try: return httpx.get(f'{url}/health', timeout=timeout).status_code == 200
+    # trust_env=False: a proxy from HTTP_PROXY/ALL_PROXY cannot reach our loopback server (and would never say 200)
+    try: return httpx.get(f'{url}/health', timeout=timeout, trust_env=False).status_code == 200
     except httpx.HTTPError: return False
 
 def _listens(pid:int, port:int) -> bool:
@@ -629,7 +630,8 @@ def slots_readback(url:str, sent:dict, slot:int|None=None, timeout:float=10.) ->
     "Compare the sampling `sent` in the last call with what the server at `url` reports in `/slots`."
     import httpx
     try:
-        r = httpx.get(f'{url}/slots', timeout=timeout)
+        loopback = httpx.URL(url).host in ('127.0.0.1', 'localhost', '::1')  # no proxy reaches a loopback server
+        r = httpx.get(f'{url}/slots', timeout=timeout, trust_env=not loopback)
         slots = r.json() if r.status_code == 200 else None
     except httpx.HTTPError as e: raise LlamaCppError(f"cannot read {url}/slots: {e or type(e).__name__}") from None
     except ValueError: slots = None  # not JSON: said below with the status
