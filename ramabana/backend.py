@@ -630,6 +630,10 @@ class _InlineThink:
 
     def rearm(self): pass   # only a block the reply opened is dropped; each step has its own filter
 
+    def reasoned(self):
+        "The server sends thinking on its own channel: text not yet inside a block is answer."
+        if self.flt is None: self.plain = True
+
     def end(self) -> str:
         "What was held back, when the reply ended while it could still have been the tag."
         if self.flt is not None: self.flt.end(); return ''
@@ -669,6 +673,8 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
                 continue
             asm.add(d)
             for c in d.get('choices') or []:
+                # thinking on its own channel: the server took the template's `<think>` off, so no `</think>` will come
+                if (c.get('delta') or {}).get('reasoning_content'): flt.reasoned()
                 piece = (c.get('delta') or {}).get('content') or ''
                 if piece: piece = flt.feed(piece)
                 if (c.get('delta') or {}).get('tool_calls'): flt.rearm()
