@@ -495,5 +495,6 @@ def explain(res:SamplingResult|InferenceConfig, # a pipeline result, or a resolv
         name = s.name if v is not None else 'unset (upstream default)'
         if ceiling and k == ceiling['field']: name += f", capped from {ceiling['from']} (agentic ceiling)"
         rows.append((k, '' if v is None else str(v), name))
-    notes = [f"{i['field']}={_jsonable(i['value'])!r}: {i['action']}, {i['reason']}" for i in issues]
+    short = lambda v: v if len(v) <= 60 else v[:59] + '…'   # a client's value may be any size (a logit_bias table)
+    notes = [f"{i['field']}={short(repr(_jsonable(i['value'])))}: {i['action']}, {i['reason']}" for i in issues]
     return Explanation(rows, notes, model, used)
