@@ -288,6 +288,7 @@ class AnthropicDecoder(Decoder):
             m = ev.get('message') or {}
             self.u.update({k: v for k, v in (m.get('usage') or {}).items() if v is not None})
             if m.get('id'): self.id = m['id']
+            if m.get('model'): self.model = m['model']   # the version that answers (claude-haiku-4-5-20251001)
             return []
         if t == 'content_block_start':
             b = self.blocks[ev.get('index')] = dict(ev.get('content_block') or {})
@@ -444,6 +445,7 @@ class GeminiDecoder(Decoder):
     def feed(self, ev:dict) -> list[dict]:
         if err := ev.get('error'): raise classify_error(int(err.get('code') or 500) if isinstance(err, dict) else 500, json.dumps(ev))
         if um := ev.get('usageMetadata'): self.usage = gemini_usage(um)
+        if ev.get('modelVersion'): self.model = ev['modelVersion']   # the version that answers
         out, cands = [], ev.get('candidates') or []
         if not cands and (ev.get('promptFeedback') or {}).get('blockReason'): self.finish = 'content_filter'
         for p in ((cands[0].get('content') or {}).get('parts') or []) if cands else []:
@@ -600,8 +602,10 @@ def _add_usage(a:dict|None, b:dict|None) -> dict|None:
     "Two usages summed (the tokens of a reminder's first attempt were spent too)."
     if not a or not b: return b or a
     cached = lambda u: (u.get('prompt_tokens_details') or {}).get('cached_tokens', 0)
+    think = lambda u: (u.get('completion_tokens_details') or {}).get('reasoning_tokens')
+    r = None if think(a) is None and think(b) is None else (think(a) or 0) + (think(b) or 0)
     return usage(a.get('prompt_tokens', 0) + b.get('prompt_tokens', 0), a.get('completion_tokens', 0) + b.get('completion_tokens', 0),
-                 cached=cached(a) + cached(b))
+                 cached=cached(a) + cached(b), reasoning=r)
 
 # %% ../nbs/07_providers.ipynb #2d27bb5e
 OPENAI_PARAMS = {'model', 'messages', 'stream', 'stream_options', 'temperature', 'top_p', 'n', 'stop', 'max_tokens',
