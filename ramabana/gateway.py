@@ -55,7 +55,7 @@ def check_request(body) -> dict:
                  ('response_format', dict), ('return_progress', bool), ('n', int), ('stop', (str, list))):
         if k in body and body[k] is not None: _want(body[k], t, k)
     for j, t in enumerate(body.get('stop') if isinstance(body.get('stop'), list) else ()): _want(t, str, f'stop[{j}]')
-    for k in ('max_tokens', 'max_completion_tokens'):   # llama-server ignores a limit that is no number: the answer runs on
+    for k in ('max_tokens', 'max_completion_tokens'):   # llama-server's own 400 says only 'type must be number', not which
         v = body.get(k)
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise InvalidRequest(f"'{k}' should be an integer, got {json.dumps(v)[:80]}", param=k)
@@ -461,7 +461,9 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     except GatewayError as e:   # the server may be down now; the attempt itself retries, so assume for this call
         log.info('call %s: capabilities of %s unknown (%s)', call.id, spec.name, e)
         caps = Capabilities(source='assumed')
-    s = sampling_for_request(body, model=spec, trust_client=self.trust_client)
+    try: s = sampling_for_request(body, model=spec, trust_client=self.trust_client)
+    except ConfigError as e:   # the model's sampling table in config.toml is wrong: the operator's to fix, said plainly
+        raise GatewayError(str(e), status=500, code='config_error') from None   # it names the model and the field
     out = dict(s.body)
     prov = s.provenance(); prov.pop('issues', None)
     if s.issues: log.info('call %s: sampling fields changed: %s', call.id, json.dumps(s.issues, default=str))
