@@ -514,6 +514,14 @@ _locks: dict[str, threading.Lock] = {}
 _glock = threading.Lock()
 _atexit_registered = False
 
+def _after_fork():
+    "In a forked child: the parent's servers are adopted (the parent stops them), and its threads and locks are gone."
+    global _launcher, _glock
+    _launcher, _glock = None, threading.Lock()  # the launcher thread does not exist here; a lock may be held by a thread that does not either
+    _locks.clear()
+    for s in _servers.values(): s.proc = None  # not our children: waiting on them fails, and stopping them is the parent's job
+if hasattr(os, 'register_at_fork'): os.register_at_fork(after_in_child=_after_fork)
+
 def _how(rc:int|None) -> str:
     "How a process ended, from its return code: 'exit status 1', 'killed by SIGKILL'."
     if rc is None: return 'exit status unknown'  # not our child: only the process that started it can tell
@@ -593,7 +601,7 @@ def stop_all():
         _servers.clear()
     for s in servers: _stop(s)
 
-# %% ../nbs/06_llamacpp.ipynb #f73a5160
+# %% ../nbs/06_llamacpp.ipynb #460f58ad
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
 READBACK = dict(temperature='temperature', top_p='top_p', top_k='top_k', min_p='min_p', seed='seed',
                 repeat_penalty='repeat_penalty', presence_penalty='presence_penalty', frequency_penalty='frequency_penalty',
