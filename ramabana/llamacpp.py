@@ -351,11 +351,15 @@ def _port_free(port:int) -> bool:
         try: s.bind(('127.0.0.1', port)); return True
         except OSError: return False
 
-def server_env(extra:dict) -> dict:
-    "This process's environment without `LLAMA_ARG_*` (llama-server reads those as flags), plus `extra`."
-    return {**{k: v for k, v in os.environ.items() if not k.startswith('LLAMA_ARG_')}, **extra}
+# read by llama-server as its flags: `LLAMA_ARG_*`, and `LLAMA_API_KEY` for `--api-key` (the one outside that prefix
+# that changes what a client sees: every request but /health would need the key)
+_SERVER_VARS = re.compile(r'LLAMA_ARG_|LLAMA_API_KEY$')
 
-# %% ../nbs/06_llamacpp.ipynb #e38bd685
+def server_env(extra:dict) -> dict:
+    "This process's environment without the variables llama-server reads as flags, plus `extra`."
+    return {**{k: v for k, v in os.environ.items() if not _SERVER_VARS.match(k)}, **extra}
+
+# %% ../nbs/06_llamacpp.ipynb #e70c6fda
 def _pid_alive(pid:int, argv:list|None=None) -> bool:
     "True if `pid` is a running (not zombie) llama-server, started with `argv` if given; a recycled pid is not."
     try: os.kill(pid, 0)
@@ -431,7 +435,7 @@ def _kill(pid:int, grace:float=5.):
             if not _pid_alive(pid): return
             time.sleep(0.05)
 
-# %% ../nbs/06_llamacpp.ipynb #c5cb3bbb
+# %% ../nbs/06_llamacpp.ipynb #f973483e
 @dataclass
 class Server:
     "One running llama-server for one profile."
@@ -464,7 +468,7 @@ def _launch(argv, env, logf) -> subprocess.Popen:
                                     env=server_env(env), start_new_session=True)  # Ctrl-C in a terminal is not for it
     return _launcher.submit(go).result()
 
-# %% ../nbs/06_llamacpp.ipynb #3541f262
+# %% ../nbs/06_llamacpp.ipynb #242e4250
 def _wait_healthy(s:Server, timeout:float) -> Server:
     "Block until `s` answers /health; `ServerStartError` with its own problem lines if it exits or times out."
     end = time.monotonic() + timeout
@@ -507,7 +511,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
                 if "couldn't bind" not in _tail(logf, 4096) or attempt == 2: raise
                 log.warning('port %s was taken; starting llama-server for %s on another port', port, spec.name)
 
-# %% ../nbs/06_llamacpp.ipynb #94b5639d
+# %% ../nbs/06_llamacpp.ipynb #2785147d
 _servers: dict[str, Server] = {}        # by profile name: the servers this process uses
 _crashes: dict[str, list[float]] = {}   # by profile name: when its server was found dead
 _locks: dict[str, threading.Lock] = {}
@@ -580,7 +584,7 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
         if s.proc and not _atexit_registered: atexit.register(stop_all); _atexit_registered = True
         return s.url
 
-# %% ../nbs/06_llamacpp.ipynb #d5cd9376
+# %% ../nbs/06_llamacpp.ipynb #774d53f2
 def _stop(s:Server):
     "Stop `s` if this process started it, and remove its pid file."
     if s.proc is None: return  # adopted: the process that started it stops it
@@ -601,7 +605,7 @@ def stop_all():
         _servers.clear()
     for s in servers: _stop(s)
 
-# %% ../nbs/06_llamacpp.ipynb #460f58ad
+# %% ../nbs/06_llamacpp.ipynb #58345c25
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
 READBACK = dict(temperature='temperature', top_p='top_p', top_k='top_k', min_p='min_p', seed='seed',
                 repeat_penalty='repeat_penalty', presence_penalty='presence_penalty', frequency_penalty='frequency_penalty',
