@@ -245,9 +245,14 @@ def fetch_model(progress:bool=True, verify:bool=False) -> Path:
 def setup(progress:bool=True) -> dict:
     "Find or build llama-server and fetch the embedded model (what `ramabana setup` runs); return their paths."
     exe = find_llama_server() or build_llama_server(progress=progress)  # progress only for work being done
+    try: ver = subprocess.run([exe, '--version'], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e: raise LlamaCppError(f"{exe} does not run: {e}") from None
+    if 'version' not in (ver.stdout + ver.stderr).lower():  # a named binary that is something else fails here, not at the first chat
+        said = (ver.stdout + ver.stderr).strip().splitlines()[:1]
+        raise LlamaCppError(f"{exe} does not look like llama-server: `--version` printed {said[0] if said else 'nothing'!r}")
     return dict(server=exe, model=fetch_model(progress, verify=True), templates=templates_dir())
 
-# %% ../nbs/06_llamacpp.ipynb #3177e136
+# %% ../nbs/06_llamacpp.ipynb #efb10134
 _isint = lambda v: isinstance(v, int) and not isinstance(v, bool)
 _nonneg = (lambda v: _isint(v) and v >= 0, 'an integer >= 0')
 _num = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), 'a number')
@@ -275,7 +280,7 @@ REQUEST_SAMPLING = ('max_tokens', 'seed', 'reasoning_effort', 'reasoning_budget_
 # every managed server: worker threads sleep instead of spinning while they wait (measured: see above)
 MANAGED_FLAGS = ('--poll', '0')
 
-# %% ../nbs/06_llamacpp.ipynb #0dc5b8cf
+# %% ../nbs/06_llamacpp.ipynb #89c270bb
 def chat_template_file(name:str, templates:Path|None=None, where:str='chat_template') -> Path:
     "A chat template: an existing file, or the name of one the sdist ships (with or without `.jinja`)."
     p = Path(name).expanduser()
@@ -291,7 +296,7 @@ def chat_template_file(name:str, templates:Path|None=None, where:str='chat_templ
             else f"no templates in {templates} (they come with the llama-server `ramabana setup` builds); name a template file instead")
     raise ConfigError(f"{where}: no chat template '{name}'; {hint}")
 
-# %% ../nbs/06_llamacpp.ipynb #d928ee94
+# %% ../nbs/06_llamacpp.ipynb #42e71d57
 def _checked(table, known, prefix, where):
     "Yield (key, flag, value) for a profile sub-table, refusing unknown keys and bad values."
     for k, v in table.items():
@@ -327,7 +332,7 @@ def server_command(spec:ModelSpec,                # a llamacpp model profile
         else: argv += [flag, str(v)]
     return argv, env
 
-# %% ../nbs/06_llamacpp.ipynb #4aa5a05c
+# %% ../nbs/06_llamacpp.ipynb #ae4019f7
 HEALTH_TIMEOUT = 120.   # seconds to wait for /health; generous because the 2 cores are shared (idle start: ~0.6 s)
 MAX_RESTARTS = 3        # crash restarts of one profile allowed within RESTART_WINDOW seconds
 RESTART_WINDOW = 300.
@@ -359,7 +364,7 @@ def server_env(extra:dict) -> dict:
     "This process's environment without the variables llama-server reads as flags, plus `extra`."
     return {**{k: v for k, v in os.environ.items() if not _SERVER_VARS.match(k)}, **extra}
 
-# %% ../nbs/06_llamacpp.ipynb #e70c6fda
+# %% ../nbs/06_llamacpp.ipynb #0449f243
 def _pid_alive(pid:int, argv:list|None=None) -> bool:
     "True if `pid` is a running (not zombie) llama-server, started with `argv` if given; a recycled pid is not."
     try: os.kill(pid, 0)
@@ -435,7 +440,7 @@ def _kill(pid:int, grace:float=5.):
             if not _pid_alive(pid): return
             time.sleep(0.05)
 
-# %% ../nbs/06_llamacpp.ipynb #f973483e
+# %% ../nbs/06_llamacpp.ipynb #56bf6e49
 @dataclass
 class Server:
     "One running llama-server for one profile."
@@ -468,7 +473,7 @@ def _launch(argv, env, logf) -> subprocess.Popen:
                                     env=server_env(env), start_new_session=True)  # Ctrl-C in a terminal is not for it
     return _launcher.submit(go).result()
 
-# %% ../nbs/06_llamacpp.ipynb #242e4250
+# %% ../nbs/06_llamacpp.ipynb #0afbb993
 def _wait_healthy(s:Server, timeout:float) -> Server:
     "Block until `s` answers /health; `ServerStartError` with its own problem lines if it exits or times out."
     end = time.monotonic() + timeout
@@ -511,7 +516,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
                 if "couldn't bind" not in _tail(logf, 4096) or attempt == 2: raise
                 log.warning('port %s was taken; starting llama-server for %s on another port', port, spec.name)
 
-# %% ../nbs/06_llamacpp.ipynb #2785147d
+# %% ../nbs/06_llamacpp.ipynb #6b6fca88
 _servers: dict[str, Server] = {}        # by profile name: the servers this process uses
 _crashes: dict[str, list[float]] = {}   # by profile name: when its server was found dead
 _locks: dict[str, threading.Lock] = {}
@@ -584,7 +589,7 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
         if s.proc and not _atexit_registered: atexit.register(stop_all); _atexit_registered = True
         return s.url
 
-# %% ../nbs/06_llamacpp.ipynb #774d53f2
+# %% ../nbs/06_llamacpp.ipynb #3908bbc5
 def _stop(s:Server):
     "Stop `s` if this process started it, and remove its pid file."
     if s.proc is None: return  # adopted: the process that started it stops it
@@ -605,7 +610,7 @@ def stop_all():
         _servers.clear()
     for s in servers: _stop(s)
 
-# %% ../nbs/06_llamacpp.ipynb #58345c25
+# %% ../nbs/06_llamacpp.ipynb #d087157e
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
 READBACK = dict(temperature='temperature', top_p='top_p', top_k='top_k', min_p='min_p', seed='seed',
                 repeat_penalty='repeat_penalty', presence_penalty='presence_penalty', frequency_penalty='frequency_penalty',
