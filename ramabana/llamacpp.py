@@ -317,7 +317,7 @@ def server_command(spec:ModelSpec,                # a llamacpp model profile
     if spec.runtime != 'llamacpp': raise ConfigError(f"{where}: runtime is {spec.runtime!r}, not a local llama.cpp model")
     gguf = Path(spec.gguf).expanduser().absolute() if spec.gguf else (model or model_path())
     argv = [str(exe), '-m', str(gguf), '--host', '127.0.0.1', '--port', str(port), '--alias', spec.model_id, *MANAGED_FLAGS]
-    if spec.ctx: argv += ['-c', str(spec.ctx)]
+    if spec.ctx: argv += ['-c', str(spec.ctx * (spec.slots or 1))]  # the server splits -c among its slots
     if t := threads or spec.threads: argv += ['-t', str(t)]
     if spec.slots: argv += ['-np', str(spec.slots)]
     if spec.chat_template:
