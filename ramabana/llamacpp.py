@@ -515,6 +515,10 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
                 pidf.unlink(missing_ok=True)
                 if "couldn't bind" not in _tail(logf, 4096) or attempt == 2: raise
                 log.warning('port %s was taken; starting llama-server for %s on another port', port, spec.name)
+            except BaseException:  # interrupted (Ctrl-C in a notebook): a server nobody holds must not go on loading
+                proc.kill(); proc.wait()
+                pidf.unlink(missing_ok=True)
+                raise
 
 # %% ../nbs/06_llamacpp.ipynb #6b6fca88
 _servers: dict[str, Server] = {}        # by profile name: the servers this process uses
@@ -610,7 +614,7 @@ def stop_all():
         _servers.clear()
     for s in servers: _stop(s)
 
-# %% ../nbs/06_llamacpp.ipynb #d087157e
+# %% ../nbs/06_llamacpp.ipynb #0b7e31d5
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
 READBACK = dict(temperature='temperature', top_p='top_p', top_k='top_k', min_p='min_p', seed='seed',
                 repeat_penalty='repeat_penalty', presence_penalty='presence_penalty', frequency_penalty='frequency_penalty',
