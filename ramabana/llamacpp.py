@@ -13,13 +13,13 @@ from typing import Callable
 from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get
 
 # %% auto #0
-__all__ = ['log', 'PIN', 'CMAKE_FLAGS', 'EMBEDDED', 'SERVER_FLAGS', 'SAMPLING_FLAGS', 'REQUEST_SAMPLING', 'MANAGED_FLAGS',
-           'HEALTH_TIMEOUT', 'MAX_RESTARTS', 'RESTART_WINDOW', 'READBACK', 'LlamaCppError', 'BuildError',
-           'ModelFetchError', 'ServerStartError', 'cpu_flags_hash', 'build_dir', 'templates_dir', 'find_llama_server',
-           'file_lock', 'cached_install', 'check_build_tools', 'fetch_sdist', 'cmake_build', 'build_llama_server',
-           'model_path', 'check_model', 'fetch_model', 'setup', 'chat_template_file', 'server_command', 'run_dir',
-           'free_port', 'server_env', 'Server', 'check_gguf', 'server_url', 'stop', 'stop_all', 'sampling_mismatches',
-           'slot_mismatches', 'slots_readback']
+__all__ = ['log', 'PIN', 'CMAKE_FLAGS', 'EMBEDDED', 'SERVER_FLAGS', 'SAMPLING_FLAGS', 'REQUEST_SAMPLING', 'STORED_SEED',
+           'MANAGED_FLAGS', 'HEALTH_TIMEOUT', 'MAX_RESTARTS', 'RESTART_WINDOW', 'READBACK', 'LlamaCppError',
+           'BuildError', 'ModelFetchError', 'ServerStartError', 'cpu_flags_hash', 'build_dir', 'templates_dir',
+           'find_llama_server', 'file_lock', 'cached_install', 'check_build_tools', 'fetch_sdist', 'cmake_build',
+           'build_llama_server', 'model_path', 'check_model', 'fetch_model', 'setup', 'chat_template_file',
+           'server_command', 'run_dir', 'free_port', 'server_env', 'Server', 'check_gguf', 'server_url', 'stop',
+           'stop_all', 'sampling_mismatches', 'slot_mismatches', 'slots_readback']
 
 # %% ../nbs/06_llamacpp.ipynb #e9119e28
 class LlamaCppError(RamabanaError):
@@ -276,7 +276,8 @@ SAMPLING_FLAGS = dict(
     dry_multiplier=('--dry-multiplier', *_num), dry_base=('--dry-base', *_num),
     dry_allowed_length=('--dry-allowed-length', *_int), dry_penalty_last_n=('--dry-penalty-last-n', *_int),
 )
-REQUEST_SAMPLING = ('max_tokens', 'seed', 'reasoning_effort', 'reasoning_budget_tokens')  # sent per call by the gateway
+REQUEST_SAMPLING = ('max_tokens', 'reasoning_effort', 'reasoning_budget_tokens')  # sent per call by the gateway
+STORED_SEED = (None, lambda v: False, "sent in the request, not stored in a profile (it would make every answer the same)")
 # every managed server: worker threads sleep instead of spinning while they wait (measured: see above)
 MANAGED_FLAGS = ('--poll', '0')
 
@@ -322,7 +323,7 @@ def server_command(spec:ModelSpec,                # a llamacpp model profile
     if spec.slots: argv += ['-np', str(spec.slots)]
     if spec.chat_template:
         argv += ['--chat-template-file', str(chat_template_file(spec.chat_template, templates, f'{where}: chat_template'))]
-    known = {**SAMPLING_FLAGS, **{k: (None, lambda v: True, '') for k in REQUEST_SAMPLING}}
+    known = {**SAMPLING_FLAGS, **{k: (None, lambda v: True, '') for k in REQUEST_SAMPLING}, 'seed': STORED_SEED}
     for k, flag, v in _checked(spec.sampling, known, 'sampling', where):
         if flag: argv += [flag, str(v)]
     env = {}
