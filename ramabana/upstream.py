@@ -704,11 +704,13 @@ class LlamaCppUpstream(OpenAIChatUpstream):
     async def capabilities(self):
         if self._caps is None:
             url = await self.root() + '/props'
-            try: r = await self.client.get(url, timeout=10, headers=self._auth())
-            except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot read {url}: {e}') from None
+            async def read():   # through `http(url)`: a loopback server is reached directly, whatever HTTP_PROXY says
+                async with self.http(url).stream('GET', url, headers=self._auth()) as r: return r.status_code, await r.aread()
+            try: status, raw = await asyncio.wait_for(read(), 10)
+            except (httpx.HTTPError, asyncio.TimeoutError) as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
             props = None
-            if r.status_code == 200:
-                try: props = r.json()
+            if status == 200:
+                try: props = json.loads(raw)
                 except ValueError: pass   # not llama-server: the assumed row below
             self._caps = caps_from_props(props) if isinstance(props, dict) else Capabilities(source='assumed')
         return self._caps
