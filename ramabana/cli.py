@@ -186,7 +186,7 @@ def _answer(self:KernelRun, prompt:str) -> str:
 def prepare(gguf:bool=True) -> dict:
     "llama-server (found, else built) and, if `gguf`, the embedded model (fetched once); progress only for work being done."
     from ramabana.llamacpp import find_llama_server, build_llama_server, fetch_model
-    # not llamacpp.setup: it also announces a server it merely found, on every `ask` and twice in `setup`
+    # not llamacpp.setup, which also re-hashes the model and runs `--version`: right for `ramabana setup`, slow for every `ask`
     return dict(server=find_llama_server() or build_llama_server(progress=True), model=fetch_model(progress=True) if gguf else None)
 
 def ensure_model(name:str|None=None) -> None:
@@ -316,7 +316,8 @@ def check_listen(host:str, port:int) -> None:
 
 @command('setup', 'build llama-server and fetch the embedded model (both cached)')
 def cmd_setup(a):
-    res = prepare()
+    from ramabana.llamacpp import setup
+    res = setup(progress=True)   # also checks the binary runs and the model's sha256, fetching a damaged one again
     print(f"llama-server: {res['server']}\nmodel: {res['model']}")
 
 # %% ../nbs/10_cli.ipynb #07bdb9b6
