@@ -569,10 +569,7 @@ def _headers(ex:Exchange) -> dict:
 
 def _commits(ch:dict, progress:bool) -> bool:
     "Whether `ch` is worth starting the client's response for: content, a finish, or progress the client asked for."
-    for c in ch.get('choices') or ():
-        d = c.get('delta') or {}
-        if c.get('finish_reason') or d.get('content') or d.get('reasoning_content') or d.get('tool_calls'): return True
-    return bool(progress and ch.get('prompt_progress'))
+    return _has_output(ch) or bool(progress and ch.get('prompt_progress'))
 
 async def _head(ex:Exchange, agen, progress:bool) -> list:
     "The chunks up to the first one that commits the response; an error before it keeps its own status."
