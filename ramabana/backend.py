@@ -9,7 +9,7 @@ import os, re, copy, json, math, types, base64, socket, weakref, threading, cont
 from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
-from .core import RamabanaError, ModelSpec, resolve, get
+from .core import RamabanaError, ModelSpec, resolve, get, is_loopback
 from .runtime import (estimate_tokens, CHARS_PER_TOKEN, answer_only, ThinkFilter, Usage,
                               current_run, THINK_OPEN)
 from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
@@ -518,7 +518,7 @@ def _openai_client(spec=None, base_url=None, api_key=None, timeout=None):
     from urllib.parse import urlsplit
     # a gateway on another host may need the environment's proxy, which httpx drops for a transport of our own: it gets
     # the SDK's own client, and a cancel that closes the response instead of shutting the socket
-    if urlsplit(base_url or '').hostname not in ('127.0.0.1', 'localhost', '::1'):
+    if not is_loopback(urlsplit(base_url or '').hostname):
         c = openai.OpenAI(base_url=base_url, api_key=api_key or 'unused', max_retries=0, timeout=timeout)
         c.ramabana_abort = None
         return c

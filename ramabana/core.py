@@ -13,8 +13,9 @@ except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 
 # %% auto #0
 __all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'BUILTIN_MODELS', 'RamabanaError', 'ConfigError', 'UnknownModel', 'config_path',
-           'cache_dir', 'data_dir', 'task_dir', 'Setting', 'Config', 'load_config', 'Resolved', 'env_name', 'setting',
-           'get', 'ModelSpec', 'model_from_table', 'catalog', 'resolve', 'config_table', 'format_table']
+           'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'Setting', 'Config', 'load_config', 'Resolved',
+           'env_name', 'setting', 'get', 'ModelSpec', 'model_from_table', 'catalog', 'resolve', 'config_table',
+           'format_table']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -51,6 +52,13 @@ def task_dir(task:str|None=None) -> Path:
     d = base/task if task else base
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+def is_loopback(host:str|None) -> bool:
+    "True for 127.0.0.0/8, ::1 and localhost: a server no proxy reaches and no one else can."
+    if host == 'localhost': return True
+    import ipaddress   # lazy: `import ramabana` stays light
+    try: return ipaddress.ip_address(host or '').is_loopback
+    except ValueError: return False
 
 # %% ../nbs/00_core.ipynb #71e781d6
 class Setting(NamedTuple):

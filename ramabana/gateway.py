@@ -17,8 +17,8 @@ from .upstream import (BadToolCall, LlamaServerError, BrokenStream, Call, Capabi
 __all__ = ['ROLES', 'REASONING_FIELDS', 'log', 'DISCARD', 'check_request', 'replay_keys', 'ReplayStore', 'prepare_history',
            'ToolCallRepair', 'Assembler', 'RedactFilter', 'Gateway', 'Exchange', 'read_json', 'error_response',
            'check_auth', 'EventStream', 'chat_completions', 'list_models', 'get_model', 'health', 'list_calls',
-           'tokenize', 'make_app', 'is_loopback', 'gateway_url', 'check_bind', 'gateway_token', 'GatewayServer',
-           'start_gateway', 'serve']
+           'tokenize', 'make_app', 'gateway_url', 'check_bind', 'gateway_token', 'GatewayServer', 'start_gateway',
+           'serve']
 
 # %% ../nbs/05_gateway.ipynb #07d047e6
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
@@ -849,14 +849,9 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #005f8b0b
-import ipaddress, socket
-
-def is_loopback(host:str) -> bool:
-    "True for 127.0.0.0/8, ::1 and localhost."
-    if host == 'localhost': return True
-    try: return ipaddress.ip_address(host).is_loopback
-    except ValueError: return False
+# %% ../nbs/05_gateway.ipynb #87f541ce
+import socket
+from .core import is_loopback
 
 def gateway_url(host:str, port:int) -> str:
     "The gateway's OpenAI base URL on `host:port`; an IPv6 address goes in brackets, as URLs need."

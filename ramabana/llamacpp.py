@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
-from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get
+from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get, is_loopback
 
 # %% auto #0
 __all__ = ['log', 'PIN', 'CMAKE_FLAGS', 'EMBEDDED', 'SERVER_FLAGS', 'SAMPLING_FLAGS', 'REQUEST_SAMPLING', 'STORED_SEED',
@@ -547,14 +547,16 @@ def _crashed(s:Server):
     "Count and log the death of `s` (once) and keep its log; `ServerStartError` while it has died more than `MAX_RESTARTS` times lately."
     now, kept = time.time(), s.log.with_suffix('.crashed.log')
     seen = _crashes[s.name] = [t for t in _crashes.get(s.name, []) if now - t < RESTART_WINDOW]
-    if not s.counted:  # asked again after a failed restart, the same death must not count twice
+    new = not s.counted  # asked again after a failed restart, the same death must not count twice
+    if new:
         s.counted = True
         seen.append(now)
         with contextlib.suppress(OSError): shutil.copy2(s.log, kept)  # the restart truncates the log
+    problems = _problems(kept)
+    if new:
         log.warning('llama-server for %s (pid %s) died (%s); %s; log %s: %s', s.name, s.pid, _how(s.proc and s.proc.poll()),
                     f'restart {len(seen)} of {MAX_RESTARTS}' if len(seen) <= MAX_RESTARTS else 'not restarting it again',
-                    kept, ' | '.join(_problems(kept)))
-    problems = _problems(kept)
+                    kept, ' | '.join(problems))
     if len(seen) > MAX_RESTARTS:
         raise ServerStartError(f"llama-server for '{s.name}' died {len(seen)} times in {RESTART_WINDOW:.0f} s; "
                                f"not restarting it again; log {kept}:\n" + '\n'.join(problems))
@@ -652,8 +654,7 @@ def slots_readback(url:str, sent:dict, slot:int|None=None, timeout:float=10.) ->
     "Compare the sampling `sent` in the last call with what the server at `url` reports in `/slots`."
     import httpx
     try:
-        loopback = httpx.URL(url).host in ('127.0.0.1', 'localhost', '::1')  # no proxy reaches a loopback server
-        r = httpx.get(f'{url}/slots', timeout=timeout, trust_env=not loopback)
+        r = httpx.get(f'{url}/slots', timeout=timeout, trust_env=not is_loopback(httpx.URL(url).host))  # no proxy reaches loopback
         slots = r.json() if r.status_code == 200 else None
     except httpx.HTTPError as e: raise LlamaCppError(f"cannot read {url}/slots: {e or type(e).__name__}") from None
     except ValueError: slots = None  # not JSON: said below with the status
