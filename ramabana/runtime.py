@@ -140,8 +140,11 @@ class _Tee:
         poll.register(self.r, select.POLLIN)
         try:
             while True:
+                # `stop` is read before the poll: set after the restore, so an empty poll that follows it means every
+                # byte written inside the block has been read (read after the poll, a late write could slip past)
+                stopping = self.stop
                 if not poll.poll(50):
-                    if self.stop: self.drained.set()  # restored and the pipe is empty: what was ours is in `buf`
+                    if stopping: self.drained.set()  # restored and the pipe is empty: what was ours is in `buf`
                     continue
                 data = os.read(self.r, 65536)
                 if not data: return
