@@ -77,7 +77,7 @@ def output_text(o:dict) -> str:
 MODES = ('keep', 'auto', 'discard')
 
 def cell_mode(cell:dict) -> str:
-    "The cell's `metadata.ramabana.compact`: keep, auto or discard (the default)."
+    "The cell's `metadata.ramabana.compact`: keep, auto (the default) or discard."
     m = ((cell.get('metadata') or {}).get('ramabana') or {}).get('compact')
     return m if m in MODES else 'auto'
 
@@ -646,13 +646,13 @@ def _local_time(iso:str, today=None) -> str:
     except ValueError: return iso[:19].replace('T', ' ')   # not a timestamp we know: show it as written
     return t.strftime('%H:%M:%S' if t.date() == (today or dt.date.today()) else '%Y-%m-%d %H:%M:%S')
 
-def calls_table(rows:list[dict]) -> str:
-    "Ledger rows as a text table."
+def calls_table(rows:list[dict], today=None) -> str:
+    "Ledger rows as a text table; a row from before `today` (this machine's date) shows its date."
     if not rows: return 'no calls recorded yet'
     def cell(r, k):
         v = r.get(k)
         if v is None: return ''
-        if k == 'time': return _local_time(str(v))
+        if k == 'time': return _local_time(str(v), today)
         if isinstance(v, (int, float)) and not isinstance(v, bool): return f'{v:,.0f}'   # 2,809 as the status line writes it
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))

@@ -34,14 +34,42 @@ def test_notebook(nb):
     assert r.returncode == 0, out[-20000:]
     assert 'Success' in out, f'nbdev-test ran nothing for {nb.name}:\n{out}'
 
-def _commands(text):
-    "The shell commands in ```sh blocks."
-    return re.findall(r'```sh\n(.*?)\n```', text, re.S)
+def _markdown(text) -> list:
+    "Block tokens of `text` as GitHub renders it (CommonMark with tables)."
+    from markdown_it import MarkdownIt
+    return MarkdownIt('commonmark').enable('table').parse(text)
 
-def test_readme_commands():
-    "README.md and nbs/index.ipynb give the same two commands."
-    readme = _commands((ROOT/'README.md').read_text())
+def _index_markdown() -> list[str]:
     from fastcore.nbio import read_nb
-    index = _commands('\n'.join(c.source for c in read_nb(ROOT/'nbs/index.ipynb').cells if c.cell_type == 'markdown'))
-    assert len(readme) == 2, readme
-    assert readme == index, (readme, index)
+    return [c.source for c in read_nb(ROOT/'nbs/index.ipynb').cells if c.cell_type == 'markdown']
+
+def _outline(tokens) -> list[tuple]:
+    "Headings and code blocks in order: ('h2', 'Using it'), ('sh', './dev demo'), ..."
+    res = []
+    for i, t in enumerate(tokens):
+        if t.type == 'heading_open': res.append((t.tag, tokens[i + 1].content))
+        elif t.type == 'fence': res.append((t.info, t.content.rstrip('\n')))
+    return res
+
+def test_readme_renders():
+    "README.md renders as meant: the two commands are the only code before 'Using it', every fence closes, no code is empty."
+    text = (ROOT/'README.md').read_text()
+    outline = _outline(_markdown(text))
+    heads = [x for x in outline if x[0] in ('h1', 'h2', 'h3')]
+    assert heads == [('h1', 'ramabana'), ('h2', 'Using it'), ('h2', 'Developing')], heads
+    first = outline[1:outline.index(('h2', 'Using it'))]
+    assert first == [('sh', './dev demo'), ('sh', './dev test')], first
+    code = [x for x in outline if x not in heads]
+    assert all(body.strip() for _, body in code), code
+    assert ('python', '%%ram\nWhy does the last cell\'s plot have a gap in March?') in code, code
+    assert any(info == 'toml' and '[model."qwen-local"]' in body for info, body in code), code
+    assert text.count('\n```') % 2 == 0
+
+def test_readme_follows_index():
+    "nbs/index.ipynb (the docs front page) is README.md without its Developing section: each Markdown cell stands in it."
+    readme, cells = (ROOT/'README.md').read_text(), _index_markdown()
+    assert len(cells) >= 3 and all(c in readme for c in cells), [c[:60] for c in cells if c not in readme]
+    assert _outline(_markdown('\n\n'.join(cells))) == _outline(_markdown(readme[:readme.index('## Developing')]))
+    from fastcore.nbio import read_nb
+    code = [c.source for c in read_nb(ROOT/'nbs/index.ipynb').cells if c.cell_type == 'code']
+    assert all(c.startswith('#| hide') for c in code), code   # the front page shows no code cells

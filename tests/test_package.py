@@ -1,5 +1,5 @@
 """The package as a user meets it: the console script, the docs site, a failing example failing the suite."""
-import json, os, shutil, subprocess, sys
+import html, json, os, re, shutil, subprocess, sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,3 +27,7 @@ def test_docs_site(tmp_path):
         page = tmp_path/(nb.stem + '.html')
         assert page.exists(), page
         assert f'href="{nb.stem}.html"' in index
+    # the front page is prose: the %%ram example, the CLI table and the config sample, no code cell or directive
+    text = html.unescape(re.sub(r'<[^>]+>', '', index))
+    assert '%%ram\nWhy does the last cell' in text and '<table' in index and '[model."qwen-local"]' in text, text
+    assert 'code_cell' not in index and '#|' not in text
