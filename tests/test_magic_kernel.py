@@ -235,11 +235,13 @@ def test_nbclient_attaches_to_the_demo(tmp_path, fake):
 
 
 def test_real_embedded_model(tmp_path, kernel_for):
-    "One question to the embedded SmolLM2 through llama-server (slow; skipped when llama-server is not built)."
-    from ramabana.llamacpp import find_llama_server, model_path
-    if not find_llama_server() or not model_path().is_file(): pytest.skip('llama-server or the SmolLM2 weights are not set up (ramabana setup)')
+    "One question to the embedded SmolLM2 through llama-server, decoding greedily; what it says is not asserted."
+    from ramabana.llamacpp import setup
+    setup(progress=False)   # at once when built; on a new machine this builds llama-server first (minutes)
+    cfg = tmp_path/'greedy.toml'   # the built-in smollm2, greedy: the same answer on every run of this machine
+    cfg.write_text('[model.smollm2.sampling]\ntemperature = 0.0\ntop_k = 1\nmax_tokens = 512\n')
     env = {**os.environ, 'RAMABANA_DATA_DIR': str(tmp_path/'data'), 'RAMABANA_TASK_DIR': str(tmp_path/'tasks'),
-           'RAMABANA_CONFIG': str(tmp_path/'none.toml')}
+           'RAMABANA_CONFIG': str(cfg)}
     env.pop('JPY_SESSION_NAME', None)
     k = kernel_for(env, tmp_path)
     k.run('%load_ext ramabana')
@@ -247,8 +249,8 @@ def test_real_embedded_model(tmp_path, kernel_for):
     assert not errors(msgs) and stderr(msgs) == '', (errors(msgs), stderr(msgs))
     assert texts(msgs, 'answer') and texts(msgs, 'answer')[-1].strip(), (texts(msgs), stderr(msgs))
     assert texts(msgs, 'status')[0].endswith('of 8,192 · smollm2'), (texts(msgs, 'status'), stderr(msgs))
-    row = texts(k.run('%ram calls 1'))[0].splitlines()[-1].split()
-    assert row[1:4] == ['smollm2', 'turn', '200'], row
+    row = texts(k.run('%ram calls 1'))[0].splitlines()[-1]
+    assert re.split(r'\s{2,}', row)[1:4] == ['smollm2', 'turn', '200'], row   # the time cell may hold a date
 
 
 def test_first_steps_read_well(tmp_path, fake, kernel_for):
