@@ -14,8 +14,8 @@ except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 # %% auto #0
 __all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'BUILTIN_MODELS', 'RamabanaError', 'ConfigError', 'UnknownModel', 'config_path',
            'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'Setting', 'Config', 'load_config', 'Resolved',
-           'env_name', 'setting', 'get', 'ModelSpec', 'model_from_table', 'catalog', 'resolve', 'config_table',
-           'format_table']
+           'env_name', 'setting', 'get', 'ModelSpec', 'model_from_table', 'catalog', 'split_profile', 'resolve',
+           'config_table', 'format_table']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -97,12 +97,13 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
 ]}
 del _S
 
-# %% ../nbs/00_core.ipynb #2053c3f7
+# %% ../nbs/00_core.ipynb #92e66f17
 class Config(NamedTuple):
-    "A checked config file: flat settings and raw model tables."
+    "A checked config file: flat settings, raw model tables and the raw sampling tables of `[inference]`."
     path: Path
     values: dict
     models: dict
+    sampling: dict = {}   # 'defaults': the global rung's table; 'profile': NAME -> a named profile's table
 
 _TYPES = {int: 'an integer', float: 'a number', str: 'a string', bool: 'true or false'}
 
@@ -147,8 +148,20 @@ def load_config(path:Path|str|None=None) -> Config:
     models = dict(models)
     for k in (k.split('.', 1)[1] for k in SETTINGS if k.startswith('model.')):  # `model.default` and such are settings, not tables
         if k in models and not isinstance(models[k], dict): raw.setdefault('model', {})[k] = models.pop(k)
+    sampling = _sampling_tables(raw.get('inference'), path)
     values = {k: _check(k, v, str(path)) for k, v in _flatten(raw)}
-    res = _cache[key] = Config(path, values, models)
+    res = _cache[key] = Config(path, values, models, sampling)
+    return res
+
+def _sampling_tables(inf, path) -> dict:
+    "Take `[inference.defaults]` and the `[inference.profile.NAME]` tables out of `inf`; their fields are checked by the ladder."
+    if not isinstance(inf, dict): return {}
+    res = {k: inf.pop(k) for k in ('defaults', 'profile') if k in inf}
+    if not isinstance(res.get('defaults', {}), dict): raise ConfigError(f"{path}: 'inference.defaults' should be a table of sampling fields")
+    profiles = res.get('profile', {})
+    if not isinstance(profiles, dict): raise ConfigError(f"{path}: 'inference.profile' should hold tables such as [inference.profile.creative]")
+    for name, t in profiles.items():
+        if not isinstance(t, dict): raise ConfigError(f"{path}: 'inference.profile.{name}' should be a table of sampling fields")
     return res
 
 # %% ../nbs/00_core.ipynb #477fe279
@@ -211,6 +224,8 @@ class ModelSpec:
     sampling: dict = field(default_factory=dict)   # the model's sampling defaults (user-set model rung)
     server: dict = field(default_factory=dict)     # `server.*` llama-server settings
     builtin: bool = False              # from the built-in catalog rather than config.toml
+    profiles: dict = field(default_factory=dict)   # this model's named sampling profiles (`[model.NAME.profile.P]`)
+    profile: str|None = None           # the profile a `NAME:PROFILE` name selected
 
     def __post_init__(self):
         if self.model_id is None: object.__setattr__(self, 'model_id', self.name)
@@ -243,7 +258,7 @@ del _B
 
 # %% ../nbs/00_core.ipynb #8d516c3c
 _FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, chat_template=str, threads=int,
-                    slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str)
+                    slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict)
 
 def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=None) -> ModelSpec:
     "Check a `[model.NAME]` table and build its `ModelSpec`, over `base` when it refines a built-in model."
@@ -261,6 +276,9 @@ def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=N
     if base is None and 'runtime' not in t: raise ConfigError(f"{where}: 'runtime' is required (one of {', '.join(RUNTIMES)})")
     if 'runtime' in t and t['runtime'] not in RUNTIMES:
         raise ConfigError(f"{where}: 'runtime' should be one of {', '.join(RUNTIMES)}, got {t['runtime']!r}")
+    for p, pt in t.get('profile', {}).items():
+        if not isinstance(pt, dict): raise ConfigError(f"{where}: 'profile.{p}' should be a table of sampling fields")
+    t = {('profiles' if k == 'profile' else k): v for k, v in t.items()}   # the table is `profile.P`, the field `profiles`
     if base is None: return ModelSpec(name, **t)
     return dataclasses.replace(base, **t, builtin=False)
 
@@ -273,10 +291,18 @@ def catalog(cfg:Config|None=None) -> dict[str, ModelSpec]:
         res[name] = model_from_table(name, t, str(cfg.path), base=res.get(name))
     return res
 
+def split_profile(name:str, models) -> tuple[str, str|None]:
+    "`NAME:PROFILE` as `(NAME, PROFILE)` when NAME is a model and the whole name is not; else `(name, None)`."
+    if name in models or ':' not in name: return name, None
+    base, prof = name.rsplit(':', 1)
+    return (base, prof) if base in models and prof else (name, None)
+
 def resolve(name:str|None=None, cfg:Config|None=None) -> ModelSpec:
     "The `ModelSpec` called `name` (default: the `model.default` setting), or `UnknownModel` listing close names."
     name = name or get('model.default')
     models = catalog(cfg)
+    base, prof = split_profile(name, models)
+    if prof: return dataclasses.replace(models[base], name=name, profile=prof)   # the ladder checks that the profile exists
     if name in models: return models[name]
     near = difflib.get_close_matches(name, models, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(near)}?" if near else f"known models: {', '.join(sorted(models))}"

@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_gateway.ipynb #56a28296
 from __future__ import annotations
-import asyncio, collections, contextlib, json, math, os, re, time, uuid, random, hashlib, threading, traceback
+import asyncio, collections, contextlib, dataclasses, json, math, os, re, time, uuid, random, hashlib, threading, traceback
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import AsyncIterator
@@ -216,7 +216,7 @@ class Assembler:
 
 # %% ../nbs/05_gateway.ipynb #4ca24a70
 import logging
-from .core import catalog, get, ConfigError, config_path, task_dir as _task_dir
+from .core import catalog, get, ConfigError, config_path, load_config, split_profile, task_dir as _task_dir
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
 
 class RedactFilter(logging.Filter):
@@ -281,16 +281,29 @@ class Gateway:
         try: st = os.stat(self._cfg_path[1]); key = (self._cfg_path[1], st.st_mtime_ns, st.st_size)
         except OSError: key = (self._cfg_path[1], None, None)
         if self._models is None or self._models[0] != key or self._models[2] != len(self.extra_models):
-            self._models = (key, {**catalog(), **self.extra_models}, len(self.extra_models))   # re-read when the file changes
-            for m in self._models[1].values(): keep_secret(env=m.api_key_env)
+            from ramabana.sampling import sampling_tables   # lazy: keeps `import ramabana.gateway` light
+            try: cfg = load_config(); models, tables = {**catalog(cfg), **self.extra_models}, sampling_tables(cfg)
+            except ConfigError as e:   # config.toml is wrong: the operator's to fix, in a line naming file, table and key
+                raise GatewayError(str(e), status=500, code='config_error') from None
+            self._models = (key, models, len(self.extra_models), tables)   # re-read when the file changes
+            for m in models.values(): keep_secret(env=m.api_key_env)
         return self._models[1]
 
     def spec(self, name:str) -> ModelSpec:
-        "The model called `name`, or a 404 `model_not_found` listing the known ones."
+        "The model called `name` (or `name` less its `:PROFILE`), or a 404 `model_not_found` listing the known ones."
         models = self.models()
-        if name in models: return models[name]
+        base, _ = split_profile(name, models)
+        if base in models: return models[base]
         raise InvalidRequest(f"unknown model '{name[:100]}'; known models: {', '.join(sorted(models))}", status=404,
                              code='model_not_found', param='model')
+
+    def route(self, name:str) -> tuple[ModelSpec, dict]:
+        "The engine's model for `name` (`NAME` or `NAME:PROFILE`), and the sampling ladder's model, profile and global rungs."
+        from ramabana.sampling import rungs_for, UnknownProfile
+        spec = asked = self.spec(name)   # a profile changes the sampling, never which server answers
+        if name != spec.name: asked = dataclasses.replace(spec, name=name, profile=name[len(spec.name) + 1:])
+        try: return spec, dict(model=asked, **rungs_for(asked, self._models[3]))
+        except UnknownProfile as e: raise InvalidRequest(str(e), status=404, code='model_not_found', param='model') from None
 
     def upstream(self, spec:ModelSpec) -> Upstream:
         "The upstream serving `spec` (one per model, made on first use, replaced when its profile changes)."
@@ -451,7 +464,7 @@ class Exchange:
 async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange:
     "Prepare a checked request for its upstream: model, call context, sampling, history, schema."
     from ramabana.sampling import sampling_for_request   # lazy: keeps `import ramabana.gateway` light
-    spec = self.spec(body['model'])
+    spec, ladder = self.route(body['model'])
     call = Call(spec, purpose=_header_name(headers, 'x-ramabana-purpose', 'turn'), task=_header_name(headers, 'x-ramabana-task'))
     if call.task:
         if '..' in call.task: raise InvalidRequest("header 'x-ramabana-task' should not contain '..'", param='x-ramabana-task')
@@ -461,7 +474,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange
     except GatewayError as e:   # the server may be down now; the attempt itself retries, so assume for this call
         log.info('call %s: capabilities of %s unknown (%s)', call.id, spec.name, e)
         caps = Capabilities(source='assumed')
-    try: s = sampling_for_request(body, model=spec, trust_client=self.trust_client)
+    try: s = sampling_for_request(body, trust_client=self.trust_client, **ladder)
     except ConfigError as e:   # the model's sampling table in config.toml is wrong: the operator's to fix, said plainly
         raise GatewayError(str(e), status=500, code='config_error') from None   # it names the model and the field
     out = dict(s.body)
@@ -562,6 +575,10 @@ def check_auth(gw:Gateway, request) -> None:
 # %% ../nbs/05_gateway.ipynb #4f17b0bd
 def _headers(ex:Exchange) -> dict:
     h = {'x-ramabana-call-id': ex.call.id}
+    if ex.sampling:   # each value's rung, by name: {"temperature": "profile:creative", "top_p": "model_user"}
+        p = ex.sampling.get('profile')
+        h['x-ramabana-sampling-sources'] = json.dumps({k: f'profile:{p}' if v == 'profile' and p else v
+                                                       for k, v in ex.sampling['sources'].items()}, separators=(',', ':'))
     if ex.issues:
         txt = json.dumps(ex.issues, default=str, separators=(',', ':'))  # ASCII: a header must be latin-1
         h['x-ramabana-sampling'] = txt if len(txt) < 4000 else json.dumps([{'truncated': len(ex.issues)}])
@@ -750,27 +767,29 @@ async def _caps_of(gw:Gateway, spec:ModelSpec):
         log.info('capabilities of %s: %s', spec.name, e)
         return None
 
-def _model_entry(s:ModelSpec, caps) -> dict:
-    return {'id': s.name, 'object': 'model', 'created': 0, 'owned_by': s.runtime, 'runtime': s.runtime,
-            'context_window': s.ctx or None, 'capabilities': caps}
+def _model_entry(s:ModelSpec, caps, profile:str|None=None) -> dict:
+    return {'id': f'{s.name}:{profile}' if profile else s.name, 'object': 'model', 'created': 0, 'owned_by': s.runtime,
+            'runtime': s.runtime, 'context_window': s.ctx or None, 'capabilities': caps, 'profile': profile}
 
 async def list_models(request):
-    "GET /v1/models: each model with its runtime, window and capabilities."
+    "GET /v1/models: each model with its runtime, window and capabilities, then as `NAME:PROFILE` for each of its profiles."
     from starlette.responses import Response
+    from ramabana.sampling import profiles_of
     gw = request.app.state.gateway
     check_auth(gw, request)
     specs = list(gw.models().values())
     caps = await asyncio.gather(*(_caps_of(gw, s) for s in specs))
     data = [_model_entry(s, c) for s, c in zip(specs, caps)]
+    data += [_model_entry(s, c, p) for s, c in zip(specs, caps) for p in sorted(profiles_of(s, gw._models[3]))]
     return Response(_json_bytes({'object': 'list', 'data': data}), media_type='application/json')
 
 async def get_model(request):
-    "GET /v1/models/{model}: one model, as in the list (404 `model_not_found` for an unknown name)."
+    "GET /v1/models/{model}: one model, as in the list (404 `model_not_found` for an unknown name or profile)."
     from starlette.responses import Response
     gw = request.app.state.gateway
     check_auth(gw, request)
-    spec = gw.spec(request.path_params['model'])
-    return Response(_json_bytes(_model_entry(spec, await _caps_of(gw, spec))), media_type='application/json')
+    spec, ladder = gw.route(request.path_params['model'])
+    return Response(_json_bytes(_model_entry(spec, await _caps_of(gw, spec), ladder['model'].profile)), media_type='application/json')
 
 async def health(request):
     "GET /health."

@@ -669,17 +669,21 @@ def model_named(name:str):
     "The model called `name`; when no known name is close to it, the error lists them all."
     from ramabana.core import UnknownModel, catalog, config_path
     import difflib
-    try: return resolve(name)
+    try: spec = resolve(name)
     except UnknownModel:
         names = sorted(catalog())
         if difflib.get_close_matches(name, names, n=1, cutoff=0.6): raise   # its "did you mean" is worth reading
         raise MagicError(f"unknown model '{name}'; the models are {', '.join(names)} (add others in {config_path()})") from None
+    if spec.profile:   # `NAME:PROFILE`: a profile nobody defined fails here, naming those there are
+        from ramabana.sampling import rungs_for, sampling_tables
+        rungs_for(spec, sampling_tables())
+    return spec
 
 def _need_agent(s:Session, what:str):
     if s.agent is None: raise MagicError(f'nothing to {what} yet: ask something in a %%ram cell first')
     return s.agent
 
-@subcommand('model', '[NAME]', 'show the model, or switch to NAME for the next questions (the conversation is kept)')
+@subcommand('model', '[NAME]', 'show the model, or switch to NAME (or NAME:PROFILE, with a sampling profile) for the next questions (the conversation is kept)')
 def _model(s:Session, name:str|None=None):
     if name:
         model_named(name)   # an unknown name fails before anything changes
@@ -731,10 +735,11 @@ def _calls(s:Session, n:str='10'):
 
 @subcommand('explain', '', 'where each sampling value for the current model comes from')
 def _explain(s:Session):
-    from ramabana.sampling import sampling_for_request, explain
+    from ramabana.sampling import sampling_for_request, explain, rungs_for, sampling_tables
     spec = s.spec()
     body = {'model': spec.name, 'messages': [{'role': 'user', 'content': '.'}]}
-    return explain(sampling_for_request(body, model=spec, trust_client=get('inference.trust_client')), model=spec.name)
+    ladder = rungs_for(spec, sampling_tables())   # the profile a `NAME:PROFILE` chose, and config.toml's global rung
+    return explain(sampling_for_request(body, model=spec, trust_client=get('inference.trust_client'), **ladder), model=spec.name)
 
 @subcommand('approve', 'auto|ask|deny', 'code the model wants to run: run it (auto), ask each time (ask), or refuse (deny)')
 def _approve(s:Session, mode:str|None=None):
