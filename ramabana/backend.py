@@ -16,11 +16,12 @@ from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spi
 from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
 
 # %% auto #0
-__all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL',
-           'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool',
-           'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'local_gateway',
-           'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'CallFailed',
-           'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
+__all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'CLAUDE_EFFORT', 'STEPS_NOTE',
+           'CANCELLED_CALL', 'FAILED_CALL', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema',
+           'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger',
+           'use_chat', 'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header',
+           'GatewayBackend', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error',
+           'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -534,7 +535,9 @@ def _openai_client(spec=None, base_url=None, api_key=None, timeout=None):
     c.ramabana_abort = socks.abort if socks is not None else None
     return c
 
-# %% ../nbs/08_backend.ipynb #f1357144
+# %% ../nbs/08_backend.ipynb #e74f0142
+CLAUDE_EFFORT = 'high'   # what the agent asks a Claude reasoning model for, unless RAMABANA_EFFORT (the `effort` setting) says
+
 def _delta_dict(ch) -> dict:
     "A streamed chunk (SDK object or dict) as a plain dict."
     if isinstance(ch, dict): return ch
@@ -553,9 +556,12 @@ class GatewayBackend(Backend):
                  think:bool|None=None,       # the template opens `<think>` for the model; None: read `/props` if possible
                  progress:bool=True,         # ask for prompt progress events
                  max_tokens:int|None=None,   # cap on each reply (a small local model may otherwise loop to its window)
+                 effort:str|None=None,       # reasoning effort asked of a Claude reasoning model; None: the `effort` setting
                  **kw):
         super().__init__(*a, **kw)
         self.max_tokens = max_tokens
+        claude = self.spec.runtime == 'anthropic' and self.spec.reasoning
+        self.effort = (effort or get('effort') or CLAUDE_EFFORT) if claude else effort
         self.max_steps = max_steps if max_steps is not None else get('agent.max_steps')
         self.base_url, self.api_key, self.timeout, self.think, self.progress = base_url, api_key, timeout, think, progress
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
@@ -646,6 +652,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     body = dict(model=self.spec.name, messages=messages, stream=True, stream_options={'include_usage': True})
     if tools and self.tools: body['tools'] = [t.schema for t in self.tools]
     if max_tokens := max_tokens or self.max_tokens: body['max_tokens'] = max_tokens
+    if self.effort: body['reasoning_effort'] = self.effort
     extra = {'return_progress': True} if self.progress and purpose == 'turn' else {}
     self._fire('before_request', body)
     from ramabana.gateway import Assembler   # the gateway's own fold of a stream; lazy, like the gateway itself

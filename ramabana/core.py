@@ -82,6 +82,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('compaction.auto', bool, True, 'compact automatically when the conversation crosses the threshold'),
     _S('inference.reasoning_history', str, 'auto', 'send earlier reasoning back to the model', ('auto', 'keep', 'drop')),
     _S('inference.trust_client', bool, True, "honour the client's sampling fields (False drops all but max_tokens, seed, reasoning_budget_tokens)"),
+    _S('effort', str, None, 'reasoning effort the agent asks a Claude model for (`RAMABANA_EFFORT`); None is high',
+       ('none', 'minimal', 'low', 'medium', 'high', 'xhigh')),
     _S('task.structured_output', bool, True, 'send the JSON schema of replies the code parses'),
     _S('gateway.url', str, None, 'use a running gateway at this URL instead of starting one in-process'),
     _S('gateway.host', str, '127.0.0.1', 'address `ramabana serve` binds'),
