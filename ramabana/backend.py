@@ -5,7 +5,7 @@ official `openai` SDK."""
 
 # %% ../nbs/08_backend.ipynb #c3208925
 from __future__ import annotations
-import os, re, copy, json, math, types, base64, socket, weakref, threading, contextlib, inspect, typing
+import os, re, copy, json, math, types, dataclasses, base64, socket, weakref, threading, contextlib, inspect, typing
 from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
@@ -574,7 +574,11 @@ class GatewayBackend(Backend):
     def _start(self):
         self.url = gateway_url(self.base_url)
         self.client = self._client()
-        if self.think is None: self.think = self._detect_think()
+        if self.think is None or not self.spec.ctx:   # what the gateway knows of the model fills what the profile leaves open
+            entry = self._model_entry()
+            if self.think is None: self.think = bool((entry.get('capabilities') or {}).get('think_prefilled'))
+            if not self.spec.ctx and isinstance(w := entry.get('context_window'), int) and w > 0:
+                self.spec = dataclasses.replace(self.spec, ctx=w)
         return self.client
 
     def _key(self) -> str|None:
@@ -936,17 +940,18 @@ def _count(self:GatewayBackend, text):
     return n
 
 @patch
-def _detect_think(self:GatewayBackend) -> bool:
-    "Whether the gateway says the model's template opens `<think>` for it (`think_prefilled`)."
+def _model_entry(self:GatewayBackend) -> dict:
+    "The gateway's `/models/NAME` entry for this model (its window, and capabilities such as `think_prefilled`); {} when unknown."
     import httpx
     from urllib.parse import quote
     url = f"{self.url}/models/{quote(self.spec.name, safe='')}"
     try: r = httpx.get(url, timeout=30, headers=self._auth())
     except httpx.HTTPError as e:
-        self.problem(f'cannot read {url}: {e}'); return False
-    try: caps = r.json().get('capabilities') if r.status_code == 200 else None
-    except (ValueError, AttributeError): caps = None   # not JSON, or not an object: nothing known
-    return bool(isinstance(caps, dict) and caps.get('think_prefilled'))
+        self.problem(f'cannot read {url}: {e}'); return {}
+    try: entry = r.json() if r.status_code == 200 else None
+    except ValueError: entry = None   # not JSON: nothing known
+    if not isinstance(entry, dict): return {}
+    return {**entry, 'capabilities': c if isinstance(c := entry.get('capabilities'), dict) else {}}
 
 # %% ../nbs/08_backend.ipynb #f3c424cd
 def make_backend(spec:ModelSpec|str|None=None, **kw) -> Backend:

@@ -204,7 +204,7 @@ def get(key:str, flag:Any=None):
     return setting(key, flag).value
 
 # %% ../nbs/00_core.ipynb #09b7ceb1
-RUNTIMES = ('llamacpp', 'openai', 'openai_compatible', 'anthropic', 'gemini', 'litert')
+RUNTIMES = ('llamacpp', 'openai', 'openai_compatible', 'anthropic', 'gemini', 'litert', 'ollama')
 SERVER_KEYS = ('ctx_checkpoints', 'checkpoint_min_step', 'cache_ram_mib', 'reasoning_preserve',
                'op_offload_min_batch', 'cache_reuse')
 

@@ -769,7 +769,7 @@ async def _caps_of(gw:Gateway, spec:ModelSpec):
 
 def _model_entry(s:ModelSpec, caps, profile:str|None=None) -> dict:
     return {'id': f'{s.name}:{profile}' if profile else s.name, 'object': 'model', 'created': 0, 'owned_by': s.runtime,
-            'runtime': s.runtime, 'context_window': s.ctx or None, 'capabilities': caps, 'profile': profile}
+            'runtime': s.runtime, 'context_window': s.ctx or (caps or {}).get('ctx'), 'capabilities': caps, 'profile': profile}
 
 async def list_models(request):
     "GET /v1/models: each model with its runtime, window and capabilities, then as `NAME:PROFILE` for each of its profiles."

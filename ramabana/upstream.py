@@ -32,6 +32,7 @@ class Capabilities:
     tools: bool = True
     source: str = 'assumed'           # 'props' (read from the server), 'docs', 'assumed'
     think_prefilled: bool = False     # the chat template opens `<think>` and leaves the model to close it
+    ctx: int|None = None              # the window a request gets, when the server says (Ollama's `/api/show`)
 
 # %% ../nbs/05a_upstream.ipynb #849e3e4b
 _KEY_PATTERNS = [re.compile(p) for p in (   # (kept prefix)(secret)
@@ -140,6 +141,7 @@ OVERFLOW_PATTERNS = [re.compile(p, re.I) for p in (
     r'too large for model with \d+ maximum context length',      # Mistral
     r'reduce the length of the messages',                        # OpenAI-style wording (Azure, Groq)
     r'context window (?:is )?(?:exceeded|too small)|exceeds? (?:the )?context window',  # generic servers
+    r'input exceeds (?:the )?context length',                    # Ollama, where it refuses instead of truncating
 )]
 _SCHEMA_RX = re.compile(r'response_format|json_schema|invalid schema|schema', re.I)
 _TOOLS_RX = re.compile('|'.join((   # the service cannot take tools at all; a wrong tool_choice value is not this
@@ -469,9 +471,18 @@ class OpenAIChatUpstream(Upstream):
         "A fresh reader for one answer's events."
         return ChunkReader()
 
+    local = False   # a server on this machine: its plain http goes through `LocalHTTP`, which no HTTP_PROXY captures
+    _local = None
+
     def http(self, url:str):
-        "The client for `url`: the shared httpx client (the llama.cpp upstream uses `LocalHTTP` on plain http)."
-        return self.client
+        "The client for `url`: `LocalHTTP` for a local server's plain http, else the shared httpx client."
+        if not (self.local and url.startswith('http://')): return self.client
+        if self._local is None: self._local = LocalHTTP()
+        return self._local
+
+    async def aclose(self):
+        if self._local is not None: await self._local.aclose()
+        await super().aclose()
 
     async def stream(self, body, call):
         url = await self.endpoint()
@@ -671,20 +682,11 @@ def caps_from_props(props:dict) -> Capabilities:
 class LlamaCppUpstream(OpenAIChatUpstream):
     "A llama-server: capabilities from `/props`, prompt progress, nested json_schema, the managed server's URL."
     runtime = 'llamacpp'
+    local = True
     def __init__(self, spec, client=None):
         super().__init__(spec, client)
         self._caps: Capabilities|None = None
         self._url: str|None = None
-        self._local: LocalHTTP|None = None
-
-    def http(self, url):
-        if not url.startswith('http://'): return self.client
-        if self._local is None: self._local = LocalHTTP()
-        return self._local
-
-    async def aclose(self):
-        if self._local is not None: await self._local.aclose()
-        await super().aclose()
 
     async def root(self) -> str:
         "The server's root URL, asking the managed-server module when the spec has no `base_url`."
