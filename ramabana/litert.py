@@ -9,10 +9,11 @@ from typing import Any
 from fastcore.basics import patch
 from .core import ConfigError, ModelSpec
 from .runtime import capture, estimate_tokens
-from .upstream import Upstream, Capabilities, UpstreamError, ContextOverflow, chunk, register_upstream
+from .upstream import Upstream, Capabilities, GatewayError, InvalidRequest, UpstreamError, ContextOverflow, chunk, register_upstream
 
 # %% auto #0
-__all__ = ['BACKEND_ENV', 'backend_choice', 'engine_kw', 'load_engine', 'to_litert', 'from_litert', 'LiteRTUpstream']
+__all__ = ['BACKEND_ENV', 'SAMPLER_FIELDS', 'CONV_KW', 'backend_choice', 'engine_kw', 'load_engine', 'to_litert', 'from_litert',
+           'LiteRTUpstream']
 
 # %% ../nbs/08c_litert.ipynb #6b2cc788
 BACKEND_ENV = 'RAMABANA_LITERT_BACKEND'
@@ -164,13 +165,45 @@ class LiteRTUpstream(Upstream):
         if self._engine is None: self._engine = await asyncio.to_thread(load_engine, self.spec, self.backend, self.eng_kw)
         return self._engine
 
-# %% ../nbs/08c_litert.ipynb #1b9217da
+# %% ../nbs/08c_litert.ipynb #43f3edb3
+SAMPLER_FIELDS = ('temperature', 'top_p', 'top_k', 'seed')   # what LiteRT's SamplerConfig takes
+
+def _sampler(body:dict):
+    "LiteRT's `SamplerConfig` for the sampling fields of `body`, or None when it sets none."
+    import litert_lm
+    vals = {k: body[k] for k in SAMPLER_FIELDS if body.get(k) is not None}
+    return litert_lm.SamplerConfig(**vals) if vals else None
+
+def _constrained(v):
+    "`conv_kw.constrained_decoding_config` (true/false, or {enable, provider}) as LiteRT's config."
+    import litert_lm
+    where = 'conv_kw.constrained_decoding_config'
+    if isinstance(v, bool): return litert_lm.ConstrainedDecodingConfig(enable=v)
+    if not isinstance(v, dict) or set(v) - {'enable', 'provider'} or not isinstance(v.get('enable', True), bool):
+        raise InvalidRequest(f'{where} should be true, false or {{"enable": bool, "provider": name}}, got {json.dumps(v)[:100]}', param='conv_kw')
+    names = {p.name.lower(): p for p in litert_lm.LiteRtLmConstraintProviderType}
+    if (p := v.get('provider')) is not None and p not in names:
+        raise InvalidRequest(f"{where}.provider should be one of {', '.join(names)}, got {p!r}", param='conv_kw')
+    return litert_lm.ConstrainedDecodingConfig(enable=v.get('enable', True), provider=names.get(p))
+
+CONV_KW = {'constrained_decoding_config': _constrained}   # the conversation options a client may pass in `conv_kw`
+
+def _conv_kw(body:dict) -> dict:
+    "The client's `conv_kw`, as the keyword arguments `create_conversation` takes."
+    kw = body.get('conv_kw')
+    if kw is None: return {}
+    if not isinstance(kw, dict): raise InvalidRequest("'conv_kw' should be an object of LiteRT conversation options", param='conv_kw')
+    if bad := sorted(set(kw) - set(CONV_KW)):
+        raise InvalidRequest(f"conv_kw: {', '.join(bad)} is not a LiteRT option ramabana passes (it takes {', '.join(CONV_KW)})", param='conv_kw')
+    return {k: CONV_KW[k](v) for k, v in kw.items()}
+
 def _conversation(eng, body:dict):
     "A LiteRT conversation for request `body`, and the message to send."
     sp, hist, last = to_litert(body.get('messages') or [])
-    kw = dict(messages=hist, system_message=sp)
+    kw = dict(messages=hist, system_message=sp, **_conv_kw(body))
     if tools := body.get('tools'): kw.update(tools=[_schema_tool(t) for t in tools], automatic_tool_calling=False)
     if mx := body.get('max_completion_tokens') or body.get('max_tokens'): kw['max_output_tokens'] = mx
+    if sc := _sampler(body): kw['sampler_config'] = sc
     return eng.create_conversation(**kw), last
 
 def _engine_error(e) -> UpstreamError:
@@ -184,7 +217,7 @@ async def stream(self:LiteRTUpstream, body, call):
     "The engine's answer to `body` as OpenAI chunks."
     eng = await self.engine()
     try: conv, last = _conversation(eng, body)
-    except UpstreamError: raise
+    except GatewayError: raise
     # foreign native code: any failure to set up the conversation is the engine's error, reported as such
     except Exception as e: raise _engine_error(e) from None
     id, model, n_calls, sentinel = f'chatcmpl-{uuid.uuid4().hex[:20]}', self.spec.name, 0, object()
