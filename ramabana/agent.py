@@ -377,6 +377,8 @@ class _Stopper:
     def __init__(self, agent): self.agent = agent
     @property
     def hist(self): return self.agent.backend.hist
+    @property
+    def narrates(self): return self.agent.backend.narrates
     def cancel(self):
         self.agent.backend.cancel()
         if (s := self.agent._sum_be) is not None and s.busy: s.cancel()
@@ -395,7 +397,7 @@ def _approve(self:Agent, tool:Tool, args:dict):
     if run is not None:
         if not run.draw(): return BUDGET_NOTE.format(n=run.calls)
         before = run.status
-        run.on_call()
+        run.on_call(tool.name)
         if run.status and run.status != before: self._emit('on_status', run.status)
     self._emit('on_tool', {'name': tool.name, 'arguments': json.dumps(args, ensure_ascii=False)}, None)
     return self.approvals(tool, args)

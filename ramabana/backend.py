@@ -16,12 +16,12 @@ from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spi
 from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
 
 # %% auto #0
-__all__ = ['MAX_PROBLEMS', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'CLAUDE_EFFORT', 'STEPS_NOTE',
-           'CANCELLED_CALL', 'FAILED_CALL', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema',
-           'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger',
-           'use_chat', 'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header',
-           'GatewayBackend', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error',
-           'make_backend']
+__all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'CLAUDE_EFFORT',
+           'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning',
+           'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece',
+           'TokenLogger', 'use_chat', 'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url',
+           'task_header', 'GatewayBackend', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
+           'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -91,7 +91,9 @@ def user_msg(msg) -> dict:
     if isinstance(msg, dict) and 'role' in msg: return msg
     return {'role': 'user', 'content': msg if isinstance(msg, (str, list)) else list(msg) if isinstance(msg, tuple) else str(msg)}
 
-# %% ../nbs/08_backend.ipynb #b4534a9e
+# %% ../nbs/08_backend.ipynb #2335cda0
+QUIET_RUNTIMES = ('litert',)   # runtimes whose text before a tool call never reaches the backend
+
 class Backend:
     "The contract a model engine meets: start, send or stream a turn, count tokens, and replace history."
     kind = 'base'
@@ -110,6 +112,7 @@ class Backend:
         self.save = spill_to(task) if spill else None
         self.kw, self.hist, self.problems, self.note, self.turn_error = kw, [], [], 'not started', ''
         self.purpose = 'turn'   # of the call being made
+        self.narrates = spec.runtime not in QUIET_RUNTIMES   # the text before a tool call reaches us
         self.ready, self.engine, self.cbs, self.usage, self.last_usage = False, None, [], Usage(spec.name), Usage(spec.name)
         self._pending: list|None = None          # a conversation to apply at start (`resume_hist`)
         self._reported: tuple|None = None        # (tokens the engine reported, len(hist) then)

@@ -643,14 +643,15 @@ def hear(self:Run, text:str):
     if text: self._heard.append(text)
 
 @patch
-def on_call(self:Run):
+def on_call(self:Run, tool:str=''): # the tool being called, named in the status of a backend that cannot narrate
     "A tool call is starting: update `status` and `notes` from what the model said before it."
     said = ''.join(self._heard) or said_before_call(getattr(self.backend, 'hist', None))
     self._heard = []
-    if line := status_line(said):
+    narrates = getattr(self.backend, 'narrates', True)
+    if line := status_line(said) or (f'running {tool}' if tool and not narrates else ''):
         self.status = line
         self.note(line)
-    self._quiet = self._quiet + 1 if len(said.strip()) < AIR_CHARS else 0
+    if narrates: self._quiet = self._quiet + 1 if len(said.strip()) < AIR_CHARS else 0
     return self
 
 @patch
