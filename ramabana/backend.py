@@ -698,8 +698,9 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
         resp.close()
     if (tail := flt.end()) and not self._cancel.is_set(): text.append(tail); yield tail
     msg = asm.message(''.join(text))
-    # what went into thinking, for a reply that is nothing else (`_empty` says so)
-    self._thought = flt.thought + len(msg.pop('reasoning_content', None) or '')
+    # what went into thinking, for a reply that is nothing else (`_empty` says so); the reasoning stays on the message,
+    # so the session keeps it and the gateway can send it back to a model that wants it (its reasoning_history rule)
+    self._thought = flt.thought + len(msg.get('reasoning_content') or '')
     self._finish = asm.finish
     return msg, asm.usage
 
