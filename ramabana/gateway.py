@@ -416,6 +416,7 @@ class Exchange:
     ttft: float|None = None
     done: bool = False
     usage: bool = True         # the client's stream gets the usage chunk (it asked with `stream_options.include_usage`)
+    ticket: int = 0            # the ledger's ticket for this call's row, once written
 
     async def chunks(self) -> AsyncIterator[dict]:
         "The answer's chunks (and `DISCARD` events), repaired and assembled as they pass."
@@ -448,7 +449,7 @@ class Exchange:
         t = self.asm.timings if isinstance(self.asm.timings, dict) else {}
         ptd, ctd = u.get('prompt_tokens_details') or {}, u.get('completion_tokens_details') or {}
         ms = lambda x: None if x is None else round(x * 1000, 3)
-        self.gw.ledger.record(dict(
+        self.ticket = self.gw.ledger.record(dict(
             id=self.call.id, time=now_iso(self.call.started), model=self.model, upstream=self.up.runtime,
             purpose=self.call.purpose, task=self.call.task, status=status, stream=self.stream, finish_reason=self.asm.finish,
             prompt_tokens=u.get('prompt_tokens'), cached_tokens=ptd.get('cached_tokens', t.get('cache_n')),
@@ -665,7 +666,8 @@ async def _sse(ex:Exchange, head:list, agen) -> AsyncIterator[tuple[bytes, bool]
         async for burst, ended in _bursts(agen, nowait=bool(head)):
             data, pre = pre + _events(ex, burst), b''
             if ended:
-                ex.finish(200)   # the row is written before the client can see the end of its answer
+                ex.finish(200)
+                await ex.gw.ledger.committed(ex.ticket)   # the row is on disk before the client can see the end of its answer
                 yield data + b'data: [DONE]\n\n', True
             elif data: yield data, False
     except GatewayError as e:
@@ -747,6 +749,7 @@ async def chat_completions(request):
             return Response(status_code=499)
         if ex.stream: return EventStream(_sse(ex, head, agen), _headers(ex))
         ex.finish(200)
+        await gw.ledger.committed(ex.ticket)   # on disk before the answer leaves: a process killed after it loses no row
         return Response(_json_bytes(ex.asm.completion(ex.model)), headers=_headers(ex), media_type='application/json')
     except GatewayError as e:
         if ex is not None: ex.finish(e.status, e.code)

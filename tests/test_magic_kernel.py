@@ -4,7 +4,7 @@ Each test starts its own kernel with a config file naming the double as a llamac
 and task directories, and, where a notebook is attached, `JPY_SESSION_NAME` as Jupyter sets it. Every wait is bounded
 and every kernel is shut down.
 """
-import json, os, queue, re, shutil, time
+import json, os, queue, re, shutil, signal, time
 from pathlib import Path
 import pytest
 from jupyter_client import KernelManager
@@ -123,6 +123,20 @@ def test_ask_streams_and_calls_a_tool(tmp_path, fake, kernel_for):
     assert 'list' in tool_msg['content'] and '135' in tool_msg['content'], tool_msg
     calls = texts(k.run('%ram calls 5'))[0].splitlines()
     assert [re.split(r'\s{2,}', l)[1:4] for l in calls[2:]] == [['fake', 'turn', '200']] * 2, calls   # the time may hold a date
+
+
+def test_answer_survives_a_killed_kernel(tmp_path, fake, kernel_for):
+    "A kernel killed the moment a %%ram answer ends (SIGKILL) still has that call in the ledger of its in-process gateway."
+    import sqlite3
+    k = kernel_for(env_for(tmp_path, fake), tmp_path)
+    k.run('%load_ext ramabana')
+    fake.script('The answer.')
+    msgs = k.run('%%ram --no-notebook\nA question?')
+    assert texts(msgs, 'answer')[-1] == 'The answer.', texts(msgs)
+    os.kill(k.km.provisioner.process.pid, signal.SIGKILL)   # no shutdown hook, no flush
+    k.km.provisioner.process.wait(30)
+    rows = sqlite3.connect(tmp_path/'data'/'ledger.sqlite').execute('SELECT model, purpose, status FROM model_calls').fetchall()
+    assert rows == [('fake', 'turn', 200)], rows
 
 
 def test_approval_through_stdin(tmp_path, fake, kernel_for):
