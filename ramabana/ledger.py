@@ -130,20 +130,21 @@ def _writer(self:Ledger):
             rows = [r for r in items if type(r) is dict]
             try:
                 if items:
-                    with con:
-                        for new, group in itertools.groupby(items, key=lambda r: type(r) is dict):   # in order: a row, then its updates
-                            group = list(group)
-                            if new: con.executemany(sql, [tuple(_cell(r.get(k)) for k in names) for r in group])
-                            else:
-                                for u in group:
-                                    con.execute(f'UPDATE model_calls SET {", ".join(f"{k} = ?" for k in u.fields)} WHERE id = ?',
-                                                (*map(_cell, u.fields.values()), u.id))
+                    try:
+                        with con:
+                            for new, group in itertools.groupby(items, key=lambda r: type(r) is dict):   # in order: a row, then its updates
+                                group = list(group)
+                                if new: con.executemany(sql, [tuple(_cell(r.get(k)) for k in names) for r in group])
+                                else:
+                                    for u in group:
+                                        con.execute(f'UPDATE model_calls SET {", ".join(f"{k} = ?" for k in u.fields)} WHERE id = ?',
+                                                    (*map(_cell, u.fields.values()), u.id))
+                    finally:   # committed (or failed): whoever waits for these rows goes on before the call log is written
+                        self._out += len(items)
+                        self._release()
                 if rows: log.write(''.join(json.dumps(r, default=str) + '\n' for r in rows)); log.flush()
             except (sqlite3.Error, OSError) as e:  # keep serving; the failure is visible in `errors`
                 self.errors.append(f'{type(e).__name__}: {e}')
-            finally:
-                self._out += len(items)
-                self._release()
             if closing and not self._buf: return
     finally:
         con.close(); log.close()
@@ -151,8 +152,8 @@ def _writer(self:Ledger):
 def _cell(v):
     return json.dumps(v, default=str) if isinstance(v, (list, dict)) else int(v) if isinstance(v, bool) else v
 
-def _settle(fut):
-    if not fut.done(): fut.set_result(True)
+def _settle(fut, ok=True):
+    if not fut.done(): fut.set_result(ok)
 
 @patch
 def _release(self:Ledger):
@@ -188,8 +189,9 @@ async def committed(self:Ledger, ticket:int, timeout:float=5.0) -> bool:
         if self._out >= ticket: return True
         self._waiters.append((ticket, loop, fut))
     self._wake.set()   # now, not at the writer's next look
-    try: return await asyncio.wait_for(fut, timeout)
-    except asyncio.TimeoutError: return False
+    timer = loop.call_later(timeout, _settle, fut, False)   # cheaper than wait_for, which makes a task per call
+    try: return await fut
+    finally: timer.cancel()
 
 class _Update:
     "A change to a row already recorded."
