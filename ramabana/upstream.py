@@ -484,6 +484,17 @@ class OpenAIChatUpstream(Upstream):
         if self._local is not None: await self._local.aclose()
         await super().aclose()
 
+    async def fetch_json(self, method:str, url:str, body=None, headers:dict|None=None, timeout:float=10) -> tuple:
+        "A small request to the server's own API beside the chat: (status, its JSON or None); `UpstreamUnavailable` when unreachable."
+        payload, h = (b'', {}) if body is None else (json.dumps(body).encode(), {'Content-Type': 'application/json'})
+        async def go():   # through `http(url)`: a local server is reached directly, whatever HTTP_PROXY says
+            async with self.http(url).stream(method, url, content=payload, headers={**h, **(headers or {})}) as r:
+                return r.status_code, await r.aread()
+        try: status, raw = await asyncio.wait_for(go(), timeout)
+        except (httpx.HTTPError, asyncio.TimeoutError) as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
+        try: return status, json.loads(raw)
+        except ValueError: return status, None   # not JSON: not the server we expected
+
     async def stream(self, body, call):
         url = await self.endpoint()
         payload, rd = self.encode(body, call), self.reader(body, call)
@@ -705,16 +716,9 @@ class LlamaCppUpstream(OpenAIChatUpstream):
 
     async def capabilities(self):
         if self._caps is None:
-            url = await self.root() + '/props'
-            async def read():   # through `http(url)`: a loopback server is reached directly, whatever HTTP_PROXY says
-                async with self.http(url).stream('GET', url, headers=self._auth()) as r: return r.status_code, await r.aread()
-            try: status, raw = await asyncio.wait_for(read(), 10)
-            except (httpx.HTTPError, asyncio.TimeoutError) as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
-            props = None
-            if status == 200:
-                try: props = json.loads(raw)
-                except ValueError: pass   # not llama-server: the assumed row below
-            self._caps = caps_from_props(props) if isinstance(props, dict) else Capabilities(source='assumed')
+            status, props = await self.fetch_json('GET', await self.root() + '/props', headers=self._auth())
+            ok = status == 200 and isinstance(props, dict)   # else not llama-server: the assumed row
+            self._caps = caps_from_props(props) if ok else Capabilities(source='assumed')
         return self._caps
 
     def prepare(self, body, call):
