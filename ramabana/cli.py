@@ -6,6 +6,7 @@
 from __future__ import annotations
 import os, sys, argparse
 from .core import RamabanaError, ConfigError, config_table, format_table, load_config, config_path
+from .sampling import sampling_tables
 
 # %% auto #0
 __all__ = ['COMMANDS', 'DEMO_QUESTION', 'command', 'parser', 'main', 'cmd_config', 'check_models', 'KernelRun', 'prepare',
@@ -62,6 +63,10 @@ def cmd_config(a):
     print(f'config file: {cfg.path}' + ('' if cfg.path.exists() else ' (not present)'))
     # booleans as TOML spells them, so a value can be copied into the file (Python's True is not valid TOML)
     print(format_table([(k, str(v).lower() if isinstance(v, bool) else v, src) for k, v, src in rows], ('key', 'value', 'source')))
+    tables = sampling_tables(cfg)
+    fields = tables.global_.to_openai_json_patch() if tables.global_ else {}
+    print('\nsampling for every model, [inference.defaults]: ' + (', '.join(f'{k} = {v}' for k, v in fields.items()) or 'none set'))
+    print(f"sampling profiles, asked for as MODEL:PROFILE: {', '.join(sorted(tables.profiles))} (a model's own are in its table)")
     print("\nTo change a setting, write it in the config file ([window] reserve = 2000 sets window.reserve) "
           "or set its environment variable, which wins over the file (RAMABANA_WINDOW_RESERVE=2000).")
 
@@ -69,6 +74,7 @@ def check_models(cfg):
     "Build the catalog and resolve the model settings, so a bad model table or an unknown model name is found here."
     from ramabana.core import catalog, resolve, setting, UnknownModel
     catalog(cfg)
+    sampling_tables(cfg)   # every sampling table, checked as the gateway checks it
     for key in ('model.default', 'model.oneshot'):
         v, src = setting(key, cfg=cfg)
         try:
