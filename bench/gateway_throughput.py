@@ -9,11 +9,9 @@ how far the generator was from being the limit.
 """
 import argparse, json, os, re, resource, shutil, signal, subprocess, sys, tempfile, time
 from pathlib import Path
-import httpx
 sys.path.insert(0, str(Path(__file__).parent))
-from gateway_overhead import free_port
+from gateway_overhead import free_port, start
 
-HERE = Path(__file__).resolve().parent/'gateway_overhead.py'
 TICK = os.sysconf('SC_CLK_TCK')
 
 def ensure_wrk() -> str:
@@ -28,15 +26,6 @@ def ensure_wrk() -> str:
 def pin(core) -> list:
     "A `taskset` prefix for `core` when the machine has more than one."
     return ['taskset', '-c', str(core)] if (os.cpu_count() or 1) > 1 and shutil.which('taskset') else []
-
-def start(args, url, core):
-    p = subprocess.Popen([*pin(core), sys.executable, str(HERE), *args])
-    for _ in range(600):
-        try:
-            if httpx.get(url, timeout=1).status_code < 500: return p
-        except httpx.HTTPError: pass
-        time.sleep(0.05)
-    p.kill(); raise SystemExit(f'{args} did not start')
 
 def cpu_seconds(pid) -> float:
     "User and system CPU seconds of process `pid` so far."
@@ -56,7 +45,8 @@ def wrk(url, body, conns, seconds, wrk_bin):
     wall, after = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
     own = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / wall
     if 'Non-2xx' in out or 'Socket errors' in out: raise SystemExit(f'wrk saw errors:\n{out}')
-    lat = {p: _ms(v, u) for p, v, u in re.findall(r'^\s+(50|99)%\s+([\d.]+)(us|ms|s)$', out, re.M)}
+    lat = {p: _ms(v, u) for p, v, u in re.findall(r'^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$', out, re.M)}
+    if set(lat) != {'50', '99'}: raise SystemExit(f'no latency distribution in what wrk printed:\n{out}')
     rps = float(re.search(r'Requests/sec:\s+([\d.]+)', out)[1])
     return rps, lat['50'], lat['99'], own
 
@@ -64,9 +54,9 @@ def main(seconds:int=5):
     wrk_bin = ensure_wrk()
     up_port, gw_port = free_port(), free_port()
     up = f'http://127.0.0.1:{up_port}'
-    procs = [start(['--serve-upstream', str(up_port)], up + '/health', 0)]
+    procs = [start(['--serve-upstream', str(up_port)], up + '/health', prefix=pin(0))]
     try:
-        gw = start(['--serve-gateway', str(gw_port), up], f'http://127.0.0.1:{gw_port}/health', 0)
+        gw = start(['--serve-gateway', str(gw_port), up], f'http://127.0.0.1:{gw_port}/health', prefix=pin(0))
         procs.append(gw)
         paths = [('direct', up + '/v1/chat/completions', None), ('gateway', f'http://127.0.0.1:{gw_port}/v1/chat/completions', gw.pid)]
         rows = []
