@@ -600,7 +600,8 @@ class LocalHTTP:
         pool = self._idle.get(key)
         while pool:
             r, w = pool.pop()
-            if not r.at_eof() and not w.is_closing(): return (r, w), True
+            # a reset while pooled (the server was killed) leaves an exception, not an end, and uvloop may not call it closing
+            if not r.at_eof() and not w.is_closing() and r.exception() is None: return (r, w), True
             w.close()
         try: conn = await asyncio.wait_for(asyncio.open_connection(*key), self.timeout.connect)
         except asyncio.TimeoutError: raise httpx.ConnectTimeout(f'connecting to {key[0]}:{key[1]} timed out') from None
@@ -617,7 +618,8 @@ class LocalHTTP:
         conn, reused = await self._connect(key)
         r, w = conn
         try:
-            w.write(head)
+            try: w.write(head)
+            except RuntimeError as e: raise ConnectionResetError(str(e)) from None   # uvloop's word for a transport that is gone
             return conn, await asyncio.wait_for(r.readuntil(b'\r\n\r\n'), self.timeout.read)
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
             w.close()
