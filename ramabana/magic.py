@@ -16,9 +16,9 @@ __all__ = ['MAX_OUTPUT', 'MODES', 'NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 
            'find_notebook', 'trim_middle', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'merge_history',
            'write_json_atomic', 'set_compact', 'apply_overrides', 'parent_cell_id', 'asking_cell', 'shown_path',
            'notebook_context', 'asking_source', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'tool_line',
-           'CellView', 'TerminalShow', 'TurnResult', 'say', 'run_turn', 'cell_reader', 'Report', 'Session',
-           'no_notebook_note', 'ledger_rows', 'calls_table', 'subcommand', 'model_named', 'as_typed', 'cell_args',
-           'session', 'ram', 'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
+           'escape_tags', 'CellView', 'TerminalShow', 'TurnResult', 'say', 'run_turn', 'cell_reader', 'Report',
+           'Session', 'no_notebook_note', 'ledger_rows', 'calls_table', 'subcommand', 'model_named', 'as_typed',
+           'cell_args', 'session', 'ram', 'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
@@ -153,24 +153,36 @@ def write_json_atomic(path:Path|str, obj) -> None:
 
 def set_compact(path:Path|str, # the notebook file
                 cell_id:str, # the cell's id (or `cell-N` for a notebook without ids)
-                mode:str # keep, auto or discard
-               ) -> None:
-    "Record `mode` for the cell, in this kernel at once and in the notebook file's cell metadata."
+                mode:str, # keep, auto or discard
+                at_save:bool|None=None # leave the file to the server's save (default: when a server said it does)
+               ) -> str:
+    "Record `mode` for the cell, in this kernel at once and in the notebook's cell metadata; where it went."
+    from ramabana.serverext import MarksError, note_mark, saved_by_server
     if mode not in MODES: raise MagicError(f"compaction should be one of {', '.join(MODES)}, got {mode!r}")
     nb = read_notebook(path)
     ids = [c.get('id') or f'cell-{i}' for i, c in enumerate(nb['cells'])]
     if cell_id not in ids:
         if not cell_id.startswith('run-'): raise MagicError(f"no cell '{cell_id}' in {path}")
+        where = 'this kernel only: the cell is not in the saved notebook'
+    elif saved_by_server() if at_save is None else at_save:
+        try: note_mark(path, cell_id, mode)
+        except MarksError as e: raise MagicError(str(e)) from None
+        where = 'written into the notebook when it is next saved'
     else:
         md = nb['cells'][ids.index(cell_id)].setdefault('metadata', {})
         md.setdefault('ramabana', {})['compact'] = mode
         write_json_atomic(path, nb)
+        where = 'saved in the notebook'
     _overrides[(_key(path), cell_id)] = mode
+    return where
 
 def apply_overrides(path, cells:list[dict]) -> list[dict]:
-    "`cells` with the settings made in this kernel applied."
+    "`cells` with the settings made in this kernel, and those waiting for a save, applied."
+    from ramabana.serverext import MarksError, pending_marks
     k = _key(path)
-    return [dict(c, compact=_overrides.get((k, c['id']), c['compact'])) for c in cells]
+    try: waiting = pending_marks(path)
+    except MarksError as e: say(f'{e}; the marks it holds are not applied'); waiting = {}
+    return [dict(c, compact=_overrides.get((k, c['id']), waiting.get(c['id'], c['compact']))) for c in cells]
 
 # %% ../nbs/09_magic.ipynb #3e16024f
 def parent_cell_id(ip) -> str|None:
@@ -257,7 +269,26 @@ def tool_line(call, # the call: an OpenAI tool call dict, or a dict with `name` 
     if isinstance(result, str) and result.strip(): line += ' → ' + _clip(result.strip().splitlines()[0], n // 2)
     return line
 
-# %% ../nbs/09_magic.ipynb #18683811
+# %% ../nbs/09_magic.ipynb #cd2caaee
+_FENCE = re.compile(r'^ {0,3}(`{3,}|~{3,})')
+_SPAN_OR_TAG = re.compile(r'(`+).+?(?<!`)\1(?!`)'                      # a code span: shown as is
+                          r'|<(?=[A-Za-z/!?])'                          # a tag's `<`: escaped
+                          r'(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)'  # ... unless an autolink
+                          r'(?![^\s<>@]+@[^\s<>]+>)')                   # ... or an email autolink
+
+def escape_tags(md:str) -> str:
+    "`md` with every HTML-looking tag outside code written as text, so a renderer shows it instead of dropping it."
+    out, fence = [], None
+    for line in md.split('\n'):
+        m = _FENCE.match(line)
+        if fence:   # inside a fenced block: as is, until the closing fence (same character, at least as long)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip().strip(fence[0]): fence = None
+        elif m: fence = m.group(1)
+        else: line = _SPAN_OR_TAG.sub(lambda m: m.group(0) if m.group(1) else '&lt;', line)
+        out.append(line)
+    return '\n'.join(out)
+
+# %% ../nbs/09_magic.ipynb #c6c4d774
 class CellView:
     "What one `%%ram` run shows: progress, the answer as Markdown updated in place, tool lines, a status line."
     def __init__(self, show:Callable=ipython_show, # `show(bundle, id, update, kind)`
@@ -273,7 +304,7 @@ class CellView:
         self.show(bundle, did, False, kind)
         return did
 
-    def _md(self, text:str) -> dict: return {'text/markdown': text, 'text/plain': text}
+    def _md(self, text:str) -> dict: return {'text/markdown': escape_tags(text), 'text/plain': text}
 
     def flush(self):
         "Send the answer's current text."
@@ -657,7 +688,7 @@ def calls_table(rows:list[dict], today=None) -> str:
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
 
-# %% ../nbs/09_magic.ipynb #be1ec09d
+# %% ../nbs/09_magic.ipynb #2f251ca3
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -764,8 +795,8 @@ def _set_mode(mode):
             if _ours(next(c['source'] for c in cells if c['id'] == cell_id)):   # a cell of its own: it would mark itself
                 raise MagicError(f'this cell holds only %ram commands, so the setting would apply to nothing: put `%ram {mode}` '
                                  f'on the first line of the cell it is for, or name that cell: %ram {mode} CELL_ID')
-        set_compact(path, cell_id, mode)
-        return Report(f'cell {cell_id}: {mode}')
+        where = set_compact(path, cell_id, mode)
+        return Report(f'cell {cell_id}: {mode} ({where})')
     return f
 
 for _m, _h in [('keep', 'never leave this cell (or CELL_ID) out of the prompt'),

@@ -25,6 +25,7 @@ def env_for(tmp:Path, fake, nb:Path|None=None, ctx:int=8192, **extra) -> dict:
     env = {**os.environ, 'RAMABANA_CONFIG': str(cfg), 'RAMABANA_DATA_DIR': str(tmp/'data'),
            'RAMABANA_TASK_DIR': str(tmp/'tasks'), **extra}
     env.pop('JPY_SESSION_NAME', None)
+    env.pop('RAMABANA_SAVE_HOOK', None)   # as when no Jupyter server started the kernel: the kernel writes the notebook
     if nb: env['JPY_SESSION_NAME'] = str(nb)
     return env
 
@@ -177,7 +178,7 @@ def test_notebook_that_does_not_fit(tmp_path, fake, kernel_for):
     assert 'a1' not in ids and {'a2', 'ask'} <= set(ids), ids
     assert {c['id']: c['compact'] for c in cells}['ask'] == 'keep'
     # keep a3 from now on: written to the file, honoured at once
-    assert texts(k.run('%ram keep a3'))[0] == 'cell a3: keep'
+    assert texts(k.run('%ram keep a3'))[0] == 'cell a3: keep (saved in the notebook)'
     saved = json.loads(nb.read_text())
     assert saved['cells'][2]['metadata'] == {'ramabana': {'compact': 'keep'}}
     fake.script('Still two numbers.')
@@ -189,7 +190,7 @@ def test_notebook_that_does_not_fit(tmp_path, fake, kernel_for):
     users = [m['content'] for m in fake.last.json['messages'] if m['role'] == 'user']
     assert [u.count('<notebook path=') for u in users] == [0, 1], [u[:80] for u in users]
     # the cell a %ram command runs in is found by its cellId too
-    assert texts(k.run('%ram discard', cell_id='a4'))[0] == 'cell a4: discard'
+    assert texts(k.run('%ram discard', cell_id='a4'))[0] == 'cell a4: discard (saved in the notebook)'
 
 
 def test_interrupt_cancels(tmp_path, kernel_for):

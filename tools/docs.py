@@ -36,13 +36,16 @@ nav a.here{{font-weight:bold}} main{{padding:1rem 2rem;max-width:60rem;overflow-
 def build(out:Path):
     out.mkdir(parents=True, exist_ok=True)
     nbs = sorted((ROOT/'nbs').glob('*.ipynb'), key=lambda p: (p.stem != 'index', p.stem))
-    exp = HTMLExporter(template_name='basic')
+    # no `In [ ]:` prompts (a docs page is not a running notebook), and the highlighting colours the basic template leaves out
+    exp = HTMLExporter(template_name='basic', exclude_input_prompt=True, exclude_output_prompt=True)
+    from pygments.formatters import HtmlFormatter
+    head = f'<style>{HtmlFormatter(style="default").get_style_defs(".highlight")}</style>'
     pages = [(p, _clean(nbformat.read(p, as_version=4))) for p in nbs]
     titles = {p.stem: _title(nb, p.stem) for p, nb in pages}
     for p, nb in pages:
         body, _ = exp.from_notebook_node(nb)
         links = ''.join(f'<a href="{s}.html"{" class=here" if s == p.stem else ""}>{html.escape(t)}</a>' for s, t in titles.items())
-        page = PAGE.format(title=html.escape(titles[p.stem]), head='', links=links, body=body)
+        page = PAGE.format(title=html.escape(titles[p.stem]), head=head, links=links, body=body)
         (out/f'{p.stem}.html').write_text(page)
     print(f'{len(pages)} pages in {out}')
 

@@ -1,0 +1,257 @@
+"""What a person sees, in a real browser: JupyterLab running `%%ram` cells, and the rendered docs site.
+
+Debian's Chromium and ChromeDriver (`./dev test` installs them when missing) drive JupyterLab started on a loopback
+port with a token, on a throwaway notebook. A question goes to the embedded SmolLM2 (greedy, so what it says is not
+asserted); the approval prompt comes from a FakeLlamaServer model whose script asks to run code. Screenshots go to a
+temporary folder whose path is printed.
+"""
+import json, os, re, secrets, shutil, socket, subprocess, sys, tempfile, time
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM, DRIVER = shutil.which('chromium') or '/usr/bin/chromium', shutil.which('chromedriver') or '/usr/bin/chromedriver'
+if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
+    pytest.skip(f'no Chromium here ({CHROMIUM}, {DRIVER}): ./dev test installs Debian chromium and chromium-driver; '
+                'this machine could not', allow_module_level=True)
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.support.ui import WebDriverWait
+from ramabana.testing import FakeLlamaServer, Reply, tool_call
+
+SHOTS = Path(tempfile.mkdtemp(prefix='ramabana-browser-'))
+
+def free_port() -> int:
+    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
+
+def shot(driver, name:str) -> Path:
+    "Save a screenshot and say where it is."
+    p = SHOTS/f'{name}.png'
+    driver.save_screenshot(str(p))
+    print(f'screenshot: {p}')
+    return p
+
+@pytest.fixture(scope='module', autouse=True)
+def say_where_the_screenshots_are(request):
+    "After the browser tests, one line with the folder of their screenshots (pytest hides a passing test's prints)."
+    yield
+    shots = sorted(p.name for p in SHOTS.glob('*.png'))
+    tr, cap = (request.config.pluginmanager.get_plugin(n) for n in ('terminalreporter', 'capturemanager'))
+    if tr and cap and shots:
+        with cap.global_and_fixture_disabled(): tr.write_line(f'\nbrowser screenshots in {SHOTS}: {", ".join(shots)}')
+
+@pytest.fixture(scope='module')
+def browser(tmp_path_factory):
+    "Headless Chromium on an empty profile, kept off the network it cannot reach."
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in ('--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+              '--disable-background-networking', '--disable-component-update', '--disable-sync',
+              '--window-size=1400,1000', f'--user-data-dir={tmp_path_factory.mktemp("chromium")}'):
+        opts.add_argument(a)
+    os.environ.setdefault('SE_OFFLINE', 'true')   # Selenium Manager must not look for a driver online
+    d = webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=DRIVER))
+    d.set_script_timeout(30)
+    yield d
+    d.quit()
+
+def wait_http(url:str, timeout:float=90, proc=None, log:Path|None=None):
+    "Wait until `url` answers 200; fail with the server's log when it does not."
+    import httpx
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None: break
+        try:
+            if httpx.get(url, timeout=2).status_code == 200: return
+        except httpx.HTTPError: pass   # not listening yet
+        time.sleep(0.25)
+    tail = log.read_text(errors='replace')[-3000:] if log and log.exists() else ''
+    raise AssertionError(f'{url} did not answer within {timeout} s\n{tail}')
+
+CELLS = [   # (id, source) of the throwaway notebook
+    ('load', '%load_ext ramabana'),
+    ('prices', "prices = {'tea': 3, 'cake': 5}\nsum(prices.values())"),
+    ('ask', '%%ram\nWhat does the cell above compute? Explain it step by step.'),
+    ('mark', '%ram discard prices'),
+    ('approve', '%%ram -m fake --no-notebook\nset total to 2 + 3'),
+    ('total', 'total'),
+    # a deliberately broken display: the answer as text/plain only, which the Markdown check must catch
+    ('break', "import ramabana.magic as rm\nrm.CellView._md = lambda self, text: {'text/plain': text}"),
+    ('broken', '%%ram -m fake --no-notebook\nand once more?'),
+]
+FAKE_ANSWER = 'Done: **total** is 5, and the <cell> tag shows as written.'
+
+@pytest.fixture(scope='module')
+def lab(tmp_path_factory):
+    "JupyterLab on a loopback port with a token, in a folder holding the throwaway notebook; its kernels see a greedy smollm2 and `fake`."
+    from ramabana.llamacpp import setup
+    setup(progress=False)   # builds llama-server first on a new machine
+    root = tmp_path_factory.mktemp('lab')
+    port, token = free_port(), secrets.token_hex(16)
+    nb = dict(cells=[dict(id=i, cell_type='code', execution_count=None, metadata={}, outputs=[], source=s) for i, s in CELLS],
+              metadata=dict(kernelspec=dict(name='python3', display_name='Python 3', language='python')), nbformat=4, nbformat_minor=5)
+    (root/'ask.ipynb').write_text(json.dumps(nb, indent=1))
+    settings = root/'.settings'/'@jupyterlab'/'apputils-extension'
+    settings.mkdir(parents=True)
+    (settings/'notification.jupyterlab-settings').write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    with FakeLlamaServer(tools=True) as fake:
+        cfg = root/'.config.toml'
+        cfg.write_text('[model]\ndefault = "smollm2"\n\n[model.smollm2.sampling]\ntemperature = 0.0\ntop_k = 1\nmax_tokens = 200\n\n'
+                       f'[model.fake]\nruntime = "llamacpp"\nbase_url = "{fake.url}/v1"\nctx = 8192\n')
+        env = {**os.environ, 'RAMABANA_CONFIG': str(cfg), 'RAMABANA_DATA_DIR': str(root/'.data'), 'RAMABANA_TASK_DIR': str(root/'.tasks'),
+               'JUPYTER_CONFIG_DIR': str(root/'.jupyter'), 'JUPYTER_RUNTIME_DIR': str(root/'.runtime'),
+               'JUPYTERLAB_SETTINGS_DIR': str(root/'.settings'), 'JUPYTERLAB_WORKSPACES_DIR': str(root/'.workspaces')}
+        env.pop('JPY_SESSION_NAME', None)
+        log = root/'.lab.log'
+        proc = subprocess.Popen([sys.executable, '-m', 'jupyterlab', '--no-browser', '--allow-root', '--ServerApp.ip=127.0.0.1',
+                                 f'--ServerApp.port={port}', '--ServerApp.port_retries=0', f'--IdentityProvider.token={token}',
+                                 f'--ServerApp.root_dir={root}', '--LabApp.expose_app_in_browser=True'],
+                                env=env, cwd=root, stdout=log.open('wb'), stderr=subprocess.STDOUT)
+        try:
+            url = f'http://127.0.0.1:{port}'
+            wait_http(f'{url}/api/status?token={token}', proc=proc, log=log)
+            yield dict(url=url, token=token, root=root, fake=fake, log=log)
+        finally:
+            proc.terminate()
+            try: proc.wait(30)
+            except subprocess.TimeoutExpired: proc.kill(); proc.wait(10)
+
+WATCH = """
+window.__ram = {progress: 0, answers: []};
+new MutationObserver(ms => {
+  for (const m of ms) for (const n of m.addedNodes)
+    if (n.nodeType === 1 && (n.tagName === 'PROGRESS' || n.querySelector('progress'))) __ram.progress += 1;
+  const out = [...document.querySelectorAll('.jp-Cell[data-ram="ask"] .jp-OutputArea-output')]
+    .map(e => e.innerText.trim()).filter(t => t && !t.startsWith('…') && !/ · smollm2$/.test(t));
+  const t = out[0];
+  if (t && __ram.answers.at(-1) !== t) __ram.answers.push(t);
+}).observe(document.body, {childList: true, subtree: true, characterData: true});
+"""
+
+def js(d, code:str, *args):
+    return d.execute_script(code, *args)
+
+def wait_for(d, cond, timeout:float, what:str):
+    "Wait until `cond(d)` is truthy; on timeout, a screenshot and a failure naming `what`."
+    try: return WebDriverWait(d, timeout, poll_frequency=0.2).until(lambda d: cond(d))
+    except TimeoutException as e:   # say what we waited for, keep the picture
+        p = shot(d, 'timeout-' + re.sub(r'\W+', '-', what)[:40])
+        raise AssertionError(f'{what}: not seen within {timeout} s (screenshot {p})') from e
+
+def outputs(d, cell:str) -> list[dict]:
+    "The outputs of cell `cell` as the page shows them: the renderer's class, the visible text, the HTML."
+    return js(d, """return [...document.querySelectorAll(`.jp-Cell[data-ram="${arguments[0]}"] .jp-OutputArea-output`)]
+                   .map(e => ({cls: e.className, text: e.innerText.trim(), html: e.innerHTML}))""", cell)
+
+def markdown_answer(outs:list[dict], answer:str) -> dict:
+    "The output showing `answer` (a Markdown source) rendered: bold as <strong>, a tag in the text as the text."
+    shown = [o for o in outs if 'is 5, and the' in o['text']]
+    assert shown, f'no output shows the answer: {outs}'
+    o = shown[-1]
+    assert 'jp-RenderedMarkdown' in o['cls'] and '<strong>total</strong>' in o['html'], f'the answer is not rendered Markdown: {o}'
+    assert '**' not in o['text'] and 'the <cell> tag shows' in o['text'], f'the answer shows raw Markdown or lost its tag: {o}'
+    return o
+
+def test_lab_runs_the_magic(browser, lab):
+    "JupyterLab shows a streamed Markdown answer, the progress bar, the status line, an approval prompt, and keeps a mark at save."
+    d, fake = browser, lab['fake']
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': 'total = 2 + 3'})]), FAKE_ANSWER, FAKE_ANSWER)
+    d.get(f"{lab['url']}/lab/tree/ask.ipynb?token={lab['token']}")
+    wait_for(d, lambda d: js(d, "const w = window.jupyterapp?.shell.currentWidget;"
+                              "return w?.sessionContext?.session?.kernel?.status === 'idle'"), 120, 'the kernel to start')
+    # tag each cell's DOM node with its id, so what is checked names cells, not positions
+    js(d, "jupyterapp.shell.currentWidget.content.widgets.forEach(c => c.node.dataset.ram = c.model.id);" + WATCH)
+    js(d, "jupyterapp.commands.execute('notebook:run-all-cells')")
+
+    # the approval prompt for running code, answered as a person would: type y, press Enter
+    stdin = wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, '.jp-Cell[data-ram="approve"] .jp-Stdin-input'),
+                     600, 'the approval prompt')[0]
+    prompt = d.find_element(By.CSS_SELECTOR, '.jp-Cell[data-ram="approve"] .jp-Stdin-prompt').text
+    assert 'Allow run_python' in prompt and 'total = 2 + 3' in prompt, prompt
+    shot(d, 'lab-approval-prompt')
+    stdin.send_keys('y', Keys.ENTER)
+    wait_for(d, lambda d: (o := outputs(d, 'total')) and o[-1]['text'] == '5', 120, 'the approved code to have run')
+    wait_for(d, lambda d: any('· fake' in o['text'] for o in outputs(d, 'broken')), 120, 'the last cell to finish')
+    shot(d, 'lab-answered')
+
+    # the embedded model's answer streamed in as Markdown, after a progress bar, and a status line ended it
+    seen, ask = js(d, 'return window.__ram'), outputs(d, 'ask')
+    assert seen['progress'] > 0, 'no progress bar was shown while the prompt was read'
+    assert len(seen['answers']) >= 2 and seen['answers'][-1], f'the answer did not stream in: {seen["answers"]}'
+    answer = [o for o in ask if o['text'] == seen['answers'][-1]]
+    assert answer and 'jp-RenderedMarkdown' in answer[0]['cls'], f'the answer is not rendered Markdown: {ask}'
+    status = [o for o in ask if '<sub>' in o['html']]
+    assert len(status) == 1 and re.fullmatch(r'in [\d,]+ · out [\d,]+ · 1 turn · \d+% of 8,192 · smollm2', status[0]['text']), ask
+
+    # the fake's answer: Markdown rendered, the tool line, a status line naming the model
+    approve = outputs(d, 'approve')
+    markdown_answer(approve, FAKE_ANSWER)
+    assert any(o['text'].startswith("⚙ run_python(code='total = 2 + 3')") for o in approve), approve
+    assert any(re.fullmatch(r'in [\d,]+ .*· 2 turns · \d+% of 8,192 · fake', o['text']) for o in approve), approve
+    # and a display sent as text/plain only fails that check
+    with pytest.raises(AssertionError, match='not rendered Markdown'): markdown_answer(outputs(d, 'broken'), FAKE_ANSWER)
+
+    # `%ram discard` under JupyterLab waits for the save; Ctrl+S saves without a "File Changed" dialog, with the mark
+    assert outputs(d, 'mark')[0]['text'] == 'cell prices: discard (written into the notebook when it is next saved)', outputs(d, 'mark')
+    d.find_element(By.CSS_SELECTOR, '.jp-Cell[data-ram="total"] .jp-InputPrompt').click()
+    webdriver.ActionChains(d).key_down(Keys.CONTROL).send_keys('s').key_up(Keys.CONTROL).perform()
+    nbfile = lab['root']/'ask.ipynb'
+    def saved_mark(d):
+        if js(d, "return document.querySelector('.jp-Dialog')?.innerText"): return 'dialog'
+        try: cells = {c['id']: c for c in json.loads(nbfile.read_text())['cells']}
+        except ValueError: return False   # Jupyter writes the file in place (after a backup copy): caught mid-write
+        return (cells['prices']['metadata'].get('ramabana') or {}).get('compact') == 'discard' and cells['total'].get('outputs')
+    got = wait_for(d, saved_mark, 30, 'the saved notebook to carry the mark')
+    shot(d, 'lab-saved')
+    assert got != 'dialog', js(d, "return document.querySelector('.jp-Dialog').innerText")
+    assert 'written into' in lab['log'].read_text(), 'the server extension did not write the mark'
+
+@pytest.fixture(scope='module')
+def docs(docs_site):
+    "The offline docs site (`./dev docs`), served on a loopback port."
+    import functools, http.server, threading
+    quiet = type('Quiet', (http.server.SimpleHTTPRequestHandler,), {'log_message': lambda *a: None})
+    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(quiet, directory=str(docs_site)))
+    th = threading.Thread(target=srv.serve_forever, daemon=True); th.start()
+    yield f'http://127.0.0.1:{srv.server_address[1]}'
+    srv.shutdown(); srv.server_close(); th.join(10)
+
+PAGE_CHECK = """
+const main = document.querySelector('main');
+const prose = main.cloneNode(true);
+prose.querySelectorAll('pre, code, .highlight').forEach(e => e.remove());
+return {title: document.title, h1: main.querySelector('h1')?.innerText.replace('¶', '').trim(), links: [...document.querySelectorAll('nav a')].map(a => a.href),
+        prose: prose.innerText, code: [...main.querySelectorAll('.input_area pre, .jp-InputArea pre')].map(e => e.innerText),
+        outputs: [...main.querySelectorAll('.output_area, .jp-OutputArea-output')].map(e => e.innerText),
+        highlighted: [...main.querySelectorAll('.highlight .k')].some(e => getComputedStyle(e).color !== getComputedStyle(main).color)}
+"""
+
+def test_docs_site_in_a_browser(browser, docs):
+    "Every notebook has a page the sidebar reaches; pages show rendered prose and code, no directives; the front page has the two commands."
+    import httpx
+    d = browser
+    d.get(f'{docs}/index.html')
+    front = js(d, PAGE_CHECK)
+    shot(d, 'docs-front-page')
+    assert front['h1'] == 'ramabana', front['h1']
+    shown = js(d, "return [...document.querySelectorAll('main pre')].map(e => e.innerText.trim())")
+    assert './dev demo' in shown and './dev test' in shown, shown   # the README's two commands, as code blocks
+    want = {f'{docs}/{p.stem}.html' for p in (ROOT/'nbs').glob('*.ipynb')}
+    assert set(front['links']) == want, set(front['links']) ^ want
+    for url in sorted(want):
+        assert httpx.get(url, timeout=10).status_code == 200, url
+        d.get(url)
+        page = js(d, PAGE_CHECK)
+        name = url.rsplit('/', 1)[1]
+        assert page['h1'] and page['title'].startswith(page['h1']), (name, page['title'], page['h1'])
+        assert set(page['links']) == want, name   # the same sidebar everywhere
+        raw = [l for l in page['prose'].splitlines() if re.match(r'\s*(#{1,6} |#\||```|In \[ *\d* *\]:)', l) or re.search(r'\*\*\w', l)]
+        assert not raw, f'{name} shows raw Markdown or directives: {raw[:3]}'
+        if name != 'index.html':
+            assert page['code'] and page['highlighted'], f'{name} shows no code cell, or no highlighted one'
+            assert not [c for c in page['code'] if re.search(r'^\s*#\|', c, re.M)], f'{name} shows a #| directive in code'
+            assert all(o.strip() for o in page['outputs']), f'{name} shows an empty output'
+    d.get(f'{docs}/09_magic.html')
+    shot(d, 'docs-09_magic')
