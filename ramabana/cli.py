@@ -292,7 +292,8 @@ def cmd_demo(a):
          (['--host'], dict(default=None, help='address to bind (default: the gateway.host setting)')),
          (['--port'], dict(type=int, default=None, help='port (default: the gateway.port setting)')),
          (['--token'], dict(default=None, help='bearer token clients must send; required off loopback '
-                                               '(default: the variable the gateway.token_env setting names)')))
+                                               '(default: the variable the gateway.token_env setting names)')),
+         (['--workers'], dict(type=int, default=1, help='processes answering on the one port (default 1); all write one ledger')))
 def cmd_serve(a):
     from ramabana.core import get
     from ramabana.gateway import serve, check_bind, gateway_token
@@ -301,7 +302,7 @@ def cmd_serve(a):
     check_bind(host, gateway_token(a.token))
     check_listen(host, port)
     # uvicorn re-raises a SIGTERM it handled; as SystemExit the atexit hooks still stop the llama-servers we started
-    with terminate_as_exit(): serve(host, port, a.token)
+    with terminate_as_exit(): serve(host, port, a.token, workers=a.workers)
 
 def check_listen(host:str, port:int) -> None:
     "`RamabanaError` unless `host:port` can be bound now: uvicorn would print a bare error, or wait forever on a bad port."

@@ -18,7 +18,7 @@ __all__ = ['ROLES', 'REASONING_FIELDS', 'log', 'DISCARD', 'check_request', 'repl
            'ToolCallRepair', 'Assembler', 'RedactFilter', 'Gateway', 'Exchange', 'read_json', 'error_response',
            'check_auth', 'EventStream', 'chat_completions', 'list_models', 'get_model', 'health', 'list_calls',
            'tokenize', 'make_app', 'gateway_url', 'check_bind', 'gateway_token', 'GatewayServer', 'start_gateway',
-           'serve']
+           'app_from_settings', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #07d047e6
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
@@ -83,42 +83,48 @@ def replay_keys(msg:dict) -> list[str]:
 class ReplayStore:
     "What models wrote beside their answers (reasoning, signed blocks), per task: an append-only, fsynced JSONL file."
     def __init__(self, path:Path|str|None=None):   # None: in memory only
-        self.path, self._d, self._lock = (Path(path) if path else None), None, threading.Lock()
+        self.path, self._d, self._pos, self._lock = (Path(path) if path else None), {}, 0, threading.Lock()
+        self._read_new()
 
-    def _load(self) -> dict:
-        "(runtime, model, key) -> value, read from the file once."
-        if self._d is None:
-            d = {}
-            if self.path is not None and self.path.exists():
-                for line in self.path.read_text(encoding='utf-8').splitlines():
-                    try: r = json.loads(line)
-                    except ValueError: continue   # a torn last line after a crash: skip it
-                    if not isinstance(r, dict): continue
-                    value = r['value'] if 'value' in r else r.get('reasoning')   # `reasoning`: a line from before records had keys
-                    for k in r.get('keys') or [r.get('key')]: d[(r.get('runtime', 'llamacpp'), r.get('model'), k)] = value
-            self._d = d
-        return self._d
+    def _read_new(self) -> None:
+        "Take in the whole lines appended to the file since the last look, by this process or another."
+        if self.path is None: return
+        try:
+            if os.stat(self.path).st_size <= self._pos: return
+            with open(self.path, 'rb') as f: f.seek(self._pos); data = f.read()
+        except FileNotFoundError: return
+        end = data.rfind(b'\n') + 1   # a record still being written waits for the next look
+        for line in data[:end].splitlines():
+            try: r = json.loads(line)
+            except ValueError: continue   # blank, or torn by a crash
+            if not isinstance(r, dict): continue
+            value = r['value'] if 'value' in r else r.get('reasoning')   # `reasoning`: a line from before records had keys
+            for k in r.get('keys') or [r.get('key')]: self._d[(r.get('runtime', 'llamacpp'), r.get('model'), k)] = value
+        self._pos += end
+
+    def _find(self, model, msg, runtime):
+        for k in replay_keys(msg):
+            if (v := self._d.get((runtime, model, k))): return v
 
     def get(self, model:str, msg:dict, runtime:str='llamacpp'):
         "What `model` (of `runtime`) wrote beside the assistant message `msg`, if it is stored."
-        d = self._load()
-        for k in replay_keys(msg):
-            if (v := d.get((runtime, model, k))): return v
-        return None
+        if (v := self._find(model, msg, runtime)) is not None: return v
+        with self._lock:
+            self._read_new()   # another process may have written it
+            return self._find(model, msg, runtime)
 
     def add(self, model:str, msg:dict, value, runtime:str='llamacpp') -> None:
         "Remember `value` beside the answer `msg` that `model` (of `runtime`) wrote (appended and fsynced)."
         keys = replay_keys(msg)
         if not value or not keys: return
         with self._lock:
-            d = self._load()
-            for k in keys: d[(runtime, model, k)] = value
+            for k in keys: self._d[(runtime, model, k)] = value
             if self.path is None: return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             rec = {'keys': keys, 'runtime': runtime, 'model': model, 'value': value, 't': round(time.time(), 3)}
-            with open(self.path, 'a', encoding='utf-8') as f:
-                f.write(json.dumps(rec, ensure_ascii=False) + '\n')
-                f.flush(); os.fsync(f.fileno())
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try: os.write(fd, ('\n' + json.dumps(rec, ensure_ascii=False) + '\n').encode()); os.fsync(fd)
+            finally: os.close(fd)
 
 def prepare_history(messages:list, replay:bool, store:ReplayStore|None=None, model:str='') -> tuple[list, int]:
     "Messages with reasoning kept (restored from `store`) on assistant turns if `replay`, removed elsewhere; and how many were restored."
@@ -871,7 +877,7 @@ def make_app(gw:Gateway):
     app.state.gateway = gw
     return app
 
-# %% ../nbs/05_gateway.ipynb #87f541ce
+# %% ../nbs/05_gateway.ipynb #861b28d3
 import socket
 from .core import is_loopback
 
@@ -949,12 +955,25 @@ def start_gateway(host:str='127.0.0.1', port:int=0, **kw) -> GatewayServer:
     "A gateway from the settings (`kw` overrides them), served on a background thread; `port=0` picks a free one."
     return GatewayServer(Gateway.from_settings(**kw), host, port).start()
 
-def serve(host:str|None=None, port:int|None=None, token:str|None=None) -> None:
+def app_from_settings():
+    "The gateway app from the settings and the environment: what each worker of `serve(workers=N)` runs."
+    return make_app(Gateway.from_settings(token=gateway_token()))
+
+def serve(host:str|None=None, port:int|None=None, token:str|None=None,
+          workers:int=1 # processes answering on the one port
+         ) -> None:
     "Run the gateway in the foreground (`ramabana serve`); host, port and token default to the settings."
     import uvicorn
     host, port = get('gateway.host', host), get('gateway.port', port)
     token = gateway_token(token)
     check_bind(host, token)
-    gw = Gateway.from_settings(token=token)
-    print(f'ramabana gateway on {gateway_url(host, port)}' + (' (bearer token required)' if token else ''), flush=True)
-    uvicorn.run(make_app(gw), host=host, port=port, log_level='warning', access_log=False, lifespan='on')
+    if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 64:
+        raise ConfigError(f'workers should be a whole number from 1 to 64, got {workers!r}')
+    kw = dict(host=host, port=port, log_level='warning', access_log=False, lifespan='on')
+    gw = Gateway.from_settings(token=token)   # also checks the settings before any worker starts
+    more = f', {workers} workers' if workers > 1 else ''
+    print(f'ramabana gateway on {gateway_url(host, port)}' + (f' (bearer token required{more})' if token else f' ({workers} workers)' if more else ''), flush=True)
+    if workers == 1: return uvicorn.run(make_app(gw), **kw)
+    gw.ledger.close()   # each worker writes through its own
+    if token: os.environ[get('gateway.token_env')] = token   # the workers read it where `serve` does; it is not logged
+    uvicorn.run('ramabana.gateway:app_from_settings', factory=True, workers=workers, **kw)

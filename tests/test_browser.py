@@ -83,7 +83,7 @@ CELLS = [   # (id, source) of the throwaway notebook
 ]
 FAKE_ANSWER = 'Done: **total** is 5, and the <cell> tag shows as written.'
 
-@pytest.fixture(scope='module')
+@pytest.fixture
 def lab(tmp_path_factory):
     "JupyterLab on a loopback port with a token, in a folder holding the throwaway notebook; its kernels see a greedy smollm2 and `fake`."
     from ramabana.llamacpp import setup
