@@ -34,13 +34,14 @@ def cpu_seconds(pid) -> float:
 
 def _ms(v, unit): return float(v) * {'us': 1e-3, 'ms': 1.0, 's': 1e3}[unit]
 
-def wrk(url, body, conns, seconds, wrk_bin):
+def wrk(url, body, conns, seconds, wrk_bin, prefix=None, headers=None):
     "(req/s, p50 ms, p99 ms, wrk's CPU share of its core) for `conns` connections posting `body` for `seconds`."
     lua = Path(tempfile.mkdtemp())/'post.lua'
-    lua.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(body))}\nwrk.headers["Content-Type"] = "application/json"\n')
+    lua.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(body))}\nwrk.headers["Content-Type"] = "application/json"\n'
+                   + ''.join(f'wrk.headers["{k}"] = "{v}"\n' for k, v in (headers or {}).items()))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out = subprocess.run([*pin(1), wrk_bin, '-t1', f'-c{conns}', f'-d{int(seconds)}s', '--latency', '-s', str(lua), url],
+    out = subprocess.run([*(pin(1) if prefix is None else prefix), wrk_bin, '-t1', f'-c{conns}', f'-d{int(seconds)}s', '--timeout', '10s', '--latency', '-s', str(lua), url],
                          capture_output=True, text=True, check=True).stdout
     wall, after = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
     own = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / wall
@@ -50,41 +51,89 @@ def wrk(url, body, conns, seconds, wrk_bin):
     rps = float(re.search(r'Requests/sec:\s+([\d.]+)', out)[1])
     return rps, lat['50'], lat['99'], own
 
-def main(seconds:int=5):
+def tree_cpu(pid) -> float:
+    "CPU seconds of `pid` and its descendants (a `serve --workers N` parent and its workers)."
+    kids = Path(f'/proc/{pid}/task/{pid}/children')
+    return cpu_seconds(pid) + sum(tree_cpu(int(k)) for k in (kids.read_text().split() if kids.exists() else []))
+
+def serve_workers(port, upstream, workers, data):
+    "`ramabana serve --workers N` with the fake model at `upstream`, once it answers."
+    cfg = Path(data)/'config.toml'
+    cfg.write_text(f'[model.fake]\nruntime = "llamacpp"\nbase_url = "{upstream}/v1"\nctx = 4096\n')
+    env = dict(RAMABANA_CONFIG=str(cfg), RAMABANA_DATA_DIR=str(data))
+    p = subprocess.Popen([sys.executable, '-m', 'ramabana.cli', 'serve', '--port', str(port), '--workers', str(workers)],
+                         env={**os.environ, **env}, stdout=subprocess.DEVNULL)
+    url = f'http://127.0.0.1:{port}/health'
+    import httpx
+    for _ in range(600):
+        try:
+            if httpx.get(url, timeout=1).status_code == 200: return p
+        except httpx.HTTPError: pass
+        time.sleep(0.05)
+    p.kill(); raise SystemExit(f'ramabana serve --workers {workers} did not start')
+
+def stop(procs):
+    for p in procs: p.send_signal(signal.SIGINT)
+    for p in procs:
+        try: p.wait(15)
+        except subprocess.TimeoutExpired: p.kill()
+
+def measure(name, url, pid, kinds, conns_list, seconds, wrk_bin, prefix, rows, headers=None):
+    for kind, n, stream in kinds:
+        body = {'model': 'fake', 'messages': [{'role': 'user', 'content': 'hello'}], 'max_tokens': n, 'stream': stream}
+        for conns in conns_list:
+            wrk(url, body, conns, 1, wrk_bin, prefix, headers)   # warm up: connections, caches
+            c0 = tree_cpu(pid) if pid else 0
+            rps, p50, p99, own = wrk(url, body, conns, seconds, wrk_bin, prefix, headers)
+            cpu = (tree_cpu(pid) - c0) / (rps * seconds) * 1000 if pid and rps else None
+            rows.append((name, kind, conns, rps, p50, p99, own, cpu))
+
+WHOLE, STREAM = ('whole', 4, False), ('stream 64', 64, True)
+
+def main(seconds:int=5, litellm:str|None=None):
+    "Print the throughput table: pinned direct / floor / gateway, then 1 and 2 workers unpinned, then LiteLLM."
     wrk_bin = ensure_wrk()
-    up_port, gw_port = free_port(), free_port()
+    up_port = free_port()
     up = f'http://127.0.0.1:{up_port}'
-    procs = [start(['--serve-upstream', str(up_port)], up + '/health', prefix=pin(0))]
+    rows, procs = [], [start(['--serve-upstream', str(up_port)], up + '/health', prefix=pin(0))]
     try:
-        gw = start(['--serve-gateway', str(gw_port), up], f'http://127.0.0.1:{gw_port}/health', prefix=pin(0))
-        procs.append(gw)
-        paths = [('direct', up + '/v1/chat/completions', None), ('gateway', f'http://127.0.0.1:{gw_port}/v1/chat/completions', gw.pid)]
-        rows = []
-        for kind, n, stream in [('whole', 4, False), ('stream 64', 64, True)]:
-            body = {'model': 'fake', 'messages': [{'role': 'user', 'content': 'hello'}], 'max_tokens': n, 'stream': stream}
-            for conns in (1, 20, 100):
-                res = {}
-                for name, url, pid in paths:
-                    wrk(url, body, conns, 1, wrk_bin)   # warm up: connections, caches
-                    c0 = cpu_seconds(pid) if pid else 0
-                    rps, p50, p99, own = wrk(url, body, conns, seconds, wrk_bin)
-                    cpu = (cpu_seconds(pid) - c0) / (rps * seconds) * 1000 if pid else None
-                    res[name] = (rps, p50, p99, own, cpu)
-                rows.append((kind, conns, res))
-    finally:
-        for p in procs: p.send_signal(signal.SIGINT)
-        for p in procs:
-            try: p.wait(10)
-            except subprocess.TimeoutExpired: p.kill()
-    print(f'{"answer":10} {"conns":>5} | {"direct req/s":>12} {"p50 ms":>7} {"p99 ms":>7} | {"gateway req/s":>13} {"p50 ms":>7} '
-          f'{"p99 ms":>7} {"vs direct":>9} {"CPU s/1k":>8} | {"wrk CPU":>12}')
-    for kind, conns, r in rows:
-        d, g = r['direct'], r['gateway']
-        print(f'{kind:10} {conns:5} | {d[0]:12.0f} {d[1]:7.2f} {d[2]:7.2f} | {g[0]:13.0f} {g[1]:7.2f} {g[2]:7.2f} '
-              f'{g[0]/d[0]:8.2f}x {g[4]:8.2f} | {d[3]*100:4.0f}% / {g[3]*100:3.0f}%')
-    print('wrk CPU: the generator\'s share of its own core while measuring direct / gateway (100% would make it the limit)')
+        # one server core each: the upstream and the server measured share core 0, wrk has core 1
+        measure('direct', up + '/v1/chat/completions', None, [WHOLE, STREAM], (1, 20, 100), seconds, wrk_bin, pin(1), rows)
+        port = free_port()
+        fl = start(['--serve-proxy', str(port), up], f'http://127.0.0.1:{port}/health', prefix=pin(0))
+        measure('floor: bare proxy', f'http://127.0.0.1:{port}/v1/chat/completions', fl.pid, [WHOLE], (1, 20, 100), seconds, wrk_bin, pin(1), rows)
+        stop([fl])
+        port = free_port()
+        gw = start(['--serve-gateway', str(port), up], f'http://127.0.0.1:{port}/health', prefix=pin(0))
+        measure('gateway', f'http://127.0.0.1:{port}/v1/chat/completions', gw.pid, [WHOLE, STREAM], (1, 20, 100), seconds, wrk_bin, pin(1), rows)
+        stop([gw])
+        # workers: nothing pinned, so a second worker has a core to use
+        for n in (1, 2):
+            port = free_port()
+            sv = serve_workers(port, up, n, tempfile.mkdtemp())
+            measure(f'serve --workers {n}', f'http://127.0.0.1:{port}/v1/chat/completions', sv.pid, [WHOLE], (20, 100), seconds, wrk_bin, [], rows)
+            stop([sv])
+        if litellm:   # started only now, so it does not load the machine while the rows above are measured
+            from gateway_overhead import start_litellm
+            ll, key = start_litellm(litellm, up)
+            try: measure('LiteLLM 1.110.2', f'http://127.0.0.1:{ll[1]}/v1/chat/completions', ll[0].pid, [WHOLE], (1, 20, 100),
+                         seconds, wrk_bin, pin(1), rows, {'Authorization': f'Bearer {key}'})
+            finally: stop([ll[0]])
+    finally: stop(procs)
+    direct = {(k, c): r for n, k, c, r, *_ in rows if n == 'direct'}
+    print(f'{"path":20} {"answer":10} {"conns":>5} {"req/s":>7} {"p50 ms":>7} {"p99 ms":>8} {"vs direct":>9} {"CPU s/1k":>8} {"wrk CPU":>7}')
+    for name, kind, conns, rps, p50, p99, own, cpu in rows:
+        ratio = f'{rps / direct[(kind, conns)]:8.2f}x' if (kind, conns) in direct else ''
+        print(f'{name:20} {kind:10} {conns:5} {rps:7.0f} {p50:7.2f} {p99:8.2f} {ratio:>9} {"" if cpu is None else f"{cpu:8.2f}":>8} {own*100:6.0f}%')
+    print('pinned rows: the server measured and the upstream on core 0, wrk on core 1; workers rows: nothing pinned. '
+          'CPU s/1k: CPU seconds of the server (and its workers) per 1,000 requests; wrk CPU: the generator\'s share of a core')
+    ratio = lambda n: {c: r for nm, k, c, r, *_ in rows if nm == n and k == 'whole'}
+    one, two = ratio('serve --workers 1'), ratio('serve --workers 2')
+    return {c: two[c] / one[c] for c in one}
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--seconds', type=int, default=5, help='seconds of load for each measurement')
-    main(ap.parse_args().seconds)
+    ap.add_argument('--litellm', help='a venv with litellm 1.110.2 installed, to add its rows')
+    a = ap.parse_args()
+    main(a.seconds, a.litellm)

@@ -105,6 +105,8 @@ class Ledger:
                 con.commit()
             finally: con.close()
         self._buf, self._lock, self._out = collections.deque(), threading.Lock(), 0
+        self._commit_lock = threading.Lock()   # one committer at a time: rows and their updates reach the table in order
+        self._loop_con, self._logq, self._since_ckpt = None, collections.deque(), 0
         self._waiters: list = []   # (ticket, loop, future) of `committed` calls
         self._n, self._wake, self._closing, self.interval = 0, threading.Event(), False, interval
         self.errors: list[str] = []
@@ -113,39 +115,61 @@ class Ledger:
 
     def __repr__(self): return f'Ledger({str(self.path)!r})'
 
-# %% ../nbs/05b_ledger.ipynb #3ed2742a
+# %% ../nbs/05b_ledger.ipynb #d21d5c93
+_NAMES = list(COLUMNS)
+_INSERT = f'INSERT OR REPLACE INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join("?" * len(_NAMES))})'
+
+def _busy(e:sqlite3.Error) -> bool: return isinstance(e, sqlite3.OperationalError) and ('locked' in str(e) or 'busy' in str(e))
+
+@patch
+def _commit(self:Ledger, con, wait:bool=True) -> bool:
+    "Write what is buffered in one transaction on `con`; False, with nothing taken, if `wait` is off and the lock or database is busy."
+    if not self._commit_lock.acquire(blocking=wait): return False
+    try:
+        with self._lock: items = list(self._buf); self._buf.clear()
+        if not items: return True
+        try:
+            with con:
+                for new, group in itertools.groupby(items, key=lambda r: type(r) is dict):   # in order: a row, then its updates
+                    if new: con.executemany(_INSERT, [tuple(_cell(r.get(k)) for k in _NAMES) for r in group])
+                    else:
+                        for u in group:
+                            con.execute(f'UPDATE model_calls SET {", ".join(f"{k} = ?" for k in u.fields)} WHERE id = ?',
+                                        (*map(_cell, u.fields.values()), u.id))
+        except sqlite3.Error as e:
+            if not wait and _busy(e):   # another process is writing: give the items back, in order, to the writer
+                with self._lock: self._buf.extendleft(reversed(items))
+                return False
+            self.errors.append(f'{type(e).__name__}: {e}')   # keep serving; the failure is visible in `errors`
+        rows = [r for r in items if type(r) is dict]
+        self._logq.extend(rows)
+        self._since_ckpt += len(rows)
+        self._out += len(items)   # committed (or failed): whoever waits for these rows goes on
+        self._release()
+        return True
+    finally: self._commit_lock.release()
+
 @patch
 def _writer(self:Ledger):
     con = _connect(self.path)
-    names = list(COLUMNS)
-    sql = f'INSERT OR REPLACE INTO model_calls ({", ".join(names)}) VALUES ({", ".join("?"*len(names))})'
     log = open(self.log_path, 'a', encoding='utf-8')
     try:
         while True:
             self._wake.wait(self.interval)
             self._wake.clear()
             closing = self._closing
-            items = []
-            while self._buf: items.append(self._buf.popleft())
-            rows = [r for r in items if type(r) is dict]
+            self._commit(con)
             try:
-                if items:
-                    try:
-                        with con:
-                            for new, group in itertools.groupby(items, key=lambda r: type(r) is dict):   # in order: a row, then its updates
-                                group = list(group)
-                                if new: con.executemany(sql, [tuple(_cell(r.get(k)) for k in names) for r in group])
-                                else:
-                                    for u in group:
-                                        con.execute(f'UPDATE model_calls SET {", ".join(f"{k} = ?" for k in u.fields)} WHERE id = ?',
-                                                    (*map(_cell, u.fields.values()), u.id))
-                    finally:   # committed (or failed): whoever waits for these rows goes on before the call log is written
-                        self._out += len(items)
-                        self._release()
-                if rows: log.write(''.join(json.dumps(r, default=str) + '\n' for r in rows)); log.flush()
-            except (sqlite3.Error, OSError) as e:  # keep serving; the failure is visible in `errors`
+                if self._logq:
+                    rows = []
+                    while self._logq: rows.append(self._logq.popleft())
+                    log.write(''.join(json.dumps(r, default=str) + '\n' for r in rows)); log.flush()
+                if self._since_ckpt >= 1000:   # commits on the event loop leave checkpoints to this thread
+                    self._since_ckpt = 0
+                    con.execute('PRAGMA wal_checkpoint(PASSIVE)')
+            except (sqlite3.Error, OSError) as e:
                 self.errors.append(f'{type(e).__name__}: {e}')
-            if closing and not self._buf: return
+            if closing and not self._buf and not self._logq: return
     finally:
         con.close(); log.close()
 
@@ -180,9 +204,23 @@ def record(self:Ledger, row:dict) -> int:
     return self._put(row)
 
 @patch
+def _loop_commit(self:Ledger) -> bool:
+    "Commit what is buffered on this thread, at once or not at all (another committer busy, or another process writing)."
+    if self._loop_con is None:
+        with _readable(self.path):
+            con = sqlite3.connect(self.path, timeout=0, check_same_thread=False)   # busy: hand over, never wait here
+            con.execute('PRAGMA synchronous=NORMAL')
+            con.execute('PRAGMA wal_autocheckpoint=0')   # a checkpoint waits for the disk: the writer thread runs them
+        self._loop_con = con
+    return self._commit(self._loop_con, wait=False)
+
+@patch
 async def committed(self:Ledger, ticket:int, timeout:float=5.0) -> bool:
-    "Wait until the writer has committed everything up to `ticket`; False when it has not within `timeout` seconds."
+    "Wait until everything up to `ticket` is committed; False when it is not within `timeout` seconds."
     if self._out >= ticket: return True
+    # on this thread, at once: a commit in WAL mode with synchronous=NORMAL writes to the OS, it does not wait for the
+    # disk, and costs less than waking the writer thread and being woken back by it
+    if not self._closing and self._loop_commit() and self._out >= ticket: return True
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
     with self._lock:
@@ -250,6 +288,8 @@ def close(self:Ledger) -> None:
         self._closing = True
         self._wake.set()
         self._thread.join(30)
+    if self._loop_con is not None:
+        with self._commit_lock: self._loop_con.close(); self._loop_con = None
 
 def now_iso(t:float|None=None) -> str:
     "`t` (default now) as ISO 8601 UTC with milliseconds."
