@@ -386,7 +386,7 @@ async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterato
             if wait: await asyncio.sleep(wait)
         finally: self._inflight[server] -= 1
 
-# %% ../nbs/05_gateway.ipynb #6c184c05
+# %% ../nbs/05_gateway.ipynb #98833e8a
 def _header_name(headers, key, default=None):
     v = headers.get(key)
     if v is None: return default
@@ -464,15 +464,16 @@ class Exchange:
             ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'), decode_ms=t.get('predicted_ms'),
             total_ms=ms(time.perf_counter() - self.t0), messages=len(self.body.get('messages') or ()), changed=self.changed,
             retried=self.call.retried, retries=self.call.retries, error=error, sampling=self.sampling, sampling_issues=self.issues,
-            info=self.call.info or None))
+            info=self.call.info or None, dialect=self.call.dialect))
         if status == 200: self.gw.check_sampling(self)
 
 @patch
-async def open_call(self:Gateway, body:dict, headers:dict, t0:float) -> Exchange:
+async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str='chat') -> Exchange:
     "Prepare a checked request for its upstream: model, call context, sampling, history, schema."
     from ramabana.sampling import sampling_for_request   # lazy: keeps `import ramabana.gateway` light
     spec, ladder = self.route(body['model'])
-    call = Call(spec, purpose=_header_name(headers, 'x-ramabana-purpose', 'turn'), task=_header_name(headers, 'x-ramabana-task'))
+    call = Call(spec, purpose=_header_name(headers, 'x-ramabana-purpose', 'turn'), task=_header_name(headers, 'x-ramabana-task'),
+                dialect=dialect)
     if call.task:
         if '..' in call.task: raise InvalidRequest("header 'x-ramabana-task' should not contain '..'", param='x-ramabana-task')
         call.task_dir = _task_dir(call.task)
@@ -540,7 +541,7 @@ async def settle(self:Gateway, timeout:float|None=None) -> None:
     "Wait for the sampling readbacks in flight (each is bounded by `readback_timeout`)."
     if self._readbacks: await asyncio.wait(set(self._readbacks), timeout=timeout)
 
-# %% ../nbs/05_gateway.ipynb #c69d9da0
+# %% ../nbs/05_gateway.ipynb #37387f21
 def _json_bytes(obj) -> bytes: return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode()
 
 def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
@@ -572,12 +573,13 @@ def _internal(e:BaseException, where:str) -> GatewayError:
     return GatewayError(f'internal error in the gateway ({where}); see its log', status=500, code='internal_error')
 
 def check_auth(gw:Gateway, request) -> None:
-    "401 unless the request carries the gateway's bearer token (when it has one)."
+    "401 unless the request carries the gateway's token (when it has one): as a bearer token, or as `x-api-key` (Anthropic's clients)."
     if gw.token is None: return
     import hmac
     got = request.headers.get('authorization', '')
-    if not (got.lower().startswith('bearer ') and hmac.compare_digest(got[7:].strip().encode(), gw.token.encode())):
-        raise InvalidRequest('a valid "Authorization: Bearer <token>" header is required', status=401, code='invalid_api_key')
+    got = got[7:].strip() if got.lower().startswith('bearer ') else request.headers.get('x-api-key', '').strip()
+    if not (got and hmac.compare_digest(got.encode(), gw.token.encode())):
+        raise InvalidRequest('a valid "Authorization: Bearer <token>" (or "x-api-key") header is required', status=401, code='invalid_api_key')
 
 # %% ../nbs/05_gateway.ipynb #4f17b0bd
 def _headers(ex:Exchange) -> dict:
@@ -869,6 +871,8 @@ def make_app(gw:Gateway):
               Route('/health', wrap(health), methods=['GET']),
               Route('/v1/calls', wrap(list_calls), methods=['GET']),
               Route('/v1/tokenize', wrap(tokenize), methods=['POST'])]
+    from ramabana.dialects import messages, count_tokens   # the other doors (here: the gateway is loaded by now)
+    routes += [Route('/v1/messages', messages, methods=['POST']), Route('/v1/messages/count_tokens', count_tokens, methods=['POST'])]
     @contextlib.asynccontextmanager
     async def lifespan(app):
         yield

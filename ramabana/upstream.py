@@ -214,6 +214,7 @@ class Call:
     started: float = field(default_factory=time.time)
     retries: list = field(default_factory=list)    # one dict per resend: reason, attempt, detail
     info: dict = field(default_factory=dict)       # anything an upstream wants in the ledger row
+    dialect: str = 'chat'                          # the API the client spoke: chat (OpenAI chat completions) or messages (Anthropic)
 
     def retry(self, reason:str, detail:str='') -> None:
         "Record that the request is being sent again, and why."
