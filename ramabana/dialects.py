@@ -129,6 +129,9 @@ def _tool_choice(tc) -> tuple:
     else: choice = {'auto': 'auto', 'any': 'required', 'none': 'none'}[t]
     return choice, (False if tc.get('disable_parallel_tool_use') else None)
 
+def _system_text(s, where:str) -> str:
+    return s if isinstance(s, str) else '\n\n'.join(_text(b, f'{where}[{i}]') for i, b in enumerate(_blocks(s, where)) if b['type'] == 'text')
+
 def messages_to_chat(req) -> dict:
     "A Messages API request as a chat-completions body; `InvalidRequest` naming the field that is wrong."
     _need(isinstance(req, dict), 'the request body should be a JSON object', None)
@@ -136,15 +139,15 @@ def messages_to_chat(req) -> dict:
     mt = req.get('max_tokens')
     _need(isinstance(mt, int) and not isinstance(mt, bool) and mt >= 1, 'max_tokens is required: a whole number of at least 1', 'max_tokens')
     _need(isinstance(req.get('messages'), list) and req['messages'], 'messages should be a non-empty list', 'messages')
-    out, msgs = {'model': req['model'], 'max_tokens': mt}, []
-    if (s := req.get('system')) is not None:
-        text = s if isinstance(s, str) else '\n\n'.join(_text(b, f'system[{i}]') for i, b in enumerate(_blocks(s, 'system')) if b['type'] == 'text')
-        if text: msgs.append({'role': 'system', 'content': text})
+    out, msgs, system = {'model': req['model'], 'max_tokens': mt}, [], []
+    if (s := req.get('system')) is not None: system.append(_system_text(s, 'system'))
     for i, m in enumerate(req['messages']):
         w = f'messages[{i}]'
-        _need(isinstance(m, dict) and m.get('role') in ('user', 'assistant'), f'{w}.role should be user or assistant', f'{w}.role')
-        msgs += _user(m.get('content'), f'{w}.content') if m['role'] == 'user' else [_assistant(m.get('content'), f'{w}.content')]
-    out['messages'] = msgs
+        _need(isinstance(m, dict) and m.get('role') in ('user', 'assistant', 'system'), f'{w}.role should be user, assistant or system', f'{w}.role')
+        if m['role'] == 'system': system.append(_system_text(m.get('content'), f'{w}.content'))   # Claude Code sends these
+        else: msgs += _user(m.get('content'), f'{w}.content') if m['role'] == 'user' else [_assistant(m.get('content'), f'{w}.content')]
+    # one system message, first: many chat templates (Qwen's among them) refuse a system message anywhere else
+    out['messages'] = ([{'role': 'system', 'content': '\n\n'.join(t for t in system if t)}] if any(system) else []) + msgs
     if req.get('tools'): out['tools'] = _tools(req['tools'])
     if (tc := req.get('tool_choice')) is not None:
         out['tool_choice'], par = _tool_choice(tc)
@@ -155,7 +158,9 @@ def messages_to_chat(req) -> dict:
     for k in ('temperature', 'top_p', 'top_k'):
         if k in req: out[k] = req[k]   # the sampling ladder checks their types and ranges
     if isinstance(md := req.get('metadata'), dict) and isinstance(md.get('user_id'), str): out['user'] = md['user_id']
-    if isinstance(th := req.get('thinking'), dict):
+    if isinstance(oc := req.get('output_config'), dict) and oc.get('effort') in ('low', 'medium', 'high'):
+        out['reasoning_effort'] = oc['effort']
+    if isinstance(th := req.get('thinking'), dict):   # `adaptive`: the model decides, as without the field
         if th.get('type') == 'enabled':
             _need(isinstance(th.get('budget_tokens'), int), 'thinking.budget_tokens should be a whole number', 'thinking.budget_tokens')
             out['reasoning_budget_tokens'] = th['budget_tokens']
