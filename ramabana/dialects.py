@@ -12,7 +12,8 @@ from .providers import parse_args
 
 # %% auto #0
 __all__ = ['ANTHROPIC_ERRORS', 'STOP_REASONS', 'anthropic_error', 'error_reply', 'messages_to_chat', 'message_usage',
-           'completion_to_message', 'MessageEvents', 'messages', 'count_tokens']
+           'completion_to_message', 'MessageEvents', 'messages', 'count_tokens', 'responses_to_chat', 'response_usage',
+           'completion_to_response', 'ResponseEvents', 'responses']
 
 # %% ../nbs/05c_dialects.ipynb #fc1e5cdf
 ANTHROPIC_ERRORS = {400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
@@ -341,3 +342,292 @@ async def count_tokens(request):
         return Response(_json_bytes({'input_tokens': n}), headers={'x-ramabana-count': how}, media_type='application/json')
     except GatewayError as e: return error_reply(e)
     except Exception as e: return error_reply(_internal(e, 'messages/count_tokens'))
+
+# %% ../nbs/05c_dialects.ipynb #0009e829
+def _parts_text(content, where:str, kinds=('input_text', 'output_text', 'text')) -> list[dict]:
+    "Responses content (a string or parts) as chat parts."
+    if isinstance(content, str): return [{'type': 'text', 'text': content}]
+    _need(isinstance(content, list), f'{where} should be a string or a list of content parts', where)
+    out = []
+    for i, p in enumerate(content):
+        w = f'{where}[{i}]'
+        _need(isinstance(p, dict) and isinstance(p.get('type'), str), f'{w} should be a content part with a type', w)
+        if p['type'] in kinds: out.append({'type': 'text', 'text': _text(p, w)})
+        elif p['type'] == 'input_image':
+            _need(isinstance(p.get('image_url'), str), f'{w}.image_url should be a URL or a data URL (file ids need stored files)', f'{w}.image_url')
+            out.append({'type': 'image_url', 'image_url': {'url': p['image_url']}})
+        else: raise InvalidRequest(f"{w}: a {p['type']!r} part is not supported here (input_text, output_text, input_image)", param=f'{w}.type')
+    return out
+
+def _chat_content(parts:list[dict]):
+    return '\n\n'.join(p['text'] for p in parts) if all(p['type'] == 'text' for p in parts) else parts
+
+def _input_items(items:list, msgs:list[dict]) -> None:
+    "Append the chat messages of Responses `input` items to `msgs`."
+    reasoning = []
+    def assistant():   # the assistant turn the next call joins: the last message, unless a tool answer or a user came after it
+        if msgs and msgs[-1]['role'] == 'assistant' and not reasoning: return msgs[-1]
+        m = {'role': 'assistant', 'content': None}
+        if reasoning: m['reasoning_content'] = '\n'.join(reasoning); reasoning.clear()
+        msgs.append(m); return m
+    for i, it in enumerate(items):
+        w = f'input[{i}]'
+        _need(isinstance(it, dict), f'{w} should be an object', w)
+        t = it.get('type', 'message')
+        if t == 'message':
+            role = it.get('role')
+            _need(role in ('user', 'assistant', 'system', 'developer'), f'{w}.role should be user, assistant, system or developer', f'{w}.role')
+            parts = _parts_text(it.get('content'), f'{w}.content')
+            if role == 'assistant':
+                m = assistant()
+                if m.get('content') is not None or m.get('tool_calls'):   # a second message: its own turn
+                    m = {'role': 'assistant', 'content': None}; msgs.append(m)
+                m['content'] = ''.join(p.get('text', '') for p in parts)
+            else: msgs.append({'role': 'system' if role == 'developer' else role, 'content': _chat_content(parts)})
+        elif t == 'function_call':
+            _need(isinstance(it.get('call_id'), str) and isinstance(it.get('name'), str), f'{w} needs a call_id and a name', w)
+            args = it.get('arguments', '{}')
+            _need(isinstance(args, str), f'{w}.arguments should be a JSON string', f'{w}.arguments')
+            assistant().setdefault('tool_calls', []).append({'id': it['call_id'], 'type': 'function', 'function': {'name': it['name'], 'arguments': args}})
+        elif t == 'function_call_output':
+            _need(isinstance(it.get('call_id'), str), f'{w}.call_id should be a string', f'{w}.call_id')
+            out = it.get('output', '')
+            text = out if isinstance(out, str) else '\n'.join(p['text'] for p in _parts_text(out, f'{w}.output') if p['type'] == 'text')
+            msgs.append({'role': 'tool', 'tool_call_id': it['call_id'], 'content': text})
+        elif t == 'reasoning':
+            summary = it.get('summary') or []
+            _need(isinstance(summary, list), f'{w}.summary should be a list', f'{w}.summary')
+            reasoning.append('\n'.join(s.get('text', '') for s in summary if isinstance(s, dict)))
+        else: raise InvalidRequest(f"{w}: a {t!r} item is not supported here (message, function_call, function_call_output, reasoning)",
+                                   param=f'{w}.type')
+
+def responses_to_chat(req) -> dict:
+    "A Responses API request as a chat-completions body; `InvalidRequest` naming the field that is wrong."
+    _need(isinstance(req, dict), 'the request body should be a JSON object', None)
+    for k in ('previous_response_id', 'conversation'):
+        if req.get(k) is not None:
+            raise InvalidRequest(f'{k} needs responses stored on the server, and this gateway stores none: send the whole '
+                                 'conversation in input instead', param=k)
+    _need(isinstance(req.get('model'), str) and req['model'], 'model should be a non-empty string', 'model')
+    inp = req.get('input')
+    _need(isinstance(inp, (str, list)) and inp, 'input should be a non-empty string or list of items', 'input')
+    msgs = []
+    if (ins := req.get('instructions')) is not None:
+        _need(isinstance(ins, str), 'instructions should be a string', 'instructions')
+        msgs.append({'role': 'system', 'content': ins})
+    if isinstance(inp, str): msgs.append({'role': 'user', 'content': inp})
+    else: _input_items(inp, msgs)
+    sys_ = [m for m in msgs if m['role'] == 'system']
+    if len(sys_) > 1 or (sys_ and msgs[0]['role'] != 'system'):   # one system message, first, as chat templates want
+        text = '\n\n'.join(m['content'] if isinstance(m['content'], str) else '' for m in sys_)
+        msgs = [{'role': 'system', 'content': text}] + [m for m in msgs if m['role'] != 'system']
+    out = {'model': req['model'], 'messages': msgs}
+    if (mt := req.get('max_output_tokens')) is not None:
+        _need(isinstance(mt, int) and not isinstance(mt, bool) and mt >= 1, 'max_output_tokens should be a whole number of at least 1', 'max_output_tokens')
+        out['max_tokens'] = mt
+    if (tools := req.get('tools')):
+        _need(isinstance(tools, list), 'tools should be a list', 'tools')
+        out['tools'] = []
+        for i, t in enumerate(tools):
+            w = f'tools[{i}]'
+            _need(isinstance(t, dict) and t.get('type') == 'function', f"{w}.type should be function (hosted tools such as web_search are not available here)", f'{w}.type')
+            _need(isinstance(t.get('name'), str), f'{w}.name should be a string', f'{w}.name')
+            fn = {'name': t['name'], 'parameters': t.get('parameters') or {'type': 'object', 'properties': {}}}
+            if isinstance(t.get('description'), str): fn['description'] = t['description']
+            out['tools'].append({'type': 'function', 'function': fn})
+    if (tc := req.get('tool_choice')) is not None:
+        if tc in ('auto', 'none', 'required'): out['tool_choice'] = tc
+        elif isinstance(tc, dict) and tc.get('type') == 'function' and isinstance(tc.get('name'), str):
+            out['tool_choice'] = {'type': 'function', 'function': {'name': tc['name']}}
+        else: raise InvalidRequest('tool_choice should be auto, none, required or {"type": "function", "name": …}', param='tool_choice')
+    for k in ('temperature', 'top_p', 'parallel_tool_calls', 'user'):
+        if req.get(k) is not None: out[k] = req[k]
+    if isinstance(r := req.get('reasoning'), dict) and r.get('effort') is not None: out['reasoning_effort'] = r['effort']
+    fmt = (req.get('text') or {}).get('format') if isinstance(req.get('text'), dict) else None
+    if isinstance(fmt, dict) and fmt.get('type') == 'json_schema':
+        _need(isinstance(fmt.get('schema'), dict), 'text.format.schema should be a JSON schema object', 'text.format.schema')
+        out['response_format'] = {'type': 'json_schema', 'json_schema': {'name': fmt.get('name') or 'answer', 'schema': fmt['schema'],
+                                                                         'strict': bool(fmt.get('strict', True))}}
+    elif isinstance(fmt, dict) and fmt.get('type') == 'json_object': out['response_format'] = {'type': 'json_object'}
+    if req.get('stream') is True: out['stream'], out['stream_options'] = True, {'include_usage': True}
+    return out
+
+# %% ../nbs/05c_dialects.ipynb #3edd0fa6
+def response_usage(u:dict|None) -> dict:
+    u = u or {}
+    inp, out = u.get('prompt_tokens') or 0, u.get('completion_tokens') or 0
+    return {'input_tokens': inp, 'input_tokens_details': {'cached_tokens': (u.get('prompt_tokens_details') or {}).get('cached_tokens') or 0},
+            'output_tokens': out, 'output_tokens_details': {'reasoning_tokens': (u.get('completion_tokens_details') or {}).get('reasoning_tokens') or 0},
+            'total_tokens': inp + out}
+
+def _response(id:str, model:str, output:list, status:str, usage:dict|None, finish:str|None=None) -> dict:
+    return {'id': id, 'object': 'response', 'created_at': int(time.time()), 'status': status, 'model': model, 'output': output,
+            'error': None, 'incomplete_details': {'reason': 'max_output_tokens'} if finish == 'length' else None,
+            'instructions': None, 'metadata': {}, 'parallel_tool_calls': True, 'temperature': None, 'top_p': None,
+            'tool_choice': 'auto', 'tools': [], 'usage': usage}
+
+def _reasoning_item(id, text): return {'type': 'reasoning', 'id': id, 'summary': [{'type': 'summary_text', 'text': text}] if text else []}
+def _message_item(id, text, status='completed'):
+    return {'type': 'message', 'id': id, 'status': status, 'role': 'assistant',
+            'content': [{'type': 'output_text', 'text': text, 'annotations': []}] if text is not None else []}
+def _call_item(id, call_id, name, args, status='completed'):
+    return {'type': 'function_call', 'id': id, 'call_id': call_id, 'name': name, 'arguments': args, 'status': status}
+
+def completion_to_response(comp:dict, model:str, id:str) -> dict:
+    "A chat completion as a Responses API `response`."
+    ch = (comp.get('choices') or [{}])[0]
+    m, out, base = ch.get('message') or {}, [], id.removeprefix('resp_')
+    if m.get('reasoning_content'): out.append(_reasoning_item(f'rs_{base}', m['reasoning_content']))
+    if m.get('content'): out.append(_message_item(f'msg_{base}', m['content']))
+    for i, tc in enumerate(m.get('tool_calls') or []):
+        fn = tc.get('function') or {}
+        out.append(_call_item(f'fc_{base}_{i}', tc.get('id'), fn.get('name'), fn.get('arguments') or '{}'))
+    fin = ch.get('finish_reason')
+    return _response(id, model, out, 'incomplete' if fin == 'length' else 'completed', response_usage(comp.get('usage')), fin)
+
+class ResponseEvents:
+    "Chat-completion chunks in, Responses API stream events (bytes) out."
+    def __init__(self, model:str, id:str):
+        self.model, self.id, self.base, self.seq = model, id, id.removeprefix('resp_'), 0
+        self.items, self.open, self.finish, self.usage = [], None, None, None   # items: finished or open item dicts
+
+    def _ev(self, typ:str, **data) -> bytes:
+        self.seq += 1
+        return _sse(typ, {'type': typ, 'sequence_number': self.seq, **data})
+
+    def start(self) -> bytes:
+        r = _response(self.id, self.model, [], 'in_progress', None)
+        return self._ev('response.created', response=r) + self._ev('response.in_progress', response=r)
+
+    def _open(self, key, item:dict) -> bytes:
+        if self.open == key: return b''
+        out = self._close()
+        self.items.append(item); self.open = key
+        i = len(self.items) - 1
+        out += self._ev('response.output_item.added', output_index=i, item=dict(item, **({'status': 'in_progress'} if 'status' in item else {})))
+        if item['type'] == 'message':
+            out += self._ev('response.content_part.added', item_id=item['id'], output_index=i, content_index=0,
+                            part={'type': 'output_text', 'text': '', 'annotations': []})
+        elif item['type'] == 'reasoning':
+            out += self._ev('response.reasoning_summary_part.added', item_id=item['id'], output_index=i, summary_index=0,
+                            part={'type': 'summary_text', 'text': ''})
+        return out
+
+    def _close(self) -> bytes:
+        if self.open is None: return b''
+        self.open, i = None, len(self.items) - 1
+        item, out = self.items[i], b''
+        if item['type'] == 'message':
+            text = item.pop('_text')
+            out += self._ev('response.output_text.done', item_id=item['id'], output_index=i, content_index=0, text=text)
+            part = {'type': 'output_text', 'text': text, 'annotations': []}
+            out += self._ev('response.content_part.done', item_id=item['id'], output_index=i, content_index=0, part=part)
+            self.items[i] = item = _message_item(item['id'], text)
+        elif item['type'] == 'reasoning':
+            text = item.pop('_text')
+            out += self._ev('response.reasoning_summary_text.done', item_id=item['id'], output_index=i, summary_index=0, text=text)
+            self.items[i] = item = _reasoning_item(item['id'], text)
+        else:
+            out += self._ev('response.function_call_arguments.done', item_id=item['id'], output_index=i, arguments=item['arguments'])
+        return out + self._ev('response.output_item.done', output_index=i, item=item)
+
+    def chunk(self, ch:dict) -> bytes:
+        "The events for one chunk."
+        out = []
+        if isinstance(ch.get('usage'), dict): self.usage = ch['usage']
+        for c in ch.get('choices') or ():
+            d = c.get('delta') or {}
+            if (r := d.get('reasoning_content')):
+                out.append(self._open('reasoning', {'type': 'reasoning', 'id': f'rs_{self.base}', 'summary': [], '_text': ''}))
+                self.items[-1]['_text'] += r
+                out.append(self._ev('response.reasoning_summary_text.delta', item_id=self.items[-1]['id'], output_index=len(self.items) - 1,
+                                    summary_index=0, delta=r))
+            if (t := d.get('content')):
+                out.append(self._open('text', {**_message_item(f'msg_{self.base}', None, 'in_progress'), '_text': ''}))
+                self.items[-1]['_text'] += t
+                out.append(self._ev('response.output_text.delta', item_id=self.items[-1]['id'], output_index=len(self.items) - 1,
+                                    content_index=0, delta=t))
+            for tc in d.get('tool_calls') or ():
+                fn, key = tc.get('function') or {}, ('tool', tc.get('index', 0))
+                if self.open != key:
+                    out.append(self._open(key, _call_item(f'fc_{self.base}_{len(self.items)}', tc.get('id'), fn.get('name'), '', 'in_progress')))
+                if (a := fn.get('arguments')):
+                    self.items[-1]['arguments'] += a
+                    out.append(self._ev('response.function_call_arguments.delta', item_id=self.items[-1]['id'],
+                                        output_index=len(self.items) - 1, delta=a))
+            if c.get('finish_reason'): self.finish = c['finish_reason']
+        return b''.join(out)
+
+    def end(self) -> bytes:
+        "Close the last item; the whole response."
+        out = self._close()
+        for it in self.items:
+            if it['type'] == 'function_call': it['status'] = 'completed'
+        r = _response(self.id, self.model, self.items, 'incomplete' if self.finish == 'length' else 'completed',
+                      response_usage(self.usage), self.finish)
+        return out + self._ev('response.completed', response=r)
+
+    def error(self, e:GatewayError) -> bytes:
+        "An error after the stream started: Responses' `error` event."
+        return self._ev('error', code=e.code, message=e.message, param=e.param)
+
+# %% ../nbs/05c_dialects.ipynb #6d47ac9e
+async def _response_stream(ex, head:list, agen, events:ResponseEvents):
+    status, err = 200, None
+    pre = events.start() + b''.join(events.chunk(c) for c in head if c is not DISCARD)
+    try:
+        async for burst, ended in _bursts(agen, nowait=bool(head)):
+            if any(c is DISCARD for c in burst):
+                raise GatewayError('the upstream failed mid-answer and was asked again; the answer so far is void', status=502, code='discarded')
+            data, pre = pre + b''.join(map(events.chunk, burst)), b''
+            if ended:
+                ex.finish(200)
+                await ex.gw.ledger.committed(ex.ticket)
+                yield data + events.end(), True
+            elif data: yield data, False
+    except GatewayError as e:
+        status, err = e.status, e.code
+        ex.finish(status, err)
+        yield pre + events.error(e), True
+    except Exception as e:
+        ie = _internal(e, f'responses stream of {ex.call.id}')
+        status, err = ie.status, ie.code
+        ex.finish(status, err)
+        yield pre + events.error(ie), True
+    finally:
+        ex.finish(status, err)
+
+async def responses(request):
+    "POST /v1/responses: OpenAI's Responses API, stateless, whole or streamed."
+    from starlette.responses import Response
+    from ramabana.gateway import error_response
+    gw, t0, ex = request.app.state.gateway, time.perf_counter(), None
+    try:
+        check_auth(gw, request)
+        req = await read_json(request, gw.max_body)
+        body = check_request(responses_to_chat(req))
+        ex = await gw.open_call(body, request.headers, t0, dialect='responses')
+        agen, rid = ex.chunks(), 'resp_' + ex.call.id.removeprefix('call-')
+        async def answer():
+            head = await _head(ex, agen, False)
+            if not ex.stream:
+                async for _ in agen: pass
+            return head
+        here, head = await _unless_gone(request, answer())
+        if not here:
+            await agen.aclose()
+            ex.finish(499, 'client_closed')
+            return Response(status_code=499)
+        if ex.stream: return EventStream(_response_stream(ex, head, agen, ResponseEvents(req['model'], rid)), _headers(ex))
+        ex.finish(200)
+        await gw.ledger.committed(ex.ticket)
+        return Response(_json_bytes(completion_to_response(ex.asm.completion(ex.model), req['model'], rid)),
+                        headers=_headers(ex), media_type='application/json')
+    except GatewayError as e:
+        if ex is not None: ex.finish(e.status, e.code)
+        log.info('responses: %s %s', e.status, e)
+        return error_response(e, _headers(ex) if ex else None)
+    except Exception as e:
+        ie = _internal(e, 'responses')
+        if ex is not None: ex.finish(ie.status, ie.code)
+        return error_response(ie)

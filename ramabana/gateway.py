@@ -871,8 +871,9 @@ def make_app(gw:Gateway):
               Route('/health', wrap(health), methods=['GET']),
               Route('/v1/calls', wrap(list_calls), methods=['GET']),
               Route('/v1/tokenize', wrap(tokenize), methods=['POST'])]
-    from ramabana.dialects import messages, count_tokens   # the other doors (here: the gateway is loaded by now)
-    routes += [Route('/v1/messages', messages, methods=['POST']), Route('/v1/messages/count_tokens', count_tokens, methods=['POST'])]
+    from ramabana.dialects import messages, count_tokens, responses   # the other doors (here: the gateway is loaded by now)
+    routes += [Route('/v1/messages', messages, methods=['POST']), Route('/v1/messages/count_tokens', count_tokens, methods=['POST']),
+               Route('/v1/responses', responses, methods=['POST'])]
     @contextlib.asynccontextmanager
     async def lifespan(app):
         yield

@@ -43,7 +43,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     'sampling_issues': ('TEXT', 'JSON: client sampling fields rejected or changed, and why'),
     'readback': ('TEXT', 'JSON: sampling fields the server applied otherwise than sent ({field, sent, applied}); [] all landed; null not checked'),
     'info': ('TEXT', 'JSON: what the upstream noted about the call (e.g. restored_reasoning, channel); null when nothing'),
-    'dialect': ('TEXT', "the API the client spoke: chat (OpenAI chat completions) or messages (Anthropic's)"),
+    'dialect': ('TEXT', "the API the client spoke: chat (OpenAI chat completions), messages (Anthropic's) or responses (OpenAI Responses)"),
 }
 
 class LedgerError(RamabanaError):

@@ -214,7 +214,7 @@ class Call:
     started: float = field(default_factory=time.time)
     retries: list = field(default_factory=list)    # one dict per resend: reason, attempt, detail
     info: dict = field(default_factory=dict)       # anything an upstream wants in the ledger row
-    dialect: str = 'chat'                          # the API the client spoke: chat (OpenAI chat completions) or messages (Anthropic)
+    dialect: str = 'chat'                          # the API the client spoke: chat, messages (Anthropic) or responses (OpenAI)
 
     def retry(self, reason:str, detail:str='') -> None:
         "Record that the request is being sent again, and why."
