@@ -1,8 +1,9 @@
-"""Agent clients nobody here wrote, pointed at the gateway: Claude Code (`claude -p`, headless) through the Messages door.
+"""Agent clients nobody here wrote, pointed at the gateway: Claude Code (`claude -p`, headless) through the Messages door,
+Codex CLI (`codex exec`) through the Responses door.
 
-`./dev test` installs the pinned `@anthropic-ai/claude-code` into `.venv/node` when Node.js is there; without Node.js
-these tests skip, saying so. Claude Code talks only to the gateway on 127.0.0.1 (telemetry, error reports, updates
-and other traffic off), which fronts a FakeLlamaServer with a window large enough for Claude Code's prompt.
+`./dev test` installs the pinned `@anthropic-ai/claude-code` and `@openai/codex` into the venv's `node/` when Node.js is
+there; without Node.js these tests skip, saying so. Claude Code talks only to the gateway on 127.0.0.1 (telemetry, error reports, updates
+and other traffic off; Codex with its model provider set to the gateway), which fronts a FakeLlamaServer with a window large enough for Claude Code's prompt.
 """
 import json, os, shutil, subprocess, sys
 from pathlib import Path
@@ -51,3 +52,36 @@ def test_claude_code_reads_a_file_through_the_gateway(tmp_path):
     tool_msgs = [m for m in seen[-1]['messages'] if m['role'] == 'tool']
     assert tool_msgs and 'The meeting moved to Thursday.' in tool_msgs[-1]['content'], seen[-1]['messages'][-2:]
     assert {(r['model'], r['dialect'], r['status']) for r in rows} == {('local', 'messages', 200)} and len(rows) >= 2, rows
+
+CODEX = Path(sys.prefix)/'node'/'node_modules'/'.bin'/'codex'
+
+def run_codex(srv, prompt:str, cwd:Path) -> str:
+    "One `codex exec` run with its model provider set to the gateway (the Responses door); what it printed."
+    home = cwd/'home'/'.codex'
+    home.mkdir(parents=True, exist_ok=True)
+    (home/'config.toml').write_text(f'model = "local"\nmodel_provider = "ramabana"\n\n[model_providers.ramabana]\nname = "ramabana"\n'
+                                    f'base_url = "{srv.url}"\nwire_api = "responses"\nenv_key = "RAMABANA_KEY"\n')
+    env = {**os.environ, 'HOME': str(cwd/'home'), 'CODEX_HOME': str(home), 'RAMABANA_KEY': 'sk-local'}
+    r = subprocess.run([str(CODEX), 'exec', '--skip-git-repo-check', prompt], env=env, capture_output=True, text=True, timeout=180, cwd=cwd)
+    assert r.returncode == 0, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
+    return r.stdout
+
+@pytest.mark.skipif(not CODEX.exists(), reason=f'Codex CLI is not installed at {CODEX}: ./dev test installs it (npm install --prefix VENV/node)')
+def test_codex_runs_a_command_through_the_gateway(tmp_path):
+    "Codex asks, the model calls exec_command, Codex runs it and sends the output back, the model answers."
+    (tmp_path/'notes.txt').write_text('The meeting moved to Thursday.\n')
+    seen = []
+    def reply(body):
+        seen.append(body)
+        last = body['messages'][-1]
+        if last['role'] == 'tool':
+            return Reply('The notes say: The meeting moved to Thursday.' if 'The meeting moved to Thursday.' in last['content'] else 'No notes.')
+        return Reply(tool_calls=[tool_call('exec_command', {'cmd': 'cat notes.txt'})])
+    with FakeLlamaServer(tools=True, reply=reply, n_ctx=262144) as fake, \
+         GatewayServer(Gateway(ledger=Ledger(tmp_path/'ledger.sqlite'), models={'local': ModelSpec('local', 'llamacpp', base_url=fake.url + '/v1', ctx=200000)})) as srv:
+        out = run_codex(srv, 'What do my notes say?', tmp_path)
+        srv.gateway.ledger.flush()
+        rows = srv.gateway.ledger.recent(10)
+    assert 'The notes say: The meeting moved to Thursday.' in out, out
+    assert {(r['model'], r['dialect'], r['status']) for r in rows} == {('local', 'responses', 200)} and len(rows) >= 2, rows
+    assert rows[0]['info'] == {'dropped_tools': ['web_search']}, rows[0]['info']   # Codex's hosted web search: only OpenAI runs it
