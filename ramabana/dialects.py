@@ -12,8 +12,9 @@ from .providers import parse_args
 
 # %% auto #0
 __all__ = ['ANTHROPIC_ERRORS', 'STOP_REASONS', 'HOSTED_TOOLS', 'anthropic_error', 'error_reply', 'messages_to_chat',
-           'message_usage', 'completion_to_message', 'MessageEvents', 'messages', 'count_tokens', 'responses_to_chat',
-           'response_usage', 'completion_to_response', 'ResponseEvents', 'responses']
+           'message_usage', 'completion_to_message', 'MessageEvents', 'NativeEvents', 'message_from_events', 'messages',
+           'count_tokens', 'responses_to_chat', 'response_usage', 'completion_to_response', 'ResponseEvents',
+           'responses']
 
 # %% ../nbs/05c_dialects.ipynb #fc1e5cdf
 ANTHROPIC_ERRORS = {400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
@@ -222,6 +223,8 @@ class MessageEvents:
     def _delta(self, delta:dict) -> bytes:
         return _sse('content_block_delta', {'type': 'content_block_delta', 'index': self.n, 'delta': delta})
 
+    def burst(self, chunks:list) -> bytes: return b''.join(map(self.chunk, chunks))
+
     def chunk(self, ch:dict) -> bytes:
         "The events for one chunk."
         out = []
@@ -249,16 +252,55 @@ class MessageEvents:
                            'cache_read_input_tokens': u['cache_read_input_tokens']}}
         return self._close() + _sse('message_delta', delta) + _sse('message_stop', {'type': 'message_stop'})
 
-# %% ../nbs/05c_dialects.ipynb #424b947b
-async def _message_stream(ex, head:list, agen, events:MessageEvents):
-    "The client's event stream as (bytes, last)."
+# %% ../nbs/05c_dialects.ipynb #2e31068a
+class NativeEvents:
+    "The upstream's own Messages events, relayed as they came."
+    def __init__(self, call): self.call, self.src, self.n = call, None, 0
+
+    def take(self) -> bytes:
+        "The events that arrived since the last call (a resend starts a new list)."
+        evs = self.call.native_events or []
+        if evs is not self.src: self.src, self.n = evs, 0
+        new, self.n = evs[self.n:], len(evs)
+        return b''.join(b'event: ' + json.loads(d)['type'].encode() + b'\ndata: ' + (d if isinstance(d, bytes) else d.encode()) + b'\n\n'
+                        for d in new)
+
+    def start(self) -> bytes: return self.take()
+    def burst(self, chunks:list) -> bytes: return self.take()
+    def end(self) -> bytes: return self.take()
+
+def message_from_events(datas:list) -> dict:
+    "A whole `message` from Messages stream events (their data), assembled as Anthropic's SDK does."
+    msg, blocks, partial = {}, {}, {}
+    for d in datas:
+        ev = json.loads(d)
+        t = ev.get('type')
+        if t == 'message_start': msg = dict(ev['message'])
+        elif t == 'content_block_start': blocks[ev['index']] = dict(ev['content_block']); partial[ev['index']] = ''
+        elif t == 'content_block_delta':
+            b, dl = blocks[ev['index']], ev['delta']
+            k = {'text_delta': 'text', 'thinking_delta': 'thinking', 'signature_delta': 'signature'}.get(dl.get('type'))
+            if k: b[k] = b.get(k, '') + dl[k]
+            elif dl.get('type') == 'input_json_delta': partial[ev['index']] += dl['partial_json']
+            elif dl.get('type') == 'citations_delta': b.setdefault('citations', []).append(dl['citation'])
+        elif t == 'content_block_stop' and blocks.get(ev['index'], {}).get('type') == 'tool_use':
+            blocks[ev['index']]['input'] = json.loads(partial[ev['index']]) if partial[ev['index']] else {}
+        elif t == 'message_delta':
+            msg.update(ev.get('delta') or {})
+            msg['usage'] = {**(msg.get('usage') or {}), **(ev.get('usage') or {})}
+    msg['content'] = [blocks[i] for i in sorted(blocks)]
+    return msg
+
+# %% ../nbs/05c_dialects.ipynb #6f6bc8c4
+async def _message_stream(ex, head:list, agen, events):
+    "The client's event stream as (bytes, last); `events`: a `MessageEvents` (translated) or `NativeEvents` (passed through)."
     status, err = 200, None
-    pre = events.start() + b''.join(events.chunk(c) for c in head if c is not DISCARD)
+    pre = events.start() + events.burst([c for c in head if c is not DISCARD])
     try:
         async for burst, ended in _bursts(agen, nowait=bool(head)):
             if any(c is DISCARD for c in burst):
                 raise GatewayError('the upstream failed mid-answer and was asked again; the answer so far is void', status=502, code='discarded')
-            data, pre = pre + b''.join(map(events.chunk, burst)), b''
+            data, pre = pre + events.burst(burst), b''
             if ended:
                 ex.finish(200)
                 await ex.gw.ledger.committed(ex.ticket)   # the row is on disk before the client can see the end
@@ -285,6 +327,8 @@ async def messages(request):
         req = await read_json(request, gw.max_body)
         body = check_request(messages_to_chat(req))
         ex = await gw.open_call(body, request.headers, t0, dialect='messages')
+        native = getattr(ex.up, 'dialect', None) == 'messages'
+        if native: ex.call.native = req   # Anthropic: the request as the client wrote it, the answer as Anthropic sent it
         agen, mid = ex.chunks(), 'msg_' + ex.call.id.removeprefix('call-')
         async def answer():
             head = await _head(ex, agen, False)
@@ -297,10 +341,12 @@ async def messages(request):
             ex.finish(499, 'client_closed')
             return Response(status_code=499)
         if ex.stream:
-            return EventStream(_message_stream(ex, head, agen, MessageEvents(req['model'], mid)), _headers(ex))
+            events = NativeEvents(ex.call) if native else MessageEvents(req['model'], mid)
+            return EventStream(_message_stream(ex, head, agen, events), _headers(ex))
         ex.finish(200)
         await gw.ledger.committed(ex.ticket)
-        msg = completion_to_message(ex.asm.completion(ex.model), req['model'], mid)
+        msg = (message_from_events(ex.call.native_events or []) if native
+               else completion_to_message(ex.asm.completion(ex.model), req['model'], mid))
         return Response(_json_bytes(msg), headers=_headers(ex), media_type='application/json')
     except GatewayError as e:
         if ex is not None: ex.finish(e.status, e.code)

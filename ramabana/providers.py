@@ -691,14 +691,15 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
 # %% ../nbs/07_providers.ipynb #e8458d2e
 class TranslatedReader(ChunkReader):
     "One answer in a provider's own events, read through its `Decoder`; the turn's record is stored once it is complete."
-    __slots__ = ('dec', 'store', 'runtime', 'model', 'text', 'ids')
-    def __init__(self, dec:Decoder, store:ReplayStore, runtime:str, model:str):
+    __slots__ = ('dec', 'store', 'runtime', 'model', 'text', 'ids', 'raw')
+    def __init__(self, dec:Decoder, store:ReplayStore, runtime:str, model:str, raw:list|None=None):
         super().__init__()
-        self.dec, self.store, self.runtime, self.model, self.text, self.ids = dec, store, runtime, model, '', []
+        self.dec, self.store, self.runtime, self.model, self.text, self.ids, self.raw = dec, store, runtime, model, '', [], raw
 
     def feed(self, data):
         try: ev = json.loads(data)
         except ValueError: raise MalformedResponse(f'{self.runtime} sent an event that is not JSON: {data[:200]!r}') from None
+        if self.raw is not None: self.raw.append(data)   # the event as it came, for a client of the same dialect
         return self._seen(self.dec.feed(ev))
 
     def close(self): return self._seen(self.dec.close())
@@ -733,13 +734,26 @@ class TranslatingUpstream(HostedUpstream):
     async def endpoint(self): return self.url()
     def headers(self, call): return {'content-type': 'application/json', **self.auth()}
 
+    dialect: str|None = None   # the gateway door that speaks this provider's API: its requests are passed through
+
+    def native(self, call) -> bool:
+        "Whether `call` came in speaking this provider's own API, so its request goes through as the client wrote it."
+        return call.native is not None and self.dialect is not None and call.dialect == self.dialect
+
+    def native_request(self, native:dict, translated:dict) -> dict:
+        "The client's own request with the governed fields of the translated one."
+        raise NotImplementedError
+
     def encode(self, body, call):
         store, model = store_for(task_path(call)), self.spec.model_id
         req = self.translator(model, lambda m: store.get(model, m, self.runtime)).request(body)
+        if self.native(call): req = self.native_request(call.native, req)
         return json.dumps(req, separators=(',', ':'), ensure_ascii=False).encode()
 
     def reader(self, body, call):
-        return TranslatedReader(self.decoder(self.spec.model_id), store_for(task_path(call)), self.runtime, self.spec.model_id)
+        raw = None
+        if self.native(call): call.native_events = raw = []   # each attempt starts its own list
+        return TranslatedReader(self.decoder(self.spec.model_id), store_for(task_path(call)), self.runtime, self.spec.model_id, raw)
 
     def error(self, status:int, text:str, headers, body:dict) -> GatewayError:
         "The gateway's error for an error answer; a refusal of the provider's schema field is `SchemaRejected`."
@@ -760,6 +774,19 @@ class AnthropicUpstream(TranslatingUpstream):
     def url(self): return self.base('https://api.anthropic.com', 'v1') + '/messages'
     def auth(self):
         return {'x-api-key': self.spec.api_key or '', 'anthropic-version': '2023-06-01', 'accept': 'text/event-stream'}
+
+    dialect = 'messages'
+    GOVERNED = ('temperature', 'top_p', 'top_k', 'max_tokens', 'stop_sequences')   # the translation's value, or none
+    DECIDED = ('thinking', 'tool_choice')   # the translation's value when it set one (a budget, or a choice thinking allows)
+
+    def native_request(self, native, translated):
+        req = {**native, 'model': translated['model'], 'stream': True}
+        for k in self.GOVERNED:
+            if k in translated: req[k] = translated[k]
+            else: req.pop(k, None)
+        for k in self.DECIDED:
+            if k in translated: req[k] = translated[k]
+        return req
 
 class GeminiUpstream(TranslatingUpstream):
     "Gemini's generateContent API."

@@ -215,6 +215,8 @@ class Call:
     retries: list = field(default_factory=list)    # one dict per resend: reason, attempt, detail
     info: dict = field(default_factory=dict)       # anything an upstream wants in the ledger row
     dialect: str = 'chat'                          # the API the client spoke: chat, messages (Anthropic) or responses (OpenAI)
+    native: dict|None = None                       # the client's own request, when its dialect is the upstream's (passed through)
+    native_events: list|None = None                # the upstream's own events of the current attempt, for a passed-through request
 
     def retry(self, reason:str, detail:str='') -> None:
         "Record that the request is being sent again, and why."
