@@ -8,7 +8,6 @@ import json, time
 from .upstream import GatewayError, InvalidRequest, ContextOverflow
 from .gateway import (DISCARD, EventStream, check_auth, read_json, check_request, _head, _bursts, _headers,
                               _unless_gone, _json_bytes, _internal, log)
-from .providers import parse_args
 
 # %% auto #0
 __all__ = ['ANTHROPIC_ERRORS', 'STOP_REASONS', 'HOSTED_TOOLS', 'anthropic_error', 'error_reply', 'messages_to_chat',
@@ -182,6 +181,7 @@ def message_usage(u:dict|None) -> dict:
 
 def completion_to_message(comp:dict, model:str, id:str) -> dict:
     "A chat completion as a Messages API `message`."
+    from ramabana.providers import parse_args   # lazy: `make_app` imports this module, and providers registers upstreams
     ch = (comp.get('choices') or [{}])[0]
     m = ch.get('message') or {}
     content = []
