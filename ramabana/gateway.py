@@ -220,7 +220,7 @@ class Assembler:
         if self.timings: res['timings'] = self.timings
         return res
 
-# %% ../nbs/05_gateway.ipynb #4ca24a70
+# %% ../nbs/05_gateway.ipynb #c3ad274d
 import logging
 from .core import catalog, get, ConfigError, config_path, load_config, split_profile, task_dir as _task_dir
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
@@ -269,7 +269,7 @@ class Gateway:
         self._sent = collections.Counter()     # server -> requests sent to it (attempts), for the readback
         self._inflight = collections.Counter() # server -> requests to it not yet ended
         self._replay: dict = {}    # task -> ReplayStore
-        self._models = None        # (config file stat, catalog, count of extra models)
+        self._models = None        # (config file stat, catalog, the extra models by name and identity, sampling tables)
         self._cfg_path = None      # (the env it was derived from, the config file's path)
 
     @classmethod
@@ -286,12 +286,13 @@ class Gateway:
         if self._cfg_path is None or self._cfg_path[0] != env: self._cfg_path = (env, str(config_path()))
         try: st = os.stat(self._cfg_path[1]); key = (self._cfg_path[1], st.st_mtime_ns, st.st_size)
         except OSError: key = (self._cfg_path[1], None, None)
-        if self._models is None or self._models[0] != key or self._models[2] != len(self.extra_models):
+        extra = tuple((k, id(v)) for k, v in self.extra_models.items())   # a model added, removed or replaced
+        if self._models is None or self._models[0] != key or self._models[2] != extra:
             from ramabana.sampling import sampling_tables   # lazy: keeps `import ramabana.gateway` light
             try: cfg = load_config(); models, tables = {**catalog(cfg), **self.extra_models}, sampling_tables(cfg)
             except ConfigError as e:   # config.toml is wrong: the operator's to fix, in a line naming file, table and key
                 raise GatewayError(str(e), status=500, code='config_error') from None
-            self._models = (key, models, len(self.extra_models), tables)   # re-read when the file changes
+            self._models = (key, models, extra, tables)   # re-read when the file or the extra models change
             for m in models.values(): keep_secret(env=m.api_key_env)
         return self._models[1]
 
