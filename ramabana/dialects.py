@@ -198,6 +198,8 @@ def completion_to_message(comp:dict, model:str, id:str) -> dict:
 def _sse(event:str, data:dict) -> bytes:
     return b'event: ' + event.encode() + b'\ndata: ' + _json_bytes(data) + b'\n\n'
 
+def _json_str(s:str) -> bytes: return json.dumps(s, ensure_ascii=False).encode()
+
 class MessageEvents:
     "Chat-completion chunks in, Messages API stream events (bytes) out."
     def __init__(self, model:str, id:str):
@@ -220,8 +222,10 @@ class MessageEvents:
         self.open = None
         return _sse('content_block_stop', {'type': 'content_block_stop', 'index': self.n})
 
-    def _delta(self, delta:dict) -> bytes:
-        return _sse('content_block_delta', {'type': 'content_block_delta', 'index': self.n, 'delta': delta})
+    def _delta(self, kind:str, field:str, text:str) -> bytes:
+        "A `content_block_delta`, written by hand: it is most of a stream, and only its text needs encoding."
+        return (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,"delta":{"type":"%s","%s":%s}}\n\n'
+                % (self.n, kind.encode(), field.encode(), _json_str(text)))
 
     def burst(self, chunks:list) -> bytes: return b''.join(map(self.chunk, chunks))
 
@@ -232,15 +236,17 @@ class MessageEvents:
         for c in ch.get('choices') or ():
             d = c.get('delta') or {}
             if (r := d.get('reasoning_content')):
-                out += [self._block('thinking', {'type': 'thinking', 'thinking': '', 'signature': ''}), self._delta({'type': 'thinking_delta', 'thinking': r})]
+                if self.open != 'thinking': out.append(self._block('thinking', {'type': 'thinking', 'thinking': '', 'signature': ''}))
+                out.append(self._delta('thinking_delta', 'thinking', r))
             if (t := d.get('content')):
-                out += [self._block('text', {'type': 'text', 'text': ''}), self._delta({'type': 'text_delta', 'text': t})]
+                if self.open != 'text': out.append(self._block('text', {'type': 'text', 'text': ''}))
+                out.append(self._delta('text_delta', 'text', t))
             for tc in d.get('tool_calls') or ():
                 fn = tc.get('function') or {}
                 key = ('tool', tc.get('index', 0))
                 if self.open != key:
                     out.append(self._block(key, {'type': 'tool_use', 'id': tc.get('id'), 'name': fn.get('name'), 'input': {}}))
-                if fn.get('arguments'): out.append(self._delta({'type': 'input_json_delta', 'partial_json': fn['arguments']}))
+                if fn.get('arguments'): out.append(self._delta('input_json_delta', 'partial_json', fn['arguments']))
             if c.get('finish_reason'): self.finish = c['finish_reason']
         return b''.join(out)
 
@@ -516,7 +522,7 @@ def responses_to_chat(req, dropped:list|None=None) -> dict:
     if req.get('stream') is True: out['stream'], out['stream_options'] = True, {'include_usage': True}
     return out
 
-# %% ../nbs/05c_dialects.ipynb #3edd0fa6
+# %% ../nbs/05c_dialects.ipynb #d5592670
 def response_usage(u:dict|None) -> dict:
     u = u or {}
     inp, out = u.get('prompt_tokens') or 0, u.get('completion_tokens') or 0
@@ -559,6 +565,12 @@ class ResponseEvents:
         self.seq += 1
         return _sse(typ, {'type': typ, 'sequence_number': self.seq, **data})
 
+    def _delta(self, typ:bytes, where:bytes, delta:str) -> bytes:
+        "A delta event of the last item, written by hand: these are most of a stream, and only the delta needs encoding."
+        self.seq += 1
+        return (b'event: %s\ndata: {"type":"%s","sequence_number":%d,"item_id":"%s","output_index":%d,%s"delta":%s}\n\n'
+                % (typ, typ, self.seq, self.items[-1]['id'].encode(), len(self.items) - 1, where, _json_str(delta)))
+
     def start(self) -> bytes:
         r = _response(self.id, self.model, [], 'in_progress', None)
         return self._ev('response.created', response=r) + self._ev('response.in_progress', response=r)
@@ -582,13 +594,13 @@ class ResponseEvents:
         self.open, i = None, len(self.items) - 1
         item, out = self.items[i], b''
         if item['type'] == 'message':
-            text = item.pop('_text')
+            text = ''.join(item.pop('_text'))
             out += self._ev('response.output_text.done', item_id=item['id'], output_index=i, content_index=0, text=text)
             part = {'type': 'output_text', 'text': text, 'annotations': []}
             out += self._ev('response.content_part.done', item_id=item['id'], output_index=i, content_index=0, part=part)
             self.items[i] = item = _message_item(item['id'], text)
         elif item['type'] == 'reasoning':
-            text = item.pop('_text')
+            text = ''.join(item.pop('_text'))
             out += self._ev('response.reasoning_summary_text.done', item_id=item['id'], output_index=i, summary_index=0, text=text)
             self.items[i] = item = _reasoning_item(item['id'], text)
         else:
@@ -602,23 +614,20 @@ class ResponseEvents:
         for c in ch.get('choices') or ():
             d = c.get('delta') or {}
             if (r := d.get('reasoning_content')):
-                out.append(self._open('reasoning', {'type': 'reasoning', 'id': f'rs_{self.base}', 'summary': [], '_text': ''}))
-                self.items[-1]['_text'] += r
-                out.append(self._ev('response.reasoning_summary_text.delta', item_id=self.items[-1]['id'], output_index=len(self.items) - 1,
-                                    summary_index=0, delta=r))
+                if self.open != 'reasoning': out.append(self._open('reasoning', {'type': 'reasoning', 'id': f'rs_{self.base}', 'summary': [], '_text': []}))
+                self.items[-1]['_text'].append(r)
+                out.append(self._delta(b'response.reasoning_summary_text.delta', b'"summary_index":0,', r))
             if (t := d.get('content')):
-                out.append(self._open('text', {**_message_item(f'msg_{self.base}', None, 'in_progress'), '_text': ''}))
-                self.items[-1]['_text'] += t
-                out.append(self._ev('response.output_text.delta', item_id=self.items[-1]['id'], output_index=len(self.items) - 1,
-                                    content_index=0, delta=t))
+                if self.open != 'text': out.append(self._open('text', {**_message_item(f'msg_{self.base}', None, 'in_progress'), '_text': []}))
+                self.items[-1]['_text'].append(t)
+                out.append(self._delta(b'response.output_text.delta', b'"content_index":0,', t))
             for tc in d.get('tool_calls') or ():
                 fn, key = tc.get('function') or {}, ('tool', tc.get('index', 0))
                 if self.open != key:
                     out.append(self._open(key, _call_item(f'fc_{self.base}_{len(self.items)}', tc.get('id'), fn.get('name'), '', 'in_progress')))
                 if (a := fn.get('arguments')):
                     self.items[-1]['arguments'] += a
-                    out.append(self._ev('response.function_call_arguments.delta', item_id=self.items[-1]['id'],
-                                        output_index=len(self.items) - 1, delta=a))
+                    out.append(self._delta(b'response.function_call_arguments.delta', b'', a))
             if c.get('finish_reason'): self.finish = c['finish_reason']
         return b''.join(out)
 

@@ -884,18 +884,20 @@ def make_app(gw:Gateway):
     return GatewayApp(app)
 
 class GatewayApp:
-    "The ASGI app: chat completions straight to their endpoint, everything else through Starlette's routing."
-    CHAT = frozenset({'/v1/chat/completions', '/chat/completions'})
+    "The ASGI app: the answering doors straight to their endpoints, everything else through Starlette's routing."
     def __init__(self, app):
         from starlette.requests import Request
+        from ramabana.dialects import messages, responses
         self.app, self.state, self._request = app, app.state, Request
+        self.doors = {'/v1/chat/completions': chat_completions, '/chat/completions': chat_completions,
+                      '/v1/messages': messages, '/v1/responses': responses}
 
     async def __call__(self, scope, receive, send):
-        # routing and the two middleware layers cost about a sixth of a whole call's CPU (see "Speed"); the endpoint
-        # answers every error itself, so the hot route needs neither
-        if scope['type'] == 'http' and scope['method'] == 'POST' and scope['path'] in self.CHAT:
+        # routing and the two middleware layers cost about a sixth of a whole call's CPU (see "Speed"); each door
+        # answers every error itself, so the hot routes need neither
+        if scope['type'] == 'http' and scope['method'] == 'POST' and (door := self.doors.get(scope['path'])):
             scope['app'] = self.app
-            response = await chat_completions(self._request(scope, receive, send))
+            response = await door(self._request(scope, receive, send))
             await response(scope, receive, send)
         else: await self.app(scope, receive, send)
 
