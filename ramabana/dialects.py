@@ -11,9 +11,9 @@ from .gateway import (DISCARD, EventStream, check_auth, read_json, check_request
 
 # %% auto #0
 __all__ = ['ANTHROPIC_ERRORS', 'STOP_REASONS', 'DISCARDED', 'HOSTED_TOOLS', 'anthropic_error', 'error_reply', 'messages_to_chat',
-           'message_usage', 'completion_to_message', 'MessageEvents', 'NativeEvents', 'message_from_events', 'messages',
-           'count_tokens', 'responses_to_chat', 'response_usage', 'completion_to_response', 'ResponseEvents',
-           'responses']
+           'message_usage', 'completion_to_message', 'MessageEvents', 'NativeEvents', 'message_from_events',
+           'door_stream', 'Door', 'serve_door', 'MessagesDoor', 'messages', 'count_tokens', 'responses_to_chat',
+           'response_usage', 'completion_to_response', 'ResponseEvents', 'ResponsesDoor', 'responses']
 
 # %% ../nbs/05c_dialects.ipynb #fc1e5cdf
 ANTHROPIC_ERRORS = {400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
@@ -228,6 +228,7 @@ class MessageEvents:
                 % (self.n, kind.encode(), field.encode(), _json_str(text)))
 
     def burst(self, chunks:list) -> bytes: return b''.join(map(self.chunk, chunks))
+    def error(self, e:GatewayError) -> bytes: return _sse('error', anthropic_error(e))
 
     def chunk(self, ch:dict) -> bytes:
         "The events for one chunk."
@@ -274,6 +275,7 @@ class NativeEvents:
     def start(self) -> bytes: return self.take()
     def burst(self, chunks:list) -> bytes: return self.take()
     def end(self) -> bytes: return self.take()
+    def error(self, e:GatewayError) -> bytes: return _sse('error', anthropic_error(e))
 
 def message_from_events(datas:list) -> dict:
     "A whole `message` from Messages stream events (their data), assembled as Anthropic's SDK does."
@@ -300,8 +302,8 @@ def message_from_events(datas:list) -> dict:
 # %% ../nbs/05c_dialects.ipynb #313484b5
 DISCARDED = 'the upstream failed mid-answer and the part already sent is void; ask again'
 
-async def _message_stream(ex, head:list, agen, events):
-    "The client's event stream as (bytes, last); `events`: a `MessageEvents` (translated) or `NativeEvents` (passed through)."
+async def door_stream(ex, head:list, agen, events):
+    "A door's event stream as (bytes, last); `events` writes the door's own events (`start`, `burst`, `end`, `error`)."
     status, err = 200, None
     pre = events.start() + events.burst([c for c in head if c is not DISCARD])
     try:
@@ -318,27 +320,36 @@ async def _message_stream(ex, head:list, agen, events):
     except GatewayError as e:
         status, err = e.status, e.code
         ex.finish(status, err)
-        yield pre + _sse('error', anthropic_error(e)), True
+        yield pre + events.error(e), True
     except Exception as e:   # a bug: the client gets an error event, the log the traceback
-        ie = _internal(e, f'messages stream of {ex.call.id}')
+        ie = _internal(e, f'{ex.call.dialect} stream of {ex.call.id}')
         status, err = ie.status, ie.code
         ex.finish(status, err)
-        yield pre + _sse('error', anthropic_error(ie)), True
+        yield pre + events.error(ie), True
     finally:
         ex.finish(status, err)
 
-async def messages(request):
-    "POST /v1/messages: Anthropic's Messages API, whole or streamed."
+class Door:
+    "What a door states: its dialect, how its request becomes chat completions, and how it answers."
+    dialect, prefix = '', ''
+    def translate(self, req, notes:dict) -> dict: raise NotImplementedError   # the chat body; `notes` go to the ledger row's info
+    def prepare(self, ex, req) -> None: pass                                  # before the upstream is asked
+    def events(self, ex, req, id:str): raise NotImplementedError              # the stream's event writer
+    def whole(self, ex, req, id:str) -> dict: raise NotImplementedError       # the whole answer
+    def error(self, e:GatewayError, headers:dict|None=None): raise NotImplementedError
+
+async def serve_door(door:Door, request):
+    "One request through `door`: checked, translated, sent through `open_call`, answered whole or streamed."
     from starlette.responses import Response
     gw, t0, ex = request.app.state.gateway, time.perf_counter(), None
     try:
         check_auth(gw, request)
-        req = await read_json(request, gw.max_body)
-        body = check_request(messages_to_chat(req))
-        ex = await gw.open_call(body, request.headers, t0, dialect='messages')
-        native = getattr(ex.up, 'dialect', None) == 'messages'
-        if native: ex.call.native = req   # Anthropic: the request as the client wrote it, the answer as Anthropic sent it
-        agen, mid = ex.chunks(), 'msg_' + ex.call.id.removeprefix('call-')
+        req, notes = await read_json(request, gw.max_body), {}
+        body = check_request(door.translate(req, notes))
+        ex = await gw.open_call(body, request.headers, t0, dialect=door.dialect)
+        ex.call.info.update(notes)
+        door.prepare(ex, req)
+        agen, rid = ex.chunks(), door.prefix + ex.call.id.removeprefix('call-')
         async def answer():
             head = await _head(ex, agen, False)
             if not ex.stream:
@@ -349,22 +360,34 @@ async def messages(request):
             await agen.aclose()
             ex.finish(499, 'client_closed')
             return Response(status_code=499)
-        if ex.stream:
-            events = NativeEvents(ex.call) if native else MessageEvents(req['model'], mid)
-            return EventStream(_message_stream(ex, head, agen, events), _headers(ex))
+        if ex.stream: return EventStream(door_stream(ex, head, agen, door.events(ex, req, rid)), _headers(ex))
         ex.finish(200)
-        await gw.ledger.committed(ex.ticket)
-        msg = (message_from_events(ex.call.native_events or []) if native
-               else completion_to_message(ex.asm.completion(ex.model), req['model'], mid))
-        return Response(_json_bytes(msg), headers=_headers(ex), media_type='application/json')
+        await gw.ledger.committed(ex.ticket)   # on disk before the answer leaves
+        return Response(_json_bytes(door.whole(ex, req, rid)), headers=_headers(ex), media_type='application/json')
     except GatewayError as e:
         if ex is not None: ex.finish(e.status, e.code)
-        log.info('messages: %s %s', e.status, e)
-        return error_reply(e, _headers(ex) if ex else None)
+        log.info('%s: %s %s', door.dialect, e.status, e)
+        return door.error(e, _headers(ex) if ex else None)
     except Exception as e:   # a bug: logged with its traceback, answered without it
-        ie = _internal(e, 'messages')
+        ie = _internal(e, door.dialect)
         if ex is not None: ex.finish(ie.status, ie.code)
-        return error_reply(ie)
+        return door.error(ie)
+
+class MessagesDoor(Door):
+    "Anthropic's Messages API."
+    dialect, prefix = 'messages', 'msg_'
+    def translate(self, req, notes): return messages_to_chat(req)
+    def prepare(self, ex, req):
+        if getattr(ex.up, 'dialect', None) == 'messages': ex.call.native = req   # Anthropic: passed through as written
+    def events(self, ex, req, id): return NativeEvents(ex.call) if ex.call.native is not None else MessageEvents(req['model'], id)
+    def whole(self, ex, req, id):
+        if ex.call.native is not None: return message_from_events(ex.call.native_events or [])
+        return completion_to_message(ex.asm.completion(ex.model), req['model'], id)
+    def error(self, e, headers=None): return error_reply(e, headers)
+
+async def messages(request):
+    "POST /v1/messages: Anthropic's Messages API, whole or streamed."
+    return await serve_door(MessagesDoor(), request)
 
 # %% ../nbs/05c_dialects.ipynb #7de34f13
 def _request_text(body:dict) -> str:
@@ -640,69 +663,27 @@ class ResponseEvents:
                       response_usage(self.usage), self.finish)
         return out + self._ev('response.completed', response=r)
 
+    def burst(self, chunks:list) -> bytes: return b''.join(map(self.chunk, chunks))
+
     def error(self, e:GatewayError) -> bytes:
         "An error after the stream started: Responses' `error` event."
         return self._ev('error', code=e.code, message=e.message, param=e.param)
 
-# %% ../nbs/05c_dialects.ipynb #a2bf6a8b
-async def _response_stream(ex, head:list, agen, events:ResponseEvents):
-    status, err = 200, None
-    pre = events.start() + b''.join(events.chunk(c) for c in head if c is not DISCARD)
-    try:
-        async with contextlib.aclosing(_bursts(agen, nowait=bool(head))) as bursts:
-            async for burst, ended in bursts:
-                if any(c is DISCARD for c in burst):
-                    raise GatewayError(DISCARDED, status=529, code='discarded')
-                data, pre = pre + b''.join(map(events.chunk, burst)), b''
-                if ended:
-                    ex.finish(200)
-                    await ex.gw.ledger.committed(ex.ticket)
-                    yield data + events.end(), True
-                elif data: yield data, False
-    except GatewayError as e:
-        status, err = e.status, e.code
-        ex.finish(status, err)
-        yield pre + events.error(e), True
-    except Exception as e:
-        ie = _internal(e, f'responses stream of {ex.call.id}')
-        status, err = ie.status, ie.code
-        ex.finish(status, err)
-        yield pre + events.error(ie), True
-    finally:
-        ex.finish(status, err)
+# %% ../nbs/05c_dialects.ipynb #62f4e7b0
+class ResponsesDoor(Door):
+    "OpenAI's Responses API, stateless."
+    dialect, prefix = 'responses', 'resp_'
+    def translate(self, req, notes):
+        dropped = []
+        body = responses_to_chat(req, dropped)
+        if dropped: notes['dropped_tools'] = dropped
+        return body
+    def events(self, ex, req, id): return ResponseEvents(req['model'], id)
+    def whole(self, ex, req, id): return completion_to_response(ex.asm.completion(ex.model), req['model'], id)
+    def error(self, e, headers=None):
+        from ramabana.gateway import error_response   # OpenAI's error shape, which the Responses API shares
+        return error_response(e, headers)
 
 async def responses(request):
     "POST /v1/responses: OpenAI's Responses API, stateless, whole or streamed."
-    from starlette.responses import Response
-    from ramabana.gateway import error_response
-    gw, t0, ex = request.app.state.gateway, time.perf_counter(), None
-    try:
-        check_auth(gw, request)
-        req, dropped = await read_json(request, gw.max_body), []
-        body = check_request(responses_to_chat(req, dropped))
-        ex = await gw.open_call(body, request.headers, t0, dialect='responses')
-        if dropped: ex.call.info['dropped_tools'] = dropped
-        agen, rid = ex.chunks(), 'resp_' + ex.call.id.removeprefix('call-')
-        async def answer():
-            head = await _head(ex, agen, False)
-            if not ex.stream:
-                async for _ in agen: pass
-            return head
-        here, head = await _unless_gone(request, answer())
-        if not here:
-            await agen.aclose()
-            ex.finish(499, 'client_closed')
-            return Response(status_code=499)
-        if ex.stream: return EventStream(_response_stream(ex, head, agen, ResponseEvents(req['model'], rid)), _headers(ex))
-        ex.finish(200)
-        await gw.ledger.committed(ex.ticket)
-        return Response(_json_bytes(completion_to_response(ex.asm.completion(ex.model), req['model'], rid)),
-                        headers=_headers(ex), media_type='application/json')
-    except GatewayError as e:
-        if ex is not None: ex.finish(e.status, e.code)
-        log.info('responses: %s %s', e.status, e)
-        return error_response(e, _headers(ex) if ex else None)
-    except Exception as e:
-        ie = _internal(e, 'responses')
-        if ex is not None: ex.finish(ie.status, ie.code)
-        return error_response(ie)
+    return await serve_door(ResponsesDoor(), request)
