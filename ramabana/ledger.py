@@ -208,10 +208,11 @@ def record(self:Ledger, row:dict) -> int:
 def _loop_commit(self:Ledger) -> bool:
     "Commit what is buffered on this thread, at once or not at all (another committer busy, or another process writing)."
     if self._loop_con is None:
-        with _readable(self.path):
+        try:
             con = sqlite3.connect(self.path, timeout=0, check_same_thread=False)   # busy: hand over, never wait here
             con.execute('PRAGMA synchronous=NORMAL')
             con.execute('PRAGMA wal_autocheckpoint=0')   # a checkpoint waits for the disk: the writer thread runs them
+        except sqlite3.Error: return False   # the writer tries, and keeps what went wrong in `errors`
         self._loop_con = con
     return self._commit(self._loop_con, wait=False)
 
