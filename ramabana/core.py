@@ -13,9 +13,9 @@ except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 
 # %% auto #0
 __all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'BUILTIN_MODELS', 'RamabanaError', 'ConfigError', 'UnknownModel', 'config_path',
-           'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'Setting', 'Config', 'load_config', 'Resolved',
-           'env_name', 'setting', 'get', 'ModelSpec', 'model_from_table', 'catalog', 'split_profile', 'resolve',
-           'config_table', 'format_table']
+           'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'Setting', 'Config', 'load_config', 'NamedToken',
+           'Resolved', 'env_name', 'setting', 'get', 'ModelSpec', 'model_from_table', 'catalog', 'split_profile',
+           'resolve', 'config_table', 'format_table']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -106,6 +106,7 @@ class Config(NamedTuple):
     values: dict
     models: dict
     sampling: dict = {}   # 'defaults': the global rung's table; 'profile': NAME -> a named profile's table
+    tokens: dict = {}     # `[gateway.tokens]`: NAME -> `NamedToken`
 
 _TYPES = {int: 'an integer', float: 'a number', str: 'a string', bool: 'true or false'}
 
@@ -151,8 +152,9 @@ def load_config(path:Path|str|None=None) -> Config:
     for k in (k.split('.', 1)[1] for k in SETTINGS if k.startswith('model.')):  # `model.default` and such are settings, not tables
         if k in models and not isinstance(models[k], dict): raw.setdefault('model', {})[k] = models.pop(k)
     sampling = _sampling_tables(raw.get('inference'), path)
+    tokens = _token_table(raw.get('gateway'), path)
     values = {k: _check(k, v, str(path)) for k, v in _flatten(raw)}
-    res = _cache[key] = Config(path, values, models, sampling)
+    res = _cache[key] = Config(path, values, models, sampling, tokens)
     return res
 
 def _sampling_tables(inf, path) -> dict:
@@ -164,6 +166,32 @@ def _sampling_tables(inf, path) -> dict:
     if not isinstance(profiles, dict): raise ConfigError(f"{path}: 'inference.profile' should hold tables such as [inference.profile.creative]")
     for name, t in profiles.items():
         if not isinstance(t, dict): raise ConfigError(f"{path}: 'inference.profile.{name}' should be a table of sampling fields")
+    return res
+
+# %% ../nbs/00_core.ipynb #3b026400
+class NamedToken(NamedTuple):
+    "A named gateway token: the variable holding its secret, and the models it may use (None: all)."
+    name: str
+    env: str
+    models: tuple|None = None
+
+def _token_table(gw, path) -> dict:
+    "Take `[gateway.tokens]` out of the `gateway` table, checked: NAME -> `NamedToken`."
+    if not isinstance(gw, dict) or 'tokens' not in gw: return {}
+    t = gw.pop('tokens')
+    where = f"{path}: 'gateway.tokens"
+    if not isinstance(t, dict): raise ConfigError(f"{where}' should be a table of NAME = \"ENV_VAR\"")
+    res = {}
+    for name, v in t.items():
+        if isinstance(v, str): v = {'env': v}
+        if not isinstance(v, dict) or not isinstance(v.get('env'), str) or not v['env']:
+            raise ConfigError(f"{where}.{name}' should name the environment variable holding its secret, as \"ENV_VAR\" or {{ env = \"ENV_VAR\" }}")
+        if unknown := set(v) - {'env', 'models'}:
+            raise ConfigError(f"{where}.{name}' has unknown keys: {', '.join(sorted(unknown))} (env, models)")
+        m = v.get('models')
+        if m is not None and not (isinstance(m, list) and m and all(isinstance(x, str) and x for x in m)):
+            raise ConfigError(f"{where}.{name}.models' should be a non-empty list of model names or patterns")
+        res[name] = NamedToken(name, v['env'], tuple(m) if m else None)
     return res
 
 # %% ../nbs/00_core.ipynb #477fe279

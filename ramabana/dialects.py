@@ -343,10 +343,10 @@ async def serve_door(door:Door, request):
     from starlette.responses import Response
     gw, t0, ex = request.app.state.gateway, time.perf_counter(), None
     try:
-        check_auth(gw, request)
+        who = check_auth(gw, request)
         req, notes = await read_json(request, gw.max_body), {}
         body = check_request(door.translate(req, notes))
-        ex = await gw.open_call(body, request.headers, t0, dialect=door.dialect)
+        ex = await gw.open_call(body, request.headers, t0, dialect=door.dialect, token=who)
         ex.call.info.update(notes)
         door.prepare(ex, req)
         agen, rid = ex.chunks(), door.prefix + ex.call.id.removeprefix('call-')

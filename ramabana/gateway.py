@@ -15,10 +15,10 @@ from .upstream import (BadToolCall, LlamaServerError, BrokenStream, Call, Capabi
 
 # %% auto #0
 __all__ = ['ROLES', 'REASONING_FIELDS', 'log', 'DISCARD', 'check_request', 'replay_keys', 'ReplayStore', 'prepare_history',
-           'ToolCallRepair', 'Assembler', 'RedactFilter', 'Gateway', 'Exchange', 'read_json', 'error_response',
-           'check_auth', 'EventStream', 'chat_completions', 'list_models', 'get_model', 'health', 'list_calls',
-           'tokenize', 'make_app', 'GatewayApp', 'gateway_url', 'check_bind', 'gateway_token', 'GatewayServer',
-           'start_gateway', 'app_from_settings', 'serve']
+           'ToolCallRepair', 'Assembler', 'RedactFilter', 'named_tokens', 'Gateway', 'Exchange', 'read_json',
+           'error_response', 'check_auth', 'check_model_allowed', 'EventStream', 'chat_completions', 'list_models',
+           'get_model', 'health', 'list_calls', 'tokenize', 'make_app', 'GatewayApp', 'gateway_url', 'check_bind',
+           'gateway_token', 'GatewayServer', 'start_gateway', 'app_from_settings', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #07d047e6
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
@@ -238,6 +238,15 @@ log = logging.getLogger('ramabana.gateway')
 log.addFilter(RedactFilter())
 _NAME_RX = re.compile(r'[A-Za-z0-9][A-Za-z0-9._\-]{0,127}')
 
+def named_tokens() -> dict[str, tuple]:
+    "`[gateway.tokens]` with their secrets from the environment: NAME -> (secret, model patterns or None)."
+    res = {}
+    for name, t in load_config().tokens.items():
+        if not (secret := os.environ.get(t.env)):
+            raise ConfigError(f"gateway.tokens.{name}: the environment variable {t.env} that should hold its secret is not set")
+        res[name] = (secret, t.models)
+    return res
+
 class Gateway:
     "State shared by all requests: settings, catalog, upstreams, ledger."
     def __init__(self, *,
@@ -252,12 +261,16 @@ class Gateway:
                  rate_retries:int=4,              # resends after 429/5xx/529
                  readback:str='managed',          # sampling readback after llama.cpp calls: managed servers, all, or off
                  readback_timeout:float=5.0,      # seconds a sampling readback may take
-                 models:dict[str, ModelSpec]|None=None):  # extra or replacement catalog entries
+                 models:dict[str, ModelSpec]|None=None,  # extra or replacement catalog entries
+                 tokens:dict[str, tuple]|None=None):      # named tokens: NAME -> (secret, model patterns or None for all)
         if reasoning_history not in ('auto', 'keep', 'drop'):
             raise ConfigError(f"reasoning_history should be auto, keep or drop, got {reasoning_history!r}")
         if readback not in ('managed', 'all', 'off'): raise ConfigError(f"readback should be managed, all or off, got {readback!r}")
         self.token, self.reasoning_history, self.structured_output = token, reasoning_history, structured_output
         keep_secret(value=token)
+        self.tokens = dict(tokens or {})
+        for secret, _ in self.tokens.values(): keep_secret(value=secret)
+        self._secrets = [(None, token)] * bool(token) + [(n, s) for n, (s, _) in self.tokens.items()]
         self.trust_client, self.max_body = trust_client, int(max_body_mib * 2**20)
         self.retry_base, self.max_retry_wait, self.rate_retries = retry_base, max_retry_wait, rate_retries
         self.extra_models, self.readback, self.readback_timeout = dict(models or {}), readback, readback_timeout
@@ -278,6 +291,7 @@ class Gateway:
         s = dict(reasoning_history=get('inference.reasoning_history'), structured_output=get('task.structured_output'),
                  trust_client=get('inference.trust_client'), max_body_mib=get('gateway.max_body_mib'),
                  readback=get('gateway.readback'))
+        if 'tokens' not in kw: s['tokens'] = named_tokens()
         return cls(**{**s, **kw})
 
     def models(self) -> dict[str, ModelSpec]:
@@ -465,16 +479,17 @@ class Exchange:
             ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'), decode_ms=t.get('predicted_ms'),
             total_ms=ms(time.perf_counter() - self.t0), messages=len(self.body.get('messages') or ()), changed=self.changed,
             retried=self.call.retried, retries=self.call.retries, error=error, sampling=self.sampling, sampling_issues=self.issues,
-            info=self.call.info or None, dialect=self.call.dialect))
+            info=self.call.info or None, dialect=self.call.dialect, token=self.call.token))
         if status == 200: self.gw.check_sampling(self)
 
 @patch
-async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str='chat') -> Exchange:
+async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str='chat', token:str|None=None) -> Exchange:
     "Prepare a checked request for its upstream: model, call context, sampling, history, schema."
     from ramabana.sampling import sampling_for_request   # lazy: keeps `import ramabana.gateway` light
     spec, ladder = self.route(body['model'])
+    check_model_allowed(self, token, spec)
     call = Call(spec, purpose=_header_name(headers, 'x-ramabana-purpose', 'turn'), task=_header_name(headers, 'x-ramabana-task'),
-                dialect=dialect)
+                dialect=dialect, token=token)
     if call.task:
         if '..' in call.task: raise InvalidRequest("header 'x-ramabana-task' should not contain '..'", param='x-ramabana-task')
         call.task_dir = _task_dir(call.task)
@@ -573,16 +588,28 @@ def _internal(e:BaseException, where:str) -> GatewayError:
     log.error('internal error in %s', where, exc_info=e)
     return GatewayError(f'internal error in the gateway ({where}); see its log', status=500, code='internal_error')
 
-def check_auth(gw:Gateway, request) -> None:
-    "401 unless the request carries the gateway's token (when it has one): as a bearer token, or as `x-api-key` (Anthropic's clients)."
-    if gw.token is None: return
+def check_auth(gw:Gateway, request) -> str|None:
+    "401 unless the request carries one of the gateway's tokens (when it has any), as a bearer token or as `x-api-key` (Anthropic's clients); the token's name."
+    if not gw._secrets: return None
     import hmac
     got = request.headers.get('authorization', '')
-    got = got[7:].strip() if got.lower().startswith('bearer ') else request.headers.get('x-api-key', '').strip()
-    if not (got and hmac.compare_digest(got.encode(), gw.token.encode())):
+    got = (got[7:].strip() if got.lower().startswith('bearer ') else request.headers.get('x-api-key', '').strip()).encode()
+    who = found = None
+    for name, secret in gw._secrets:   # every one is compared: the time taken does not tell which one matched
+        if hmac.compare_digest(got, secret.encode()) and not found: who, found = name, True
+    if not (got and found):
         raise InvalidRequest('a valid "Authorization: Bearer <token>" (or "x-api-key") header is required', status=401, code='invalid_api_key')
+    return who
 
-# %% ../nbs/05_gateway.ipynb #4f17b0bd
+def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
+    "403 when the named token may not use the model `spec` (its `models` patterns)."
+    import fnmatch
+    allowed = gw.tokens[token][1] if token in gw.tokens else None
+    base = spec.name.split(':')[0] if spec.profile else spec.name
+    if allowed is not None and not any(fnmatch.fnmatchcase(base, p) for p in allowed):
+        raise InvalidRequest(f"the token '{token}' may not use the model '{spec.name}'", status=403, code='model_not_allowed', param='model')
+
+# %% ../nbs/05_gateway.ipynb #e4635ccf
 def _headers(ex:Exchange) -> dict:
     h = {'x-ramabana-call-id': ex.call.id}
     if ex.sampling:   # each value's rung, by name: {"temperature": "profile:creative", "top_p": "model_user"}
@@ -741,9 +768,9 @@ async def chat_completions(request):
     from starlette.responses import Response
     gw, t0, ex = request.app.state.gateway, time.perf_counter(), None
     try:
-        check_auth(gw, request)
+        who = check_auth(gw, request)
         body = check_request(await read_json(request, gw.max_body))
-        ex = await gw.open_call(body, request.headers, t0)
+        ex = await gw.open_call(body, request.headers, t0, token=who)
         agen = ex.chunks()
         async def answer():   # a stream's head, or a whole answer
             head = await _head(ex, agen, body.get('return_progress') is True)
@@ -910,8 +937,8 @@ def gateway_url(host:str, port:int) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/v1"
 
 def check_bind(host:str, token:str|None) -> None:
-    "Refuse to listen beyond loopback without a token."
-    if not is_loopback(host) and not token:
+    "Refuse to listen beyond loopback without a token (the single one, or named ones in `[gateway.tokens]`)."
+    if not is_loopback(host) and not token and not load_config().tokens:
         raise ConfigError(f"refusing to listen on {host} without a token: pass --token or set "
                           f"{get('gateway.token_env')}, or bind 127.0.0.1")
 

@@ -44,6 +44,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     'readback': ('TEXT', 'JSON: sampling fields the server applied otherwise than sent ({field, sent, applied}); [] all landed; null not checked'),
     'info': ('TEXT', 'JSON: what the upstream noted about the call (e.g. restored_reasoning, channel); null when nothing'),
     'dialect': ('TEXT', "the API the client spoke: chat (OpenAI chat completions), messages (Anthropic's) or responses (OpenAI Responses)"),
+    'token': ('TEXT', 'the name of the gateway token that made the call ([gateway.tokens]); null for the single token or none'),
 }
 
 class LedgerError(RamabanaError):

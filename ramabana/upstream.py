@@ -216,6 +216,7 @@ class Call:
     info: dict = field(default_factory=dict)       # anything an upstream wants in the ledger row
     dialect: str = 'chat'                          # the API the client spoke: chat, messages (Anthropic) or responses (OpenAI)
     native: dict|None = None                       # the client's own request, when its dialect is the upstream's (passed through)
+    token: str|None = None                         # the name of the gateway token the client used (`[gateway.tokens]`)
     native_events: list|None = None                # the upstream's own events of the current attempt, for a passed-through request
 
     def retry(self, reason:str, detail:str='') -> None:
