@@ -231,7 +231,7 @@ def get(key:str, flag:Any=None):
     "Just the value of `setting(key, flag)`."
     return setting(key, flag).value
 
-# %% ../nbs/00_core.ipynb #09b7ceb1
+# %% ../nbs/00_core.ipynb #9c920abc
 RUNTIMES = ('llamacpp', 'openai', 'openai_compatible', 'anthropic', 'gemini', 'litert', 'ollama')
 SERVER_KEYS = ('ctx_checkpoints', 'checkpoint_min_step', 'cache_ram_mib', 'reasoning_preserve',
                'op_offload_min_batch', 'cache_reuse')
@@ -256,6 +256,7 @@ class ModelSpec:
     builtin: bool = False              # from the built-in catalog rather than config.toml
     profiles: dict = field(default_factory=dict)   # this model's named sampling profiles (`[model.NAME.profile.P]`)
     profile: str|None = None           # the profile a `NAME:PROFILE` name selected
+    replicas: tuple = ()               # several servers of this model (base URLs): the gateway spreads conversations over them
 
     def __post_init__(self):
         if self.model_id is None: object.__setattr__(self, 'model_id', self.name)
@@ -286,9 +287,10 @@ BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
 ]}
 del _B
 
-# %% ../nbs/00_core.ipynb #8d516c3c
+# %% ../nbs/00_core.ipynb #2cf19aec
 _FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, chat_template=str, threads=int,
-                    slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict)
+                    slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict,
+                    replicas=list)
 
 def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=None) -> ModelSpec:
     "Check a `[model.NAME]` table and build its `ModelSpec`, over `base` when it refines a built-in model."
@@ -308,6 +310,11 @@ def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=N
         raise ConfigError(f"{where}: 'runtime' should be one of {', '.join(RUNTIMES)}, got {t['runtime']!r}")
     for p, pt in t.get('profile', {}).items():
         if not isinstance(pt, dict): raise ConfigError(f"{where}: 'profile.{p}' should be a table of sampling fields")
+    if 'replicas' in t:
+        r = t['replicas']
+        if not r or not all(isinstance(u, str) and u.startswith(('http://', 'https://')) for u in r):
+            raise ConfigError(f"{where}: 'replicas' should be a non-empty list of server URLs, as [\"http://h1:8080\", \"http://h2:8080\"]")
+        t = {**t, 'replicas': tuple(r)}
     t = {('profiles' if k == 'profile' else k): v for k, v in t.items()}   # the table is `profile.P`, the field `profiles`
     if base is None: return ModelSpec(name, **t)
     return dataclasses.replace(base, **t, builtin=False)

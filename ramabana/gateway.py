@@ -328,11 +328,15 @@ class Gateway:
 
     def upstream(self, spec:ModelSpec) -> Upstream:
         "The upstream serving `spec` (one per model, made on first use, replaced when its profile changes)."
-        key = (spec.name, spec.runtime, spec.model_id, spec.base_url, spec.api_key_env, repr(sorted(spec.server.items())))
+        key = (spec.name, spec.runtime, spec.model_id, spec.base_url, spec.api_key_env, repr(sorted(spec.server.items())), spec.replicas)
         up = self._upstreams.get(spec.name)
         if up is None or up[0] != key:
             if self._client is None: self._client = new_client()
-            self._upstreams[spec.name] = up = (key, upstream_for(spec, self._client))
+            if spec.replicas:   # several servers of one model (`ramabana.replicas`)
+                from ramabana.replicas import ReplicaSet
+                made = ReplicaSet(spec, self._client)
+            else: made = upstream_for(spec, self._client)
+            self._upstreams[spec.name] = up = (key, made)
         return up[1]
 
     def replay_store(self, task:str) -> ReplayStore:
@@ -522,12 +526,12 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
     ex.usage = _wants_usage(body)
     return ex
 
-# %% ../nbs/05_gateway.ipynb #89293b63
+# %% ../nbs/05_gateway.ipynb #60ed98f7
 @patch
 def check_sampling(self:Gateway, ex:Exchange) -> None:
     "Start the sampling readback of a successful call in the background, if its upstream can tell."
     if self.readback == 'off' or not ex.up.sampling_readback: return
-    if self.readback == 'managed' and ex.call.spec.base_url: return   # a server given by URL may be any build
+    if self.readback == 'managed' and (ex.call.spec.base_url or ex.call.spec.replicas): return   # a server given by URL may be any build
     # `/slots` shows what the slot's LAST request asked for: once another request reaches the server (already in
     # flight, or sent before the slots are read) it may be that one's, and a mismatch would be blamed on this call
     server = _server(ex.call.spec)

@@ -102,14 +102,14 @@ class BackgroundServer:
         if self.port is None: raise TestingError('server is not started')
         return f'http://127.0.0.1:{self.port}'
 
-    def start(self):
-        "Bind a free port, start uvicorn on a thread and wait until it accepts connections."
+    def start(self, port:int=0):   # 0: a free one; a port of its own brings a stopped server back where it was
+        "Bind `port`, start uvicorn on a thread and wait until it accepts connections."
         if self._thread: return self
         # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on sockets that name it, and without it every kept-alive
         # request waits ~40 ms for a delayed ACK
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(('127.0.0.1', 0))
+        sock.bind(('127.0.0.1', port))
         self._sock,self.port = sock,sock.getsockname()[1]
         self._server = srv = _uvicorn_server(_RequestLog(self.app(), self.requests), self.grace)
         def run():
