@@ -86,6 +86,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
        ('none', 'minimal', 'low', 'medium', 'high', 'xhigh')),
     _S('task.structured_output', bool, True, 'send the JSON schema of replies the code parses'),
     _S('gateway.url', str, None, 'use a running gateway at this URL instead of starting one in-process'),
+    _S('ledger.url', str, None, 'a postgresql:// URL for a ledger several gateways share; unset: the SQLite file in the data directory'),
     _S('gateway.host', str, '127.0.0.1', 'address `ramabana serve` binds'),
     _S('gateway.port', int, 8788, 'port `ramabana serve` listens on', bounds=(1, 65535)),
     _S('gateway.token_env', str, 'RAMABANA_GATEWAY_TOKEN', 'env var holding the bearer token the gateway requires'),

@@ -223,7 +223,7 @@ class Assembler:
 # %% ../nbs/05_gateway.ipynb #c3ad274d
 import logging
 from .core import catalog, get, ConfigError, config_path, load_config, split_profile, task_dir as _task_dir
-from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
+from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso, open_ledger
 
 class RedactFilter(logging.Filter):
     "Redact API keys from a log record's message and traceback before any handler sees it."
@@ -251,7 +251,7 @@ class Gateway:
     "State shared by all requests: settings, catalog, upstreams, ledger."
     def __init__(self, *,
                  token:str|None=None,             # bearer token every request must carry; None: no auth (loopback only)
-                 ledger:Ledger|None=None,         # the ledger; default `Ledger()` in the data dir
+                 ledger:Ledger|None=None,         # the ledger; default `open_ledger()`: `ledger.url`, else SQLite in the data dir
                  reasoning_history:str='auto',    # auto | keep | drop
                  structured_output:bool=True,     # send JSON schemas (task.structured_output)
                  trust_client:bool=True,          # honour the client's sampling fields
@@ -275,7 +275,7 @@ class Gateway:
         self.retry_base, self.max_retry_wait, self.rate_retries = retry_base, max_retry_wait, rate_retries
         self.extra_models, self.readback, self.readback_timeout = dict(models or {}), readback, readback_timeout
         self._readbacks: set = set()   # sampling readbacks in flight (tasks)
-        self.ledger = ledger if ledger is not None else Ledger()
+        self.ledger = ledger if ledger is not None else open_ledger()
         self._upstreams: dict = {}
         self._client: httpx.AsyncClient|None = None
         self._seen: dict = {}      # (task, purpose, model) -> message fingerprints of the previous request

@@ -638,7 +638,7 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     view.status(self.status())
     return res
 
-# %% ../nbs/09_magic.ipynb #234ac899
+# %% ../nbs/09_magic.ipynb #1fff76dc
 CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('status', 'status'),
                 ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
@@ -664,9 +664,9 @@ def ledger_rows(n:int=10, url:str|None=None, token:str|None=None) -> list[dict]:
             raise MagicError(f'the gateway at {url} answered {r.status_code}: '
                              + ' '.join(str(err.get('message') if isinstance(err, dict) else err or body).split())[:200])
         return body.get('data') or []
-    from ramabana.ledger import Ledger, default_path
-    if not default_path().exists(): return []
-    led = Ledger()
+    from ramabana.ledger import default_path, open_ledger
+    if not get('ledger.url') and not default_path().exists(): return []
+    led = open_ledger()
     try: return led.recent(n)
     finally: led.close()
 

@@ -1,0 +1,124 @@
+"""A ledger shared by several gateways, in a real PostgreSQL server.
+
+Debian's `postgresql` package (`./dev test` installs it when missing) gives `initdb` and `pg_ctl`; each test module
+starts a server in a temporary data directory, as the unprivileged `postgres` user when running as root, on a
+loopback port, and stops it at the end. Without the package these tests skip, saying so.
+"""
+import glob, json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+import pytest
+import httpx
+
+def _pg_bin() -> Path|None:
+    if (p := shutil.which('initdb')): return Path(p).parent
+    found = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))
+    return Path(found[-1]).parent if found else None
+
+PG = _pg_bin()
+if PG is None:
+    pytest.skip("PostgreSQL is not installed here: ./dev test installs Debian's postgresql; this machine could not", allow_module_level=True)
+pytest.importorskip('psycopg', reason="psycopg is not installed: pip install 'ramabana[postgres]'")
+
+def free_port() -> int:
+    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
+
+class Postgres:
+    "A throwaway PostgreSQL server on 127.0.0.1: `start`, `stop`, `restart`, and its `url`."
+    def __init__(self, root:Path):
+        self.root, self.port = root, free_port()
+        self.user = ['runuser', '-u', 'postgres', '--'] if os.geteuid() == 0 else []   # postgres refuses to run as root
+        if self.user: shutil.chown(root, 'postgres')
+        self.run([PG/'initdb', '-D', root/'data', '-A', 'trust', '-U', 'ramabana'])
+        self.url = f'postgresql://ramabana@127.0.0.1:{self.port}/postgres'
+
+    def run(self, argv):
+        r = subprocess.run([*self.user, *map(str, argv)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, (argv, r.stdout[-2000:], r.stderr[-2000:])
+
+    def start(self):
+        self.run([PG/'pg_ctl', '-D', self.root/'data', '-l', self.root/'log', '-w', 'start',
+                  '-o', f'-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1'])
+
+    def stop(self, mode='fast'): self.run([PG/'pg_ctl', '-D', self.root/'data', '-w', 'stop', '-m', mode])
+
+@pytest.fixture(scope='module')
+def pg():
+    root = Path(tempfile.mkdtemp(prefix='ramabana-pg-'))
+    srv = Postgres(root)
+    srv.start()
+    try: yield srv
+    finally:
+        try: srv.stop('immediate')
+        finally: shutil.rmtree(root, ignore_errors=True)
+
+def serve(tmp:Path, upstream:str, url:str) -> tuple:
+    "A `ramabana serve` process writing its ledger to `url`, with the model `k` at `upstream`; (process, base URL)."
+    cfg, port = tmp/f'config-{len(list(tmp.glob("config-*")))}.toml', free_port()
+    cfg.write_text(f'[model.k]\nruntime = "llamacpp"\nbase_url = "{upstream}/v1"\nctx = 4096\n')
+    env = {**os.environ, 'RAMABANA_CONFIG': str(cfg), 'RAMABANA_DATA_DIR': str(tmp/f'data-{port}'), 'RAMABANA_LEDGER_URL': url}
+    p = subprocess.Popen([sys.executable, '-m', 'ramabana.cli', 'serve', '--port', str(port)], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f'http://127.0.0.1:{port}'
+    for _ in range(300):
+        try:
+            if httpx.get(base + '/health', timeout=1).status_code == 200: return p, base
+        except httpx.HTTPError: pass
+        if p.poll() is not None: raise AssertionError(p.stderr.read())
+        time.sleep(0.1)
+    p.kill(); raise AssertionError('ramabana serve did not start')
+
+def calls(base:str, n_clients:int, per:int) -> list[str]:
+    "`n_clients` clients at once, `per` calls each, through the gateway at `base`; the call ids (every answer a 200)."
+    def client(i):
+        with httpx.Client(base_url=base + '/v1', timeout=60) as c:
+            rs = [c.post('/chat/completions', json={'model': 'k', 'messages': [{'role': 'user', 'content': f'client {i}, call {j}'}]})
+                  for j in range(per)]
+        assert all(r.status_code == 200 for r in rs), [r.text for r in rs if r.status_code != 200][:2]
+        return [r.headers['x-ramabana-call-id'] for r in rs]
+    with ThreadPoolExecutor(n_clients) as ex: return [x for ids in ex.map(client, range(n_clients)) for x in ids]
+
+def rows(url:str) -> list[str]:
+    import psycopg
+    with psycopg.connect(url) as con: return [r[0] for r in con.execute('SELECT id FROM model_calls')]
+
+def test_two_gateways_one_ledger(pg, tmp_path):
+    "Two gateway processes, 100 clients each at once: every answer is one row in PostgreSQL, none lost or doubled; `ramabana calls` reads them."
+    from ramabana.testing import FakeLlamaServer
+    before = set(rows(pg.url)) if _has_table(pg.url) else set()
+    with FakeLlamaServer() as fake:
+        gws = [serve(tmp_path, fake.url, pg.url) for _ in range(2)]
+        try:
+            with ThreadPoolExecutor(2) as ex: ids = [x for got in ex.map(lambda g: calls(g[1], 100, 2), gws) for x in got]
+        finally:
+            for p, _ in gws: p.send_signal(signal.SIGTERM)
+            for p, _ in gws: p.wait(60)
+    new = [r for r in rows(pg.url) if r not in before]
+    assert len(ids) == 400 and len(new) == 400 and set(new) == set(ids), (len(ids), len(new))
+    r = subprocess.run([sys.executable, '-m', 'ramabana.cli', 'calls', '3'], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, 'RAMABANA_LEDGER_URL': pg.url, 'RAMABANA_DATA_DIR': str(tmp_path/'cli')})
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and len(lines) == 5 and all(re.split(r'\s{2,}', l)[1] == 'k' for l in lines[2:]), (r.stdout, r.stderr)
+
+def _has_table(url) -> bool:
+    import psycopg
+    with psycopg.connect(url) as con: return con.execute("SELECT to_regclass('model_calls') IS NOT NULL").fetchone()[0]
+
+def test_gateway_keeps_answering_while_postgres_restarts(pg, tmp_path):
+    "PostgreSQL stops and comes back under load: every call is answered, and the rows written meanwhile reach it."
+    from ramabana.testing import FakeLlamaServer
+    before = set(rows(pg.url)) if _has_table(pg.url) else set()
+    with FakeLlamaServer() as fake:
+        p, base = serve(tmp_path, fake.url, pg.url)
+        try:
+            ids = calls(base, 20, 2)
+            pg.stop()
+            ids += calls(base, 20, 2)   # answered while the database is away
+            pg.start()
+            ids += calls(base, 20, 2)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and len(set(rows(pg.url)) - before) < len(ids): time.sleep(0.5)
+        finally:
+            p.send_signal(signal.SIGTERM); p.wait(60)
+    new = set(rows(pg.url)) - before
+    assert new == set(ids) and len(ids) == 120, (len(new), len(ids))
