@@ -91,6 +91,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('gateway.port', int, 8788, 'port `ramabana serve` listens on', bounds=(1, 65535)),
     _S('gateway.token_env', str, 'RAMABANA_GATEWAY_TOKEN', 'env var holding the bearer token the gateway requires'),
     _S('gateway.max_body_mib', int, 32, 'largest request body the gateway accepts', bounds=(1, None)),
+    _S('gateway.replica_timeout', float, 300.0, 'seconds a server of a replicated model may take to start answering before another is asked', bounds=(0.1, None)),
     _S('gateway.readback', str, 'managed', 'after a llama.cpp call, read back the sampling the server applied: from servers ramabana manages, all, or off', ('managed', 'all', 'off')),
     _S('llamacpp.server', str, None, 'path of a llama-server binary to use instead of building one'),
     _S('llamacpp.threads', int, None, 'threads for the managed llama-server; None lets it choose', bounds=(1, None)),
