@@ -12,10 +12,10 @@ try: import tomllib
 except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 
 # %% auto #0
-__all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'BUILTIN_MODELS', 'RamabanaError', 'ConfigError', 'UnknownModel', 'config_path',
-           'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'Setting', 'Config', 'load_config', 'NamedToken',
-           'Resolved', 'env_name', 'setting', 'get', 'ModelSpec', 'model_from_table', 'catalog', 'split_profile',
-           'resolve', 'config_table', 'format_table']
+__all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'BUILTIN_MODELS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError',
+           'UnknownModel', 'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'Setting', 'Config',
+           'load_config', 'NamedToken', 'Resolved', 'env_name', 'setting', 'get', 'ModelSpec', 'model_from_table',
+           'catalog', 'split_profile', 'resolve', 'config_table', 'format_table']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -294,6 +294,8 @@ _FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=s
                     slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict,
                     replicas=list)
 
+REPLICA_KEYS = {'runtime', 'base_url', 'model_id', 'api_key_env'}   # what one replica of a model may set for itself
+
 def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=None) -> ModelSpec:
     "Check a `[model.NAME]` table and build its `ModelSpec`, over `base` when it refines a built-in model."
     where = f"{where}: model '{name}'"
@@ -314,8 +316,14 @@ def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=N
         if not isinstance(pt, dict): raise ConfigError(f"{where}: 'profile.{p}' should be a table of sampling fields")
     if 'replicas' in t:
         r = t['replicas']
-        if not r or not all(isinstance(u, str) and u.startswith(('http://', 'https://')) for u in r):
-            raise ConfigError(f"{where}: 'replicas' should be a non-empty list of server URLs, as [\"http://h1:8080\", \"http://h2:8080\"]")
+        if not r: raise ConfigError(f"{where}: 'replicas' should be a non-empty list of server URLs or upstream tables")
+        for j, u in enumerate(r):
+            if isinstance(u, dict):   # a whole upstream: its own runtime, URL, model id, key (a hosted model backing a local one)
+                model_from_table(f'{name}.replicas[{j}]', {'runtime': t.get('runtime', getattr(base, 'runtime', None)), **u}, where.split(': ')[0])
+                if unknown := set(u) - REPLICA_KEYS:
+                    raise ConfigError(f"{where}: 'replicas[{j}]' may set {', '.join(sorted(REPLICA_KEYS))}, not {', '.join(sorted(unknown))}")
+            elif not (isinstance(u, str) and u.startswith(('http://', 'https://'))):
+                raise ConfigError(f"{where}: 'replicas[{j}]' should be a server URL (\"http://h1:8080/v1\") or an upstream table, got {u!r}")
         t = {**t, 'replicas': tuple(r)}
     t = {('profiles' if k == 'profile' else k): v for k, v in t.items()}   # the table is `profile.P`, the field `profiles`
     if base is None: return ModelSpec(name, **t)

@@ -11,7 +11,7 @@ from .core import ModelSpec, get
 from .upstream import Call, UpstreamUnavailable, upstream_for
 
 # %% auto #0
-__all__ = ['conversation_key', 'Replica', 'ReplicaSet']
+__all__ = ['conversation_key', 'Replica', 'member', 'ReplicaSet']
 
 # %% ../nbs/05d_replicas.ipynb #80df4002
 def conversation_key(messages:list) -> str:
@@ -39,14 +39,20 @@ class Replica:
 
     def __repr__(self): return f"Replica({self.url!r}, busy={self.busy}, {'up' if self.healthy else 'down'})"
 
-# %% ../nbs/05d_replicas.ipynb #be1fc48f
+# %% ../nbs/05d_replicas.ipynb #a3789adf
+def member(spec:ModelSpec, r, client) -> tuple:
+    "(name in the ledger, upstream) of replica `r` of `spec`: a server URL, or an upstream table of its own."
+    over = {'base_url': r} if isinstance(r, str) else dict(r)
+    m = dataclasses.replace(spec, replicas=(), **over)
+    return (r if isinstance(r, str) else m.base_url or f'{m.runtime}:{m.model_id}'), upstream_for(m, client)
+
 class ReplicaSet:
     "The upstream of a model served by several servers: sticky by conversation, least busy otherwise, down servers left alone."
     def __init__(self, spec:ModelSpec, client=None, remember:int=10_000,
                  first_byte:float|None=None):   # seconds a server may take to start answering; default `gateway.replica_timeout`
         self.spec, self.remember = spec, remember
         self.first_byte = first_byte if first_byte is not None else get('gateway.replica_timeout')
-        self.replicas = [Replica(u, upstream_for(dataclasses.replace(spec, base_url=u, replicas=()), client)) for u in spec.replicas]
+        self.replicas = [Replica(*member(spec, r, client)) for r in spec.replicas]
         self.sticky: collections.OrderedDict = collections.OrderedDict()   # conversation key -> replica index, newest last
         self.load = collections.Counter()   # replica index -> conversations it holds, to spread new ones
 
