@@ -116,7 +116,7 @@ def main(seconds:int=5, litellm:str|None=None):
         if litellm:   # started only now, so it does not load the machine while the rows above are measured
             from gateway_overhead import start_litellm
             ll, key = start_litellm(litellm, up)
-            try: measure('LiteLLM 1.110.2', f'http://127.0.0.1:{ll[1]}/v1/chat/completions', ll[0].pid, [WHOLE], (1, 20, 100),
+            try: measure('LiteLLM 1.110.2', f'http://127.0.0.1:{ll[1]}/v1/chat/completions', ll[0].pid, [WHOLE, STREAM], (1, 20, 100),
                          seconds, wrk_bin, pin(1), rows, {'Authorization': f'Bearer {key}'})
             finally: stop([ll[0]])
     finally: stop(procs)
