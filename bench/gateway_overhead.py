@@ -15,15 +15,19 @@ import httpx
 
 # --- the fake upstream: as little work per request as possible, chunks that vary (LiteLLM stops on 100 identical) ---
 
+async def read_body(receive) -> bytes:
+    "An ASGI request's whole body."
+    body = b''
+    while True:
+        m = await receive()
+        body += m.get('body', b'')
+        if not m.get('more_body'): return body
+
 def upstream_app():
     "A raw ASGI llama-server stand-in: streams `n` chunks (`max_tokens`, default 4) and a usage chunk."
     async def app(scope, receive, send):
         if scope['type'] != 'http': return
-        body = b''
-        while True:
-            m = await receive()
-            body += m.get('body', b'')
-            if not m.get('more_body'): break
+        body = await read_body(receive)
         path = scope['path']
         if path.endswith('/props') or path.endswith('/health') or path.endswith('/models'):
             doc = {'object': 'list', 'data': [{'id': 'fake', 'object': 'model'}]} if path.endswith('/models') else \
@@ -64,11 +68,7 @@ def proxy_app(upstream):
     u = urlsplit(upstream)
     async def app(scope, receive, send):
         if scope['type'] != 'http': return
-        body = b''
-        while True:
-            m = await receive()
-            body += m.get('body', b'')
-            if not m.get('more_body'): break
+        body = await read_body(receive)
         # a new connection per request, as llama-server forces after a stream; HTTP/1.0: the answer ends at EOF
         r, w = await asyncio.open_connection(u.hostname, u.port)
         w.write(b'POST %s HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n'

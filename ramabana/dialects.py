@@ -6,14 +6,13 @@
 from __future__ import annotations
 import contextlib, json, time
 from .upstream import GatewayError, InvalidRequest, ContextOverflow
-from .gateway import (DISCARD, EventStream, check_auth, read_json, check_request, _head, _bursts, _headers,
-                              _unless_gone, _json_bytes, _internal, log)
+from .gateway import DISCARD, Door, serve_door, check_auth, read_json, _bursts, _json_bytes, _internal
 
 # %% auto #0
 __all__ = ['ANTHROPIC_ERRORS', 'STOP_REASONS', 'DISCARDED', 'HOSTED_TOOLS', 'anthropic_error', 'error_reply', 'messages_to_chat',
            'message_usage', 'completion_to_message', 'MessageEvents', 'NativeEvents', 'message_from_events',
-           'door_stream', 'Door', 'serve_door', 'MessagesDoor', 'messages', 'count_tokens', 'responses_to_chat',
-           'response_usage', 'completion_to_response', 'ResponseEvents', 'ResponsesDoor', 'responses']
+           'door_stream', 'MessagesDoor', 'messages', 'count_tokens', 'responses_to_chat', 'response_usage',
+           'completion_to_response', 'ResponseEvents', 'ResponsesDoor', 'responses']
 
 # %% ../nbs/05c_dialects.ipynb #fc1e5cdf
 ANTHROPIC_ERRORS = {400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
@@ -331,60 +330,19 @@ async def door_stream(ex, head:list, agen, events):
     finally:
         ex.finish(status, err)
 
-class Door:
-    "What a door states: its dialect, how its request becomes chat completions, and how it answers."
-    dialect, prefix = '', ''
-    def translate(self, req, notes:dict) -> dict: raise NotImplementedError   # the chat body; `notes` go to the ledger row's info
-    def prepare(self, ex, req) -> None: pass                                  # before the upstream is asked
-    def events(self, ex, req, id:str): raise NotImplementedError              # the stream's event writer
-    def whole(self, ex, req, id:str) -> dict: raise NotImplementedError       # the whole answer
-    def error(self, e:GatewayError, headers:dict|None=None): raise NotImplementedError
-
-async def serve_door(door:Door, request):
-    "One request through `door`: checked, translated, sent through `open_call`, answered whole or streamed."
-    from starlette.responses import Response
-    gw, t0, ex = request.app.state.gateway, time.perf_counter(), None
-    try:
-        who = check_auth(gw, request)
-        req, notes = await read_json(request, gw.max_body), {}
-        body = check_request(door.translate(req, notes))
-        ex = await gw.open_call(body, request.headers, t0, dialect=door.dialect, token=who)
-        ex.call.info.update(notes)
-        door.prepare(ex, req)
-        agen, rid = ex.chunks(), door.prefix + ex.call.id.removeprefix('call-')
-        async def answer():
-            head = await _head(ex, agen, False)
-            if not ex.stream:
-                async for _ in agen: pass
-            return head
-        here, head = await _unless_gone(request, answer())
-        if not here:
-            await agen.aclose()
-            ex.finish(499, 'client_closed')
-            return Response(status_code=499)
-        if ex.stream: return EventStream(door_stream(ex, head, agen, door.events(ex, req, rid)), _headers(ex))
-        ex.finish(200)
-        await gw.ledger.committed(ex.ticket)   # on disk before the answer leaves
-        return Response(_json_bytes(door.whole(ex, req, rid)), headers=_headers(ex), media_type='application/json')
-    except GatewayError as e:
-        if ex is not None: ex.finish(e.status, e.code)
-        log.info('%s: %s %s', door.dialect, e.status, e)
-        return door.error(e, _headers(ex) if ex else None)
-    except Exception as e:   # a bug: logged with its traceback, answered without it
-        ie = _internal(e, door.dialect)
-        if ex is not None: ex.finish(ie.status, ie.code)
-        return door.error(ie)
-
 class MessagesDoor(Door):
     "Anthropic's Messages API."
-    dialect, prefix = 'messages', 'msg_'
+    name = dialect = 'messages'
+    prefix = 'msg_'
     def translate(self, req, notes): return messages_to_chat(req)
     def prepare(self, ex, req):
         if getattr(ex.up, 'dialect', None) == 'messages': ex.call.native = req   # Anthropic: passed through as written
-    def events(self, ex, req, id): return NativeEvents(ex.call) if ex.call.native is not None else MessageEvents(req['model'], id)
-    def whole(self, ex, req, id):
+    def stream(self, ex, head, agen, req):
+        events = NativeEvents(ex.call) if ex.call.native is not None else MessageEvents(req['model'], self.answer_id(ex))
+        return door_stream(ex, head, agen, events)
+    def whole(self, ex, req):
         if ex.call.native is not None: return message_from_events(ex.call.native_events or [])
-        return completion_to_message(ex.asm.completion(ex.model), req['model'], id)
+        return completion_to_message(ex.asm.completion(ex.model), req['model'], self.answer_id(ex))
     def error(self, e, headers=None): return error_reply(e, headers)
 
 async def messages(request):
@@ -678,20 +636,18 @@ class ResponseEvents:
         "An error after the stream started: Responses' `error` event."
         return self._ev('error', code=e.code, message=e.message, param=e.param)
 
-# %% ../nbs/05c_dialects.ipynb #62f4e7b0
+# %% ../nbs/05c_dialects.ipynb #6011c997
 class ResponsesDoor(Door):
-    "OpenAI's Responses API, stateless."
-    dialect, prefix = 'responses', 'resp_'
+    "OpenAI's Responses API, stateless; errors in OpenAI's shape, which the Responses API shares (`Door.error`)."
+    name = dialect = 'responses'
+    prefix = 'resp_'
     def translate(self, req, notes):
         dropped = []
         body = responses_to_chat(req, dropped)
         if dropped: notes['dropped_tools'] = dropped
         return body
-    def events(self, ex, req, id): return ResponseEvents(req['model'], id)
-    def whole(self, ex, req, id): return completion_to_response(ex.asm.completion(ex.model), req['model'], id)
-    def error(self, e, headers=None):
-        from ramabana.gateway import error_response   # OpenAI's error shape, which the Responses API shares
-        return error_response(e, headers)
+    def stream(self, ex, head, agen, req): return door_stream(ex, head, agen, ResponseEvents(req['model'], self.answer_id(ex)))
+    def whole(self, ex, req): return completion_to_response(ex.asm.completion(ex.model), req['model'], self.answer_id(ex))
 
 async def responses(request):
     "POST /v1/responses: OpenAI's Responses API, stateless, whole or streamed."

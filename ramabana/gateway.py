@@ -14,11 +14,12 @@ from .core import ModelSpec
 from .upstream import (BadToolCall, LlamaServerError, BrokenStream, Call, Capabilities, GatewayError, InvalidRequest, LlamaCppUpstream, RateLimited, RawChunk, SchemaRejected, Upstream, UpstreamUnavailable, keep_secret, new_client, redact, upstream_for)
 
 # %% auto #0
-__all__ = ['ROLES', 'REASONING_FIELDS', 'log', 'DISCARD', 'check_request', 'replay_keys', 'ReplayStore', 'prepare_history',
-           'ToolCallRepair', 'Assembler', 'RedactFilter', 'named_tokens', 'Gateway', 'Exchange', 'read_json',
-           'error_response', 'check_auth', 'check_model_allowed', 'EventStream', 'chat_completions', 'list_models',
-           'get_model', 'health', 'list_calls', 'tokenize', 'make_app', 'GatewayApp', 'gateway_url', 'check_bind',
-           'gateway_token', 'GatewayServer', 'start_gateway', 'app_from_settings', 'serve']
+__all__ = ['ROLES', 'REASONING_FIELDS', 'log', 'DISCARD', 'CHAT_DOOR', 'check_request', 'replay_keys', 'ReplayStore',
+           'prepare_history', 'ToolCallRepair', 'Assembler', 'RedactFilter', 'named_tokens', 'Gateway', 'Exchange',
+           'read_json', 'error_response', 'check_auth', 'check_model_allowed', 'EventStream', 'Door', 'serve_door',
+           'ChatDoor', 'chat_completions', 'list_models', 'get_model', 'health', 'list_calls', 'tokenize', 'make_app',
+           'GatewayApp', 'gateway_url', 'check_bind', 'gateway_token', 'GatewayServer', 'start_gateway',
+           'app_from_settings', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #07d047e6
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
@@ -767,17 +768,31 @@ async def _unless_gone(request, aw) -> tuple[bool, object]:
     finally:
         watch.cancel(); work.cancel()
 
-async def chat_completions(request):
-    "POST /v1/chat/completions: stream or not, always streamed from the upstream."
+class Door:
+    "A front door of the gateway: what is its own (its request, its answers, its errors); `serve_door` does the rest."
+    name, dialect, prefix = '', 'chat', ''
+    def translate(self, req, notes:dict) -> dict: return req        # the chat body; `notes` go to the row's info
+    def progress(self, body:dict) -> bool: return False             # the client wants prompt progress before the answer
+    def prepare(self, ex, req) -> None: pass                        # before the upstream is asked
+    def stream(self, ex, head:list, agen, req): raise NotImplementedError   # the event stream, as (bytes, last)
+    def whole(self, ex, req) -> dict: raise NotImplementedError     # the whole answer
+    def error(self, e:GatewayError, headers:dict|None=None): return error_response(e, headers)
+    def answer_id(self, ex) -> str: return self.prefix + ex.call.id.removeprefix('call-')
+
+async def serve_door(door:Door, request):
+    "One request through `door`: checked, translated, sent through `open_call`, answered whole or streamed."
     from starlette.responses import Response
     gw, t0, ex = request.app.state.gateway, time.perf_counter(), None
     try:
         who = check_auth(gw, request)
-        body = check_request(await read_json(request, gw.max_body))
-        ex = await gw.open_call(body, request.headers, t0, token=who)
+        req, notes = await read_json(request, gw.max_body), {}
+        body = check_request(door.translate(req, notes))
+        ex = await gw.open_call(body, request.headers, t0, dialect=door.dialect, token=who)
+        ex.call.info.update(notes)
+        door.prepare(ex, req)
         agen = ex.chunks()
         async def answer():   # a stream's head, or a whole answer
-            head = await _head(ex, agen, body.get('return_progress') is True)
+            head = await _head(ex, agen, door.progress(body))
             if not ex.stream:
                 async for _ in agen: pass
             return head
@@ -787,18 +802,31 @@ async def chat_completions(request):
             await agen.aclose()
             ex.finish(499, 'client_closed')
             return Response(status_code=499)
-        if ex.stream: return EventStream(_sse(ex, head, agen), _headers(ex))
+        if ex.stream: return EventStream(door.stream(ex, head, agen, req), _headers(ex))
         ex.finish(200)
         await gw.ledger.committed(ex.ticket)   # on disk before the answer leaves: a process killed after it loses no row
-        return Response(_json_bytes(ex.asm.completion(ex.model)), headers=_headers(ex), media_type='application/json')
+        return Response(_json_bytes(door.whole(ex, req)), headers=_headers(ex), media_type='application/json')
     except GatewayError as e:
         if ex is not None: ex.finish(e.status, e.code)
-        log.info('chat/completions: %s %s', e.status, e)
-        return error_response(e, _headers(ex) if ex else None)
+        log.info('%s: %s %s', door.name, e.status, e)
+        return door.error(e, _headers(ex) if ex else None)
     except Exception as e:  # a bug: logged with its traceback, answered without it
-        ie = _internal(e, 'chat/completions')
+        ie = _internal(e, door.name)
         if ex is not None: ex.finish(ie.status, ie.code)
-        return error_response(ie)
+        return door.error(ie)
+
+class ChatDoor(Door):
+    "OpenAI chat completions, the gateway's own language: nothing to translate, each chunk's own bytes relayed."
+    name = 'chat/completions'
+    def progress(self, body): return body.get('return_progress') is True
+    def stream(self, ex, head, agen, req): return _sse(ex, head, agen)
+    def whole(self, ex, req): return ex.asm.completion(ex.model)
+
+CHAT_DOOR = ChatDoor()
+
+async def chat_completions(request):
+    "POST /v1/chat/completions: stream or not, always streamed from the upstream."
+    return await serve_door(CHAT_DOOR, request)
 
 # %% ../nbs/05_gateway.ipynb #1a67503d
 async def _caps_of(gw:Gateway, spec:ModelSpec):
