@@ -14,12 +14,12 @@ from .core import ModelSpec
 from .upstream import (BadToolCall, LlamaServerError, BrokenStream, Call, Capabilities, GatewayError, InvalidRequest, LlamaCppUpstream, RateLimited, RawChunk, SchemaRejected, Upstream, UpstreamUnavailable, keep_secret, new_client, redact, upstream_for)
 
 # %% auto #0
-__all__ = ['ROLES', 'REASONING_FIELDS', 'log', 'DISCARD', 'CHAT_DOOR', 'check_request', 'replay_keys', 'ReplayStore',
+__all__ = ['ROLES', 'REASONING_FIELDS', 'log', 'DISCARD', 'DISCARDED', 'CHAT_DOOR', 'check_request', 'replay_keys', 'ReplayStore',
            'prepare_history', 'ToolCallRepair', 'Assembler', 'RedactFilter', 'named_tokens', 'Gateway', 'Exchange',
-           'read_json', 'error_response', 'check_auth', 'check_model_allowed', 'EventStream', 'Door', 'serve_door',
-           'ChatDoor', 'chat_completions', 'list_models', 'get_model', 'health', 'list_calls', 'tokenize', 'make_app',
-           'GatewayApp', 'gateway_url', 'check_bind', 'gateway_token', 'GatewayServer', 'start_gateway',
-           'app_from_settings', 'serve']
+           'read_json', 'error_response', 'check_auth', 'check_model_allowed', 'door_stream', 'ChatEvents',
+           'EventStream', 'Door', 'serve_door', 'ChatDoor', 'chat_completions', 'list_models', 'get_model', 'health',
+           'list_calls', 'tokenize', 'make_app', 'GatewayApp', 'gateway_url', 'check_bind', 'gateway_token',
+           'GatewayServer', 'start_gateway', 'app_from_settings', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #07d047e6
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
@@ -700,31 +700,46 @@ async def _bursts(agen, nowait:bool=False, maxsize:int=512) -> AsyncIterator[tup
     finally:
         task.cancel()
 
-async def _sse(ex:Exchange, head:list, agen) -> AsyncIterator[tuple[bytes, bool]]:
-    "The client's event stream as (bytes, last): chunks, then `[DONE]`; a failure after the start is an error event."
-    status, err, pre = 200, None, _events(ex, head)
+DISCARDED = 'the upstream failed mid-answer and the part already sent is void; ask again'
+
+async def door_stream(ex:Exchange, head:list, agen, events) -> AsyncIterator[tuple[bytes, bool]]:
+    "A door's event stream as (bytes, last); `events` writes the door's own events (`start`, `burst`, `end`, `error`, and `relays_discard`)."
+    status, err = 200, None
+    pre = events.start() + events.burst(head)   # `_head` leaves no DISCARD in the head
     try:
-        async for burst, ended in _bursts(agen, nowait=bool(head)):
-            data, pre = pre + _events(ex, burst), b''
-            if ended:
-                ex.finish(200)
-                await ex.gw.ledger.committed(ex.ticket)   # the row is on disk before the client can see the end of its answer
-                yield data + b'data: [DONE]\n\n', True
-            elif data: yield data, False
+        async with contextlib.aclosing(_bursts(agen, nowait=bool(head))) as bursts:   # closed at once: no resend after we gave up
+            async for burst, ended in bursts:
+                if not getattr(events, 'relays_discard', False) and any(c is DISCARD for c in burst):
+                    raise GatewayError(DISCARDED, status=529, code='discarded')   # a door with no discard event: a retryable error
+                data, pre = pre + events.burst(burst), b''
+                if ended:
+                    ex.finish(200)
+                    await ex.gw.ledger.committed(ex.ticket)   # the row is on disk before the client can see the end of its answer
+                    yield data + events.end(), True
+                elif data: yield data, False
     except GatewayError as e:
         status, err = e.status, e.code
         ex.finish(status, err)
-        yield pre + b'data: ' + _json_bytes(e.to_openai()) + b'\n\n', True
+        yield pre + events.error(e), True
     except asyncio.CancelledError:
         status, err = 499, 'client_closed'   # the client went away; the upstream request is closed with the generator
         raise
     except Exception as e:  # a bug: the client gets an error event, the log the traceback
-        ie = _internal(e, f'stream of {ex.call.id}')
+        ie = _internal(e, f'{ex.call.dialect} stream of {ex.call.id}')
         status, err = ie.status, ie.code
         ex.finish(status, err)
-        yield pre + b'data: ' + _json_bytes(ie.to_openai()) + b'\n\n', True
+        yield pre + events.error(ie), True
     finally:
         ex.finish(status, err)
+
+class ChatEvents:
+    "Chat completions' events: each chunk's own bytes, a resend's `discard` event as it comes, `[DONE]` at the end."
+    relays_discard = True   # a door whose client can drop what it has (ramabana's own does): the answer follows again
+    def __init__(self, ex:Exchange): self.ex = ex
+    def start(self) -> bytes: return b''
+    def burst(self, chunks:list) -> bytes: return _events(self.ex, chunks)
+    def end(self) -> bytes: return b'data: [DONE]\n\n'
+    def error(self, e:GatewayError) -> bytes: return b'data: ' + _json_bytes(e.to_openai()) + b'\n\n'
 
 class EventStream:
     "A `text/event-stream` response from an async iterator of (bytes, last); a client that goes away stops it."
@@ -819,7 +834,7 @@ class ChatDoor(Door):
     "OpenAI chat completions, the gateway's own language: nothing to translate, each chunk's own bytes relayed."
     name = 'chat/completions'
     def progress(self, body): return body.get('return_progress') is True
-    def stream(self, ex, head, agen, req): return _sse(ex, head, agen)
+    def stream(self, ex, head, agen, req): return door_stream(ex, head, agen, ChatEvents(ex))
     def whole(self, ex, req): return ex.asm.completion(ex.model)
 
 CHAT_DOOR = ChatDoor()

@@ -178,6 +178,14 @@ def _commit(self:Ledger, con, wait:bool=True) -> bool:
     finally: self._commit_lock.release()
 
 @patch
+def _write_log(self:Ledger, f) -> None:
+    "Append the committed rows waiting for the call log to `f`."
+    if not self._logq: return
+    rows = []
+    while self._logq: rows.append(self._logq.popleft())
+    f.write(''.join(json.dumps(r, default=str) + '\n' for r in rows)); f.flush()
+
+@patch
 def _writer(self:Ledger):
     con = _connect(self.path)
     log = open(self.log_path, 'a', encoding='utf-8')
@@ -188,10 +196,7 @@ def _writer(self:Ledger):
             closing = self._closing
             self._commit(con)
             try:
-                if self._logq:
-                    rows = []
-                    while self._logq: rows.append(self._logq.popleft())
-                    log.write(''.join(json.dumps(r, default=str) + '\n' for r in rows)); log.flush()
+                self._write_log(log)
                 if self._since_ckpt >= 1000:   # commits on the event loop leave checkpoints to this thread
                     self._since_ckpt = 0
                     con.execute('PRAGMA wal_checkpoint(PASSIVE)')
@@ -402,10 +407,7 @@ def _writer(self:PgLedger):
             self._wake.wait(self.interval)
             self._wake.clear()
             closing = self._closing
-            if self._logq:   # the call log first: it holds the call even while the database is away
-                rows = []
-                while self._logq: rows.append(self._logq.popleft())
-                log_f.write(''.join(json.dumps(r, default=str) + '\n' for r in rows)); log_f.flush()
+            self._write_log(log_f)
             if self._buf:
                 if con is None or con.closed:
                     try: con, wait = self._pg.connect(self.url, connect_timeout=5), 0.5
