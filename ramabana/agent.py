@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, task_dir
-from .runtime import Run, run_context, current_run, notices_block, Usage, estimate_tokens
+from .runtime import Run, run_context, current_run, notices_block, Usage, estimate_tokens, safe_repr
 from .compaction import Compactor
 from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 
@@ -96,19 +96,13 @@ def _lookup(ns:dict, name:str):
     for r in rest: obj = getattr(obj, r)
     return obj
 
-def _repr(obj) -> str:
-    "`repr(obj)`, or a note saying how it failed."
-    try: return repr(obj)
-    # a repr is user code and can fail any way it likes: say so instead of failing the tool
-    except Exception as e: return f'<repr failed: {type(e).__name__}: {e}>'
-
 def repr_head(obj, limit:int=REPR_HEAD) -> str:
     "The start of `repr(obj)`, at most `limit` characters and a note of what was left out."
     if type(obj) in (list, tuple, set, frozenset, dict, str, bytes) and len(obj) > limit:
         # a big builtin value is not repr'd whole (10 million numbers: 0.75 s and 89 MB) for 600 characters of it
         head = obj[:limit] if isinstance(obj, (str, bytes, list, tuple)) else type(obj)(itertools.islice(obj.items() if isinstance(obj, dict) else obj, limit))
-        return _repr(head)[:limit] + f" … [{len(obj):,} {'characters' if isinstance(obj, str) else 'bytes' if isinstance(obj, bytes) else 'items'}]"
-    r = _repr(obj)
+        return safe_repr(head)[:limit] + f" … [{len(obj):,} {'characters' if isinstance(obj, str) else 'bytes' if isinstance(obj, bytes) else 'items'}]"
+    r = safe_repr(obj)
     return r if len(r) <= limit else r[:limit] + f' … [{len(r):,} characters]'
 
 def describe(obj, name:str='') -> str:
@@ -203,7 +197,7 @@ def format_run(res:dict) -> str:
     if res['stdout']: parts.append('stdout:\n' + res['stdout'].rstrip('\n'))
     if res['stderr']: parts.append('stderr:\n' + res['stderr'].rstrip('\n'))
     if res['result'] is not None:
-        parts.append('result: ' + _repr(res['result']))
+        parts.append('result: ' + safe_repr(res['result']))
     if res['error']: parts.append('error:\n' + res['error'])
     return '\n'.join(parts) or '(no output)'
 
@@ -332,7 +326,8 @@ class Agent:
         self.compactor = compactor or Compactor(auto=get('compaction.auto'), strategy=get('compaction.strategy'))
         self.summariser_model = summariser if summariser is not None else get('model.oneshot')
         self.session = Session(task_dir(self.task)/'session.jsonl')
-        self.run, self.runs, self._prior, self._cb, self._sum_be, self._ctx = None, [], Usage(), {}, None, None
+        self.run, self.runs, self._prior, self._cb, self._sum_be = None, [], Usage(), {}, None
+        self._contexts, self._drops = [], 0   # messages holding a context: (index, their text without it, the context)
         self.backend = self._make(model)
         if resume and (h := self.session.load()): self.backend.resume_hist(h)
         self._saved = len(h) if resume and h else 0
@@ -410,11 +405,11 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
         on_progress:Callable|None=None,  # called with llama.cpp's prompt progress {total, cache, processed, time_ms}
         on_status:Callable|None=None,    # called with a one-line status (compacting, the model's latest step)
         on_discard:Callable|None=None,   # called with the whole answer so far after a resend took back partial text
-        context:str=''                   # material for this turn only (the notebook): sent before the prompt now, left out later
+        context:str='',                  # material sent before the prompt (the notebook), kept in the conversation
+        refresh:Callable|None=None       # `refresh()`: the context to send instead when the conversation is compacted first
        ) -> str:
     "One turn: the answer's text (failures come back as text; `turn_error` says why)."
     self._cb = dict(on_text=on_text, on_tool=on_tool, on_progress=on_progress, on_status=on_status, on_discard=on_discard)
-    self._drop_context()
     text, sent = self._turn_text(prompt), self.message(prompt, context)
     run = Run(f'{self.task}.{len(self.runs) + 1}', question=prompt if isinstance(prompt, str) else '',
               model=self.spec.name, grace=2.0, budget=self.budget or self.backend.max_steps,
@@ -424,9 +419,13 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
     answer = ''
     try:
         with run_context(run):
+            drops = self._drops
             self.maybe_compact(sent)
-            # where this turn's message will land: after a resumed conversation not applied yet (it is at start)
-            if context and isinstance(text, str): self._ctx = (len(self.backend.snapshot_hist()), text)
+            if refresh is not None and self._drops != drops:   # what `context` built on went with the old history
+                context = refresh(); sent = self.message(prompt, context)
+            if context and isinstance(text, str):   # where this turn's message lands (after a resumed conversation not applied yet)
+                be = self.backend
+                self._contexts.append((len(be.hist if be.ready or be._pending is None else be._pending), text, context))
             if not run.stopped:
                 for piece in self.backend.stream(sent, run=run):
                     answer = apply_piece(answer, piece)
@@ -453,16 +452,16 @@ def save(self:Agent):
     h = be.hist if be.ready or be._pending is None else be._pending
     if self._saved > len(h): self.session.reset(h, 'history changed'); self._saved = len(h); return
     new = list(h[self._saved:])
-    if self._ctx and self._saved <= self._ctx[0] < len(h):   # a resumed conversation never needs an old context
-        new[self._ctx[0] - self._saved] = self._without_context(h[self._ctx[0]])
+    for i, text, _ in self._contexts:   # a resumed conversation starts from a fresh context, so none is saved
+        if self._saved <= i < len(h): new[i - self._saved] = _without_context(h[i], text)
     self.session.append(new); self._saved = len(h)
 
 # %% ../nbs/08b_agent.ipynb #4b4b95a4
 CONTEXT_NOTE = '[the notebook as it was for this message was shown here; later messages show it as it is now]'
 
-@patch
-def _without_context(self:Agent, m:dict) -> dict:
-    return {**m, 'content': f'{CONTEXT_NOTE}\n\n{self._ctx[1]}'}
+def _without_context(m:dict, text:str) -> dict:
+    "Message `m` with its context replaced by `CONTEXT_NOTE`: the note, then the prompt's `text`."
+    return {**m, 'content': f'{CONTEXT_NOTE}\n\n{text}'}
 
 @patch
 def _turn_text(self:Agent, prompt):
@@ -477,19 +476,30 @@ def message(self:Agent, prompt, context:str='') -> str|list:
 
 @patch
 def fits(self:Agent, prompt, context:str='') -> bool:
-    "Whether the turn `ask(prompt, context=context)` would send fits the window; the previous turn's context no longer counts."
-    self._drop_context()
+    "Whether the turn `ask(prompt, context=context)` would send fits the window, with the conversation as it is."
     return self.backend.fits(self.message(prompt, context))
 
+def _holds(m, context:str) -> bool:
+    return isinstance(m, dict) and m.get('role') == 'user' and isinstance(m.get('content'), str) and m['content'].startswith(context)
+
 @patch
-def _drop_context(self:Agent):
-    "Replace the last turn's context by `CONTEXT_NOTE` in the history."
-    if not self._ctx: return
-    i, h = self._ctx[0], self.backend.hist
-    if i < len(h) and h[i].get('role') == 'user':
-        h[i] = self._without_context(h[i])
-        self.backend._changed()
-    self._ctx = None
+def holds_contexts(self:Agent, contexts:list) -> bool:
+    "Whether every one of `contexts` is still in the conversation, on the message that carried it."
+    be = self.backend
+    h, live = be.hist if be.ready or be._pending is None else be._pending, {c for i, _, c in self._contexts}
+    return bool(contexts) and all(c in live for c in contexts) and all(i < len(h) and _holds(h[i], c) for i, _, c in self._contexts)
+
+@patch
+def drop_contexts(self:Agent) -> bool:
+    "Replace every context in the conversation by `CONTEXT_NOTE`; True when there was one."
+    if not self._contexts: return False
+    be = self.backend
+    h = be.hist if be.ready or be._pending is None else be._pending
+    for i, text, c in self._contexts:
+        if i < len(h) and _holds(h[i], c): h[i] = _without_context(h[i], text)
+    self._contexts, self._drops = [], self._drops + 1
+    be._changed()
+    return True
 
 # %% ../nbs/08b_agent.ipynb #7ece196e
 @patch
@@ -522,7 +532,7 @@ class _Estimating:
 def compact(self:Agent, focus:str='') -> str:
     "Compact the conversation now; what happened, as one line."
     if self.backend.start() is None: return self.backend.note
-    self._drop_context()
+    self.drop_contexts()   # no copy of the notebook in a summary: the next question sends it afresh
     self._emit('on_status', 'compacting the conversation')
     s = self._summariser()
     summary_ctx = self._sum_be.spec.ctx if s is not None and self._sum_be is not None else None
@@ -545,7 +555,7 @@ def maybe_compact(self:Agent, nxt='') -> str:
 def reset(self:Agent):
     "Forget the conversation (the usage total stays)."
     self.backend.resume_hist([])
-    self.session.reset([], 'reset'); self._saved, self._ctx = 0, None
+    self.session.reset([], 'reset'); self._saved, self._contexts, self._drops = 0, [], self._drops + 1
     return self
 
 @patch

@@ -11,7 +11,7 @@ from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, is_loopback
 from .runtime import (estimate_tokens, CHARS_PER_TOKEN, answer_only, ThinkFilter, Usage,
-                              current_run, THINK_OPEN)
+                              current_run, THINK_OPEN, LoopGuard, LOOP_NOTE)
 from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
 from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
 
@@ -20,8 +20,8 @@ __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSE
            'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning',
            'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece',
            'TokenLogger', 'use_chat', 'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url',
-           'task_header', 'GatewayBackend', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
-           'explain_error', 'make_backend']
+           'task_header', 'GatewayBackend', 'writer', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled',
+           'NotAuthorised', 'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -114,6 +114,7 @@ class Backend:
         self.purpose = 'turn'   # of the call being made
         self.narrates = spec.runtime not in QUIET_RUNTIMES   # the text before a tool call reaches us
         self.ready, self.engine, self.cbs, self.usage, self.last_usage = False, None, [], Usage(spec.name), Usage(spec.name)
+        self.window_source = ('catalog' if spec.builtin else 'config') if spec.ctx else None   # what decided `spec.ctx`
         self._pending: list|None = None          # a conversation to apply at start (`resume_hist`)
         self._reported: tuple|None = None        # (tokens the engine reported, len(hist) then)
         self._busy, self._start_lock, self._cancel = threading.Lock(), threading.Lock(), threading.Event()
@@ -266,7 +267,7 @@ def stream(self:Backend, msg, run=None, **kw):
 def _account(self:Backend):
     "Add the last turn's usage to the total, and tell the callbacks."
     u = self._usage()
-    if not isinstance(u, Usage) or not (u.total or u.input or u.output): return
+    if not isinstance(u, Usage) or not (u.total or u.input or u.output or u.turns): return
     self.last_usage, self.usage = u, self.usage + u
     for cb in self.cbs:
         if callable(f := getattr(cb, 'after_response', None)): f(self, u)
@@ -577,11 +578,11 @@ class GatewayBackend(Backend):
     def _start(self):
         self.url = gateway_url(self.base_url)
         self.client = self._client()
-        if self.think is None or not self.spec.ctx:   # what the gateway knows of the model fills what the profile leaves open
-            entry = self._model_entry()
-            if self.think is None: self.think = bool((entry.get('capabilities') or {}).get('think_prefilled'))
-            if not self.spec.ctx and isinstance(w := entry.get('context_window'), int) and w > 0:
-                self.spec = dataclasses.replace(self.spec, ctx=w)
+        entry = self._model_entry()   # what the gateway knows of the model: its template, the window it really has
+        if self.think is None: self.think = bool((entry.get('capabilities') or {}).get('think_prefilled'))
+        w = entry.get('context_window')
+        if isinstance(w, int) and not isinstance(w, bool) and w > 0 and (not self.spec.ctx or w < self.spec.ctx):
+            self.spec, self.window_source = dataclasses.replace(self.spec, ctx=w), entry.get('context_window_source')
         return self.client
 
     def _key(self) -> str|None:
@@ -603,13 +604,21 @@ class GatewayBackend(Backend):
         return h
 
     def _messages(self, sp:str|None=None, hist:list|None=None) -> list:
-        sp = self.sp if sp is None else sp
-        return ([{'role': 'system', 'content': sp}] if sp else []) + [_wire(m) for m in (self.hist if hist is None else hist)]
+        sp, me = self.sp if sp is None else sp, writer(self.spec)
+        return ([{'role': 'system', 'content': sp}] if sp else []) + [_wire(m, me) for m in (self.hist if hist is None else hist)]
 
-# %% ../nbs/08_backend.ipynb #edbc6e8a
-def _wire(m:dict) -> dict:
-    "A history message as sent: picture bytes become data URLs; a tool result loses the `name` kept for reading."
-    if m.get('role') == 'tool' and 'name' in m: m = {k: v for k, v in m.items() if k != 'name'}
+# %% ../nbs/08_backend.ipynb #80cca2a5
+def writer(spec:ModelSpec) -> str:
+    "The model an answer of `spec` comes from: its name without a `:PROFILE` (a profile samples the same model)."
+    return spec.name[:-len(spec.profile) - 1] if spec.profile and spec.name.endswith(':' + spec.profile) else spec.name
+
+def _wire(m:dict, model:str='') -> dict:
+    "A history message as sent to `model`: without what only we read, reasoning only to the model that wrote it, pictures as data URLs."
+    # `name` of a tool result and the `model` that wrote an answer are kept for reading, not sent; reasoning goes back
+    # only to the model that wrote it (another model did not think it, and its provider may refuse the field)
+    drop = [k for k in ('name', 'model') if k in m and (k == 'model' or m.get('role') == 'tool')]
+    if m.get('reasoning_content') and m.get('model') not in (None, model): drop.append('reasoning_content')
+    if drop: m = {k: v for k, v in m.items() if k not in drop}
     c = m.get('content')
     if not isinstance(c, list): return m
     parts = []
@@ -654,17 +663,19 @@ class _InlineThink:
         return out
 
 @patch
-def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True):
+def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True,
+          think:bool=True): # False: ask the model not to think (a summary, a one-shot question)
     "One streamed request: yields answer text; returns (assistant message, usage dict)."
     body = dict(model=self.spec.name, messages=messages, stream=True, stream_options={'include_usage': True})
     if tools and self.tools: body['tools'] = [t.schema for t in self.tools]
     if max_tokens := max_tokens or self.max_tokens: body['max_tokens'] = max_tokens
-    if self.effort: body['reasoning_effort'] = self.effort
+    if self.effort and think: body['reasoning_effort'] = self.effort
     extra = {'return_progress': True} if self.progress and purpose == 'turn' else {}
+    if not think: extra['reasoning_budget_tokens'] = 0   # the gateway turns it into each provider's way of not thinking
     self._fire('before_request', body)
     from ramabana.gateway import Assembler   # the gateway's own fold of a stream; lazy, like the gateway itself
     mkflt = lambda: ThinkFilter() if self.think else _InlineThink()
-    flt, asm, text = mkflt(), Assembler(), []
+    flt, asm, text, guard = mkflt(), Assembler(), [], LoopGuard()
     self._text = text
     self._thought, self._finish = 0, None
     if self._cancel.is_set(): return asm.message(''), None
@@ -681,7 +692,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
             d = _delta_dict(ch)
             if pp := d.get('prompt_progress'): self._fire('on_progress', pp)
             if (d.get('ramabana') or {}).get('discard'):   # the gateway is resending: forget this step's partial answer
-                n, text, asm, flt = sum(map(len, text)), [], Assembler(), mkflt()
+                n, text, asm, flt, guard = sum(map(len, text)), [], Assembler(), mkflt(), LoopGuard()
                 self._text = text
                 if n: yield Discard(n)
                 continue
@@ -692,17 +703,33 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
                 piece = (c.get('delta') or {}).get('content') or ''
                 if piece: piece = flt.feed(piece)
                 if (c.get('delta') or {}).get('tool_calls'): flt.rearm()
+                if piece and guard.feed(piece): break
                 if piece: text.append(piece); yield piece
+            if guard.looped: break   # closing the response stops the model (the gateway closes the upstream request)
     finally:
         self._resp = None
         resp.close()
+    if guard.looped:
+        yield from _cut_loop(text, guard.kept)
+        self._thought, self._finish = flt.thought, 'loop'
+        return {'role': 'assistant', 'content': guard.kept, 'model': writer(self.spec)}, asm.usage
     if (tail := flt.end()) and not self._cancel.is_set(): text.append(tail); yield tail
     msg = asm.message(''.join(text))
+    msg['model'] = writer(self.spec)
     # what went into thinking, for a reply that is nothing else (`_empty` says so); the reasoning stays on the message,
     # so the session keeps it and the gateway can send it back to a model that wants it (its reasoning_history rule)
     self._thought = flt.thought + len(msg.get('reasoning_content') or '')
     self._finish = asm.finish
     return msg, asm.usage
+
+def _cut_loop(text:list, kept:str):
+    "Make the pieces shown (`text`, a list changed in place) say `kept`, then mark the answer as stopped."
+    shown = ''.join(text)
+    n = len(shown) - len(os.path.commonprefix([shown, kept]))
+    if n: yield Discard(n)
+    if rest := kept[len(shown) - n:]: yield rest
+    text[:] = [kept]
+    yield f'\n\n{LOOP_NOTE}'
 
 @patch
 def cancel(self:GatewayBackend) -> bool:
@@ -789,12 +816,13 @@ def _empty(self:GatewayBackend) -> str:
 @patch
 def _usage(self:GatewayBackend) -> Usage:
     u = self._turn_usage
-    return Usage(**{**u.dict(), 'turns': 1}) if (u.total or u.input or u.output) else Usage(self.spec.name)
+    # a turn whose stream was cut (an answer that looped) reports no tokens, but it was a turn all the same
+    return Usage(**{**u.dict(), 'turns': 1}) if (u.total or u.input or u.output or self._said) else Usage(self.spec.name)
 
 @patch
 def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
     self._turn_usage = Usage(self.spec.name)
-    gen = self._step(self._messages(sp, [{'role': 'user', 'content': prompt}]), self.purpose, max_tokens, tools=False)
+    gen = self._step(self._messages(sp, [{'role': 'user', 'content': prompt}]), self.purpose, max_tokens, tools=False, think=False)
     try:
         while True: next(gen)
     except StopIteration as s: m, u = s.value

@@ -15,9 +15,9 @@ from .runtime import estimate_tokens, threshold, should_compact, halvings, answe
 __all__ = ['SUMMARY_PREFIX', 'SUMMARISE_SP', 'SUMMARISE', 'UPDATE_SUMMARISE', 'SURGICAL_POLICY', 'REORIENT', 'IMG_TOKENS',
            'EST_MARGIN', 'KEEP_RECENT', 'MIN_COMPACT', 'HOW_TO_READ', 'TRIMMED', 'msg_role', 'msg_text', 'tool_rows',
            'serialise', 'split_previous', 'summarise_prompt', 'transcript_runs', 'fold_summary', 'truncate_middle',
-           'surgical_history', 'reorient', 'escape_cell', 'unescape_cell', 'notebook_block', 'NbCell', 'NbBlock',
-           'parse_notebooks', 'notebook_cells', 'compact_notebook_context', 'img_tokens', 'margin', 'is_media',
-           'msg_tokens', 'spill', 'omitted', 'excerpt', 'fit_content', 'trim_hist', 'Compactor']
+           'surgical_history', 'reorient', 'escape_cell', 'unescape_cell', 'tag_attrs', 'notebook_block', 'NbCell',
+           'NbBlock', 'parse_notebooks', 'notebook_cells', 'compact_notebook_context', 'img_tokens', 'margin',
+           'is_media', 'msg_tokens', 'spill', 'omitted', 'excerpt', 'fit_content', 'trim_hist', 'Compactor']
 
 # %% ../nbs/03_compaction.ipynb #6dde673a
 def msg_role(m) -> str:
@@ -288,16 +288,18 @@ def unescape_cell(text:str) -> str:
     "The cell text `escape_cell` was given."
     return _UNESC.sub(lambda m: '&' + m[1][4:] + 'lt;' if m[1] else '<', text)
 
-def _attrs(d): return ' '.join(f'{k}="{html.escape(str(v), quote=True)}"' for k, v in d.items())
+def tag_attrs(d:dict) -> str:
+    "The attributes `d` of a tag, each value quoted and escaped: `id=\"c1\" compact=\"keep\"`."
+    return ' '.join(f'{k}="{html.escape(str(v), quote=True)}"' for k, v in d.items())
 
 def notebook_block(path, cells) -> str:
     "The `<notebook>` block for `cells`, dicts with `id`, `source`, optional `outputs` (str or list) and `compact`."
-    out = [f'<notebook {_attrs({"path": path})}>']
+    out = [f'<notebook {tag_attrs({"path": path})}>']
     for c in cells:
         outs = c.get('outputs') or ''
         if not isinstance(outs, str): outs = '\n'.join(map(str, outs))
         body = escape_cell(c.get('source') or '') + (f'\n<outputs>\n{escape_cell(outs)}\n</outputs>' if outs else '')
-        out.append(f'<cell {_attrs({"id": c["id"], "compact": c.get("compact") or "auto"})}>\n{body}\n</cell>')
+        out.append(f'<cell {tag_attrs({"id": c["id"], "compact": c.get("compact") or "auto"})}>\n{body}\n</cell>')
     return '\n'.join(out + ['</notebook>'])
 
 # %% ../nbs/03_compaction.ipynb #7bc8a807
@@ -383,7 +385,7 @@ def _render(text, blocks, drop):
         ids = ' '.join(filter(None, [was.get('ids', '')] + [c.attrs.get('id', '') for c in gone]))
         rec = dict(omitted=n('omitted') + len(gone), discard=n('discard') + sum(c.mode == 'discard' for c in gone),
                    auto=n('auto') + sum(c.mode == 'auto' for c in gone), ids=ids)
-        out += [text[pos:b.open_end], f'\n<context-compacted {_attrs(rec)}/>\n', '\n'.join(kept), '\n</notebook>']
+        out += [text[pos:b.open_end], f'\n<context-compacted {tag_attrs(rec)}/>\n', '\n'.join(kept), '\n</notebook>']
         pos = b.end
     return ''.join(out + [text[pos:]])
 
@@ -447,11 +449,13 @@ def _media(p) -> tuple[bytes, str]:
 
 # %% ../nbs/03_compaction.ipynb #837ed408
 def msg_tokens(m, count=None) -> int:
-    "One message's tokens: its text, its tool calls' names and arguments, and `img_tokens()` per picture."
+    "One message's tokens: its text, its reasoning, its tool calls' names and arguments, and `img_tokens()` per picture."
     c = m.get('content') if isinstance(m, dict) else m
     pics = sum(map(is_media, c)) if isinstance(c, (list, tuple)) else 0
     calls = sum(estimate_tokens(n + (a if isinstance(a, str) else json.dumps(a, default=str)), count) for n, a in tool_rows(m))
-    return estimate_tokens(msg_text(m), count) + calls + (pics * img_tokens() if pics else 0)   # config only read when needed
+    r = m.get('reasoning_content') if isinstance(m, dict) else None
+    thought = estimate_tokens(r, count) if isinstance(r, str) else 0
+    return estimate_tokens(msg_text(m), count) + thought + calls + (pics * img_tokens() if pics else 0)   # config only read when needed
 
 # %% ../nbs/03_compaction.ipynb #c53955eb
 HOW_TO_READ = 'read it in parts with view_file(path, start=N)'

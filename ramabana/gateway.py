@@ -17,9 +17,9 @@ from .upstream import (BadToolCall, LlamaServerError, BrokenStream, Call, Capabi
 __all__ = ['ROLES', 'REASONING_FIELDS', 'log', 'DISCARD', 'DISCARDED', 'CHAT_DOOR', 'check_request', 'replay_keys', 'ReplayStore',
            'prepare_history', 'ToolCallRepair', 'Assembler', 'RedactFilter', 'named_tokens', 'Gateway', 'Exchange',
            'read_json', 'error_response', 'check_auth', 'check_model_allowed', 'door_stream', 'ChatEvents',
-           'EventStream', 'Door', 'serve_door', 'ChatDoor', 'chat_completions', 'list_models', 'get_model', 'health',
-           'list_calls', 'tokenize', 'make_app', 'GatewayApp', 'gateway_url', 'check_bind', 'gateway_token',
-           'GatewayServer', 'start_gateway', 'app_from_settings', 'serve']
+           'EventStream', 'Door', 'serve_door', 'ChatDoor', 'chat_completions', 'context_window', 'list_models',
+           'get_model', 'health', 'list_calls', 'tokenize', 'make_app', 'GatewayApp', 'gateway_url', 'check_bind',
+           'gateway_token', 'GatewayServer', 'start_gateway', 'app_from_settings', 'serve']
 
 # %% ../nbs/05_gateway.ipynb #07d047e6
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
@@ -843,7 +843,7 @@ async def chat_completions(request):
     "POST /v1/chat/completions: stream or not, always streamed from the upstream."
     return await serve_door(CHAT_DOOR, request)
 
-# %% ../nbs/05_gateway.ipynb #1a67503d
+# %% ../nbs/05_gateway.ipynb #4d850e6f
 async def _caps_of(gw:Gateway, spec:ModelSpec):
     try:
         up = gw.upstream(spec)
@@ -853,9 +853,19 @@ async def _caps_of(gw:Gateway, spec:ModelSpec):
         log.info('capabilities of %s: %s', spec.name, e)
         return None
 
+def context_window(spec:ModelSpec, caps:dict|None) -> tuple[int|None, str|None]:
+    "The window a request to `spec` can use and which source decided it: the smallest of config, server and trained length."
+    caps = caps or {}
+    server = 'ollama' if caps.get('source') == 'show' else 'server'
+    known = [(n, src) for n, src in ((spec.ctx, 'catalog' if spec.builtin else 'config'), (caps.get('ctx'), server),
+                                     (caps.get('ctx_trained'), 'trained')) if n]
+    return min(known, key=lambda k: k[0]) if known else (None, None)   # min keeps the first of equals
+
 def _model_entry(s:ModelSpec, caps, profile:str|None=None) -> dict:
+    window, source = context_window(s, caps)
     return {'id': f'{s.name}:{profile}' if profile else s.name, 'object': 'model', 'created': 0, 'owned_by': s.runtime,
-            'runtime': s.runtime, 'context_window': s.ctx or (caps or {}).get('ctx'), 'capabilities': caps, 'profile': profile}
+            'runtime': s.runtime, 'context_window': window, 'context_window_source': source, 'capabilities': caps,
+            'profile': profile}
 
 async def list_models(request):
     "GET /v1/models: each model with its runtime, window and capabilities, then as `NAME:PROFILE` for each of its profiles."

@@ -10,181 +10,22 @@ from pathlib import Path
 from typing import Any, Callable
 from fastcore.basics import patch
 from .core import RamabanaError, format_table, get, resolve
+from .notebook import (Seen, find_notebook, session_path, read_notebook, nb_cells, merge_history, current_cells,
+                               block_of, shown_path, notebook_changes, changes_block, omit, seen_after, asking_cell,
+                               set_compact, ramabana_cell)
 
 # %% auto #0
-__all__ = ['MAX_OUTPUT', 'MODES', 'NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 'SUBCOMMANDS', 'MagicError', 'session_path',
-           'find_notebook', 'trim_middle', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'merge_history',
-           'write_json_atomic', 'set_compact', 'apply_overrides', 'parent_cell_id', 'asking_cell', 'shown_path',
-           'notebook_context', 'asking_source', 'with_question', 'ktok', 'progress_text', 'ipython_show', 'tool_line',
-           'escape_tags', 'CellView', 'TerminalShow', 'TurnResult', 'say', 'run_turn', 'cell_reader', 'Report',
-           'Session', 'no_notebook_note', 'ledger_rows', 'calls_table', 'subcommand', 'model_named', 'as_typed',
-           'cell_args', 'session', 'ram', 'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
+__all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'ktok',
+           'progress_text', 'ipython_show', 'tool_line', 'escape_tags', 'CellView', 'TerminalShow', 'TurnResult', 'say',
+           'run_turn', 'cell_reader', 'Report', 'Session', 'no_notebook_note', 'ledger_rows', 'calls_table',
+           'subcommand', 'model_named', 'as_typed', 'cell_args', 'session', 'ram', 'load_ipython_extension',
+           'stop_servers', 'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
     "A `%ram` command or flag is wrong, or a cell it names does not exist."
 
-# %% ../nbs/09_magic.ipynb #253cbe17
-def session_path(ns:dict|None=None, # the user namespace (`__vsc_ipynb_file__`, `__session__`)
-                 env:dict|None=None # the environment (`JPY_SESSION_NAME`); default `os.environ`
-                ) -> str|None:
-    "The open notebook's path as the kernel was told it, or None."
-    env = os.environ if env is None else env
-    ns = ns or {}
-    p = ns.get('__vsc_ipynb_file__') or ns.get('__session__') or env.get('JPY_SESSION_NAME')
-    return p if isinstance(p, str) and p.strip() else None
-
-def find_notebook(ns:dict|None=None, env:dict|None=None,
-                  cwd:Path|str|None=None # where to start looking for a relative path; default the working directory
-                 ) -> Path|None:
-    "The open notebook's file: the session path, absolute or relative to the working directory or one of its parents."
-    p = session_path(ns, env)
-    if not p or not p.endswith('.ipynb'): return None
-    p = Path(p).expanduser()
-    if p.is_absolute(): return p if p.is_file() else None
-    here = Path(cwd or os.getcwd()).resolve()
-    return next((d/p for d in (here, *here.parents) if (d/p).is_file()), None)
-
-# %% ../nbs/09_magic.ipynb #0504aaed
-MAX_OUTPUT = 2000  # characters of one cell's outputs the model sees
-
-def _src(v) -> str: return ''.join(v) if isinstance(v, list) else (v or '')
-
-def trim_middle(text:str, n:int=MAX_OUTPUT) -> str:
-    "`text` cut to about `n` characters, keeping two thirds from its head and a third from its end."
-    if len(text) <= n: return text
-    head, tail = n*2//3, n//3
-    return f'{text[:head]}\n… [{len(text) - head - tail:,} characters omitted] …\n{text[-tail:]}'
-
-_ANSI = re.compile(r'\x1b\[[0-?]*[ -/]*[@-~]')   # terminal colour and cursor codes: noise that costs tokens
-
-def _overwrite(text:str) -> str:
-    "Each line as a terminal leaves it: a progress bar redrawn with `\\r` keeps only its last state."
-    return '\n'.join(l.rstrip('\r').rsplit('\r', 1)[-1] for l in text.split('\n'))
-
-def output_text(o:dict) -> str:
-    "One saved output as text a model can read."
-    kind = o.get('output_type')
-    if kind == 'stream': return _overwrite(_ANSI.sub('', _src(o.get('text'))))
-    if kind == 'error': return _ANSI.sub('', f"{o.get('ename', 'Error')}: {o.get('evalue', '')}")
-    data = o.get('data') or {}
-    if 'text/plain' in data: return _ANSI.sub('', _src(data['text/plain']))
-    if 'text/markdown' in data: return _src(data['text/markdown'])
-    kinds = [k for k in data if k.startswith('image/')]
-    return f"[{', '.join(kinds) or ', '.join(data) or 'empty'} output]"
-
-# %% ../nbs/09_magic.ipynb #991c65df
-MODES = ('keep', 'auto', 'discard')
-
-def cell_mode(cell:dict) -> str:
-    "The cell's `metadata.ramabana.compact`: keep, auto (the default) or discard."
-    m = ((cell.get('metadata') or {}).get('ramabana') or {}).get('compact')
-    return m if m in MODES else 'auto'
-
-def read_notebook(path:Path|str) -> dict:
-    "The notebook at `path` as JSON; a `MagicError` naming the file when it cannot be read."
-    try: nb = json.loads(Path(path).read_text(encoding='utf-8'))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise MagicError(f'cannot read the notebook {path}: {e}') from None
-    if not isinstance(nb, dict) or not isinstance(nb.get('cells'), list):
-        raise MagicError(f'{path} is not a notebook (no cell list)')
-    return nb
-
-def nb_cells(nb:dict, max_out:int=MAX_OUTPUT) -> list[dict]:
-    "The cells of notebook JSON `nb` as dicts: id, type, source, outputs (trimmed text), compact, count."
-    res = []
-    for i, c in enumerate(nb.get('cells') or []):
-        outs = ''.join(t if t.endswith('\n') else t + '\n' for t in map(output_text, c.get('outputs') or []) if t)
-        res.append(dict(id=c.get('id') or f'cell-{i}', type=c.get('cell_type', 'code'), source=_src(c.get('source')),
-                        outputs=trim_middle(outs.rstrip('\n'), max_out), compact=cell_mode(c),
-                        count=c.get('execution_count')))
-    return res
-
-# %% ../nbs/09_magic.ipynb #90f4f62c
-def _norm(src:str) -> str: return '\n'.join(l.rstrip() for l in src.strip().splitlines())
-
-_OURS = ('%ram', '%load_ext ramabana', '%reload_ext ramabana', '%unload_ext ramabana')
-
-def _ours(src:str) -> bool:
-    "Whether a cell is only ramabana's: a `%%ram` question, or nothing but `%ram` and extension lines."
-    s = src.strip()
-    return s.startswith('%%ram') or all(l.strip().startswith(_OURS) for l in s.splitlines() if l.strip())
-
-def merge_history(cells:list[dict], # saved cells, from `nb_cells`
-                  inputs:list[str], # the kernel's raw inputs, indexed by execution count (`In`)
-                  outputs:dict|None=None, # results by execution count (`Out`)
-                  max_out:int=MAX_OUTPUT,
-                  skip:int|None=None # an execution count to leave out (the asking cell)
-                 ) -> list[dict]:
-    "`cells` plus the kernel's inputs that no saved cell holds, as `run-N` cells; saved cells gain missing results."
-    outputs, res = outputs or {}, [dict(c) for c in cells]
-    by_src = {}
-    for c in res:
-        if c['type'] == 'code': by_src.setdefault(_norm(c['source']), []).append(c)
-    from ramabana.agent import _repr   # a result's repr is user code: it may fail, and may be costly, so only when used
-    out = lambda n: trim_middle(_repr(outputs[n]), max_out) if n in outputs else ''
-    extra = {}
-    for n, src in enumerate(inputs):
-        if not n or n == skip or not src.strip() or _ours(src): continue
-        if (same := by_src.get(_norm(src))):
-            for c in same:
-                if not c['outputs']: c['outputs'] = out(n)
-            continue
-        extra[_norm(src)] = dict(id=f'run-{n}', type='code', source=src, outputs=out(n), compact='auto', count=n)
-    return res + sorted(extra.values(), key=lambda c: c['count'])
-
-# %% ../nbs/09_magic.ipynb #e8fd6859
-_overrides: dict[tuple[str, str], str] = {}   # (notebook path, cell id) -> mode set in this kernel
-
-def _key(path) -> str: return str(Path(path).resolve())
-
-def write_json_atomic(path:Path|str, obj) -> None:
-    "Write `obj` as notebook-style JSON to `path` through a temporary file and a rename."
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            f.write(json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
-            f.flush(); os.fsync(f.fileno())
-        with contextlib.suppress(OSError): os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp): os.unlink(tmp)
-
-def set_compact(path:Path|str, # the notebook file
-                cell_id:str, # the cell's id (or `cell-N` for a notebook without ids)
-                mode:str, # keep, auto or discard
-                at_save:bool|None=None # leave the file to the server's save (default: when a server said it does)
-               ) -> str:
-    "Record `mode` for the cell, in this kernel at once and in the notebook's cell metadata; where it went."
-    from ramabana.serverext import MarksError, note_mark, saved_by_server
-    if mode not in MODES: raise MagicError(f"compaction should be one of {', '.join(MODES)}, got {mode!r}")
-    nb = read_notebook(path)
-    ids = [c.get('id') or f'cell-{i}' for i, c in enumerate(nb['cells'])]
-    if cell_id not in ids:
-        if not cell_id.startswith('run-'): raise MagicError(f"no cell '{cell_id}' in {path}")
-        where = 'this kernel only: the cell is not in the saved notebook'
-    elif saved_by_server() if at_save is None else at_save:
-        try: note_mark(path, cell_id, mode)
-        except MarksError as e: raise MagicError(str(e)) from None
-        where = 'written into the notebook when it is next saved'
-    else:
-        md = nb['cells'][ids.index(cell_id)].setdefault('metadata', {})
-        md.setdefault('ramabana', {})['compact'] = mode
-        write_json_atomic(path, nb)
-        where = 'saved in the notebook'
-    _overrides[(_key(path), cell_id)] = mode
-    return where
-
-def apply_overrides(path, cells:list[dict]) -> list[dict]:
-    "`cells` with the settings made in this kernel, and those waiting for a save, applied."
-    from ramabana.serverext import MarksError, pending_marks
-    k = _key(path)
-    try: waiting = pending_marks(path)
-    except MarksError as e: say(f'{e}; the marks it holds are not applied'); waiting = {}
-    return [dict(c, compact=_overrides.get((k, c['id']), waiting.get(c['id'], c['compact']))) for c in cells]
-
-# %% ../nbs/09_magic.ipynb #3e16024f
+# %% ../nbs/09_magic.ipynb #ca5a994a
 def parent_cell_id(ip) -> str|None:
     "The id of the cell being executed, from the execute_request's metadata (JupyterLab sends `cellId`)."
     get_parent = getattr(ip, 'get_parent', None)
@@ -192,43 +33,6 @@ def parent_cell_id(ip) -> str|None:
     md = (msg or {}).get('metadata') if isinstance(msg, dict) else None
     cid = (md or {}).get('cellId')
     return cid if isinstance(cid, str) and cid else None
-
-def asking_cell(cells:list[dict], cell_id:str|None, src:str|None) -> str|None:
-    "The id of the asking cell among `cells`: `cell_id` when present there, else the cell whose source is `src`."
-    if cell_id and any(c['id'] == cell_id for c in cells): return cell_id
-    if src and (same := [c for c in cells if _norm(c['source']) == _norm(src)]): return same[-1]['id']
-    return None
-
-# %% ../nbs/09_magic.ipynb #6a4013dd
-def shown_path(path:Path|str, cwd:Path|str|None=None) -> str:
-    "`path` relative to `cwd` (default the working directory) when it is below it, else absolute."
-    path, cwd = Path(path).resolve(), Path(cwd or os.getcwd()).resolve()
-    try: return str(path.relative_to(cwd))
-    except ValueError: return str(path)
-
-def notebook_context(path:Path|str, # the notebook file
-                     inputs:list[str]=(), # the kernel's raw inputs (`In`)
-                     outputs:dict|None=None, # the kernel's results (`Out`)
-                     cell_id:str|None=None, # the asking cell's id, if the frontend sent it
-                     src:str|None=None, # the asking cell's source, to find it when no id was sent
-                     skip:int|None=None, # the asking cell's execution count
-                     max_out:int=MAX_OUTPUT) -> str:
-    "The `<notebook>` block for the open notebook, as the model should see it now."
-    from ramabana.compaction import notebook_block
-    cells = merge_history(nb_cells(read_notebook(path), max_out), list(inputs), outputs, max_out, skip)
-    cells = apply_overrides(path, cells)
-    if (me := asking_cell(cells, cell_id, src)):
-        cells = [dict(c, compact='keep', source=asking_source(c['source'])) if c['id'] == me else c for c in cells]
-    return notebook_block(shown_path(path), cells)
-
-def asking_source(src:str) -> str:
-    "The asking cell as the block shows it: its `%%ram` line, and a pointer to the question, which follows the block."
-    if not src.lstrip().startswith('%%ram'): return src   # not a question cell (a frontend that stores no history): as is
-    return src.strip().split('\n', 1)[0] + '\n[the question after the notebook]'
-
-def with_question(block:str, question:str) -> str:
-    "The prompt: the notebook block, then the question."
-    return f'{block}\n\n{question.strip()}' if block else question.strip()
 
 # %% ../nbs/09_magic.ipynb #12d34025
 def ktok(n:int) -> str:
@@ -288,7 +92,7 @@ def escape_tags(md:str) -> str:
         out.append(line)
     return '\n'.join(out)
 
-# %% ../nbs/09_magic.ipynb #c6c4d774
+# %% ../nbs/09_magic.ipynb #9c2e5bfb
 class CellView:
     "What one `%%ram` run shows: progress, the answer as Markdown updated in place, tool lines, a status line."
     def __init__(self, show:Callable=ipython_show, # `show(bundle, id, update, kind)`
@@ -361,6 +165,12 @@ class CellView:
         self._end_bar(); self.flush()
         self._new({'text/markdown': md, 'text/plain': text}, 'note')
 
+    def replace(self, answer:str):
+        "The answer so far is `answer`: a resend took back text already shown, which goes from the current piece."
+        done = ''.join(self.parts)
+        self.text = answer[len(done):] if answer.startswith(done) else answer
+        if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
+
     def retract(self, tail:str):
         "Take `tail` off the end of the answer: an error the backend wrote as text, which is shown on stderr instead."
         if not tail or not self.text.endswith(tail): return
@@ -403,7 +213,7 @@ class TerminalShow:
         print(text, end='' if opens else '\n', flush=True)
         if opens: self.open = id
 
-# %% ../nbs/09_magic.ipynb #8f828f38
+# %% ../nbs/09_magic.ipynb #57d0682a
 @dataclass
 class TurnResult:
     "How a turn ended: the answer shown, and whether it was cancelled or failed (with the one-line reason)."
@@ -445,7 +255,7 @@ def _default_confirm(name, args):
     from ramabana.agent import ask_input
     return ask_input(name, args)
 
-def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, approve)` runs the turn, returns its value
+def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, on_discard, approve)` runs the turn, returns its value
              cancel:Callable, # asks the work to stop, from another thread
              view:CellView,
              confirm:Callable|None=None, # `confirm(name, args) -> answer`, called on this thread; default `agent.ask_input`
@@ -463,7 +273,7 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, ap
         return ans.get('v', 'n')
     cbs = dict(on_text=lambda s: q.put(('text', s)), on_tool=lambda *a: q.put(('tool', _tool_args(a))),
                on_progress=lambda *a: q.put(('progress', _progress_args(a))), on_status=lambda s: q.put(('status', s)),
-               approve=approve)
+               on_discard=lambda answer: q.put(('discard', answer)), approve=approve)
     def go():
         try: box['value'] = work(**cbs)
         # anything the agent raises must reach the main thread as one message, never end the thread silently
@@ -475,6 +285,7 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, ap
         elif kind == 'tool': view.tool(*ev[1])
         elif kind == 'progress' and ev[1]: view.progress(*ev[1])
         elif kind == 'status' and ev[1]: view.working(str(ev[1]))
+        elif kind == 'discard': view.replace(ev[1])
         elif kind == 'approve':
             _, (name, args), done, ans = ev
             try: ans['v'] = 'n' if res.cancelled else confirm(name, args)
@@ -502,7 +313,7 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, ap
     if (e := box.get('error')) is not None and not (res.cancelled and isinstance(e, KeyboardInterrupt)): res.error = _why(e)
     return res
 
-# %% ../nbs/09_magic.ipynb #870fe0ef
+# %% ../nbs/09_magic.ipynb #fcae85aa
 def cell_reader(session) -> Callable:
     "The `read_cell` tool for `session`: one cell of the open notebook, in full."
     def read_cell(id:str # the cell's id, as in <cell id="...">
@@ -518,7 +329,9 @@ def cell_reader(session) -> Callable:
 
 NOTEBOOK_SP = ("The user's notebook comes in a <notebook> block: one <cell> per cell, with its id, its source and its "
                "outputs; cells left out to save room are listed in <context-compacted>, and read_cell(id) shows any "
-               "cell in full. The question follows the block.")
+               "cell in full. The question follows the block. Later questions bring only what changed since, in a "
+               "<notebook-changes> block: cells that are new (after the cell named), edited, removed, or whose outputs "
+               "changed; the notebook is the last block with these changes applied.")
 
 class Report(str):
     "Text a `%ram` subcommand returns: shown as is (no quotes), and still a `str` to assert on."
@@ -534,6 +347,7 @@ class Session:
         self.model: str|None = None          # None: the `model.default` setting
         self.approve: str|None = None        # code approvals set with `%ram approve`; None: `agent.approve`
         self.agent, self.last, self.told_no_nb, self._approve = None, None, False, None
+        self.seen: Seen|None = None          # what the model was last shown of the notebook
 
     def notebook(self) -> Path|None:
         "The open notebook's file, or None."
@@ -578,7 +392,7 @@ class Session:
         if self.agent is not None: return self.agent.status()
         return f'no conversation yet · {self.spec().name}'
 
-# %% ../nbs/09_magic.ipynb #4f3ee066
+# %% ../nbs/09_magic.ipynb #ab2d1e95
 NO_NOTEBOOK = ('ramabana: no open notebook found (the kernel was not started by Jupyter, so JPY_SESSION_NAME is not '
                'set); asking without notebook context. `%%ram --no-notebook` skips this check.')
 
@@ -591,19 +405,33 @@ def no_notebook_note(ns:dict|None=None, env:dict|None=None) -> str:
     return f'ramabana: no open notebook found ({why}); asking without notebook context. `%%ram --no-notebook` skips this check.'
 
 @patch
-def context(self:Session, question:str, notebook:bool=True) -> str:
-    "The open notebook's block for `question` (unless `notebook` is False), fitted to the window with the question; '' for none."
-    if not notebook: return ''
+def context(self:Session, question:str, notebook:bool=True) -> tuple[str, Callable|None]:
+    "What of the open notebook goes with `question` (the block, what changed since the model saw it, or ''), and how to make the block afresh."
+    if not notebook: return '', None
     path = self.notebook()
     if path is None:
         if not self.told_no_nb: print(no_notebook_note(getattr(self.ip, 'user_ns', None)), flush=True); self.told_no_nb = True
-        return ''
+        return '', None
+    from ramabana.compaction import compact_notebook_context
+    from ramabana.runtime import estimate_tokens
     inputs, outputs = self.kernel_history()
     n, me = self.current(inputs)
-    block = notebook_context(path, inputs, outputs, cell_id=parent_cell_id(self.ip), src=me, skip=n)
-    from ramabana.compaction import compact_notebook_context
-    agent = self.get_agent()
-    return compact_notebook_context(block, lambda b: agent.fits(question, b))
+    cells = current_cells(path, inputs, outputs, cell_id=parent_cell_id(self.ip), src=me, skip=n)
+    agent, shown, key = self.get_agent(), shown_path(path), str(Path(path).resolve())
+    def fresh() -> str:
+        "The whole block fitted to the window; what the model saw before goes (each earlier block becomes a note)."
+        agent.drop_contexts()
+        block = compact_notebook_context(block_of(shown, cells), lambda b: agent.fits(question, b))
+        self.seen = Seen(key, omit(cells, block), [block])
+        return block
+    seen = self.seen
+    if seen is not None and seen.path == key and agent.holds_contexts(seen.sent):
+        changes = notebook_changes(seen.cells, cells)
+        if not (ch := changes_block(shown, changes)): return '', fresh
+        if estimate_tokens(ch) < estimate_tokens(block_of(shown, cells)) and agent.fits(question, ch):
+            self.seen = Seen(key, seen_after(seen.cells, cells, changes), seen.sent + [ch])
+            return ch, fresh
+    return fresh(), fresh
 
 def _error_lines(err:str) -> tuple[str, str]:
     "The forms in which the backend writes a failed turn's reason into its text: a failure, and an empty reply."
@@ -617,15 +445,15 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     agent = self.get_agent()
     if surgical: agent.compactor.strategy = 'surgical'
     question = question.strip()
-    block = self.context(question, notebook)
+    block, refresh = self.context(question, notebook)
     view = CellView(self.show)
     view.working(f'asking {agent.spec.name}')   # the first question also starts the model: say something at once
-    def work(on_text, on_tool, on_progress, on_status, approve):
+    def work(on_text, on_tool, on_progress, on_status, on_discard, approve):
         self._approve = approve
         def text(s):   # the backend's error line is said on stderr instead of flashing in the answer
             if not (agent.turn_error and s.strip() in _error_lines(agent.turn_error)): on_text(s)
-        try: return agent.ask(question, context=block, on_text=text, on_tool=on_tool, on_progress=on_progress,
-                              on_status=on_status)
+        try: return agent.ask(question, context=block, refresh=refresh, on_text=text, on_tool=on_tool,
+                              on_progress=on_progress, on_status=on_status, on_discard=on_discard)
         finally: self._approve = None
     res = run_turn(work, agent.cancel, view, self.confirm)
     if agent.turn_error and not res.cancelled:
@@ -688,7 +516,7 @@ def calls_table(rows:list[dict], today=None) -> str:
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
 
-# %% ../nbs/09_magic.ipynb #2f251ca3
+# %% ../nbs/09_magic.ipynb #b84325f7
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -723,8 +551,17 @@ def _model(s:Session, name:str|None=None):
     spec = s.spec()
     return Report(f'model: {spec.name} ({spec.runtime}' + (f', window {spec.ctx:,} tokens)' if spec.ctx else ')'))
 
+# which of the windows known for a model decided it (the gateway's `context_window`), in a user's words
+WINDOW_SOURCES = {'config': "the model's ctx in config.toml", 'catalog': "ramabana's built-in catalog",
+                  'server': "the server's n_ctx", 'trained': 'the length the model was trained for',
+                  'ollama': "Ollama's num_ctx for the model"}
+
 @subcommand('usage', '', "the conversation's tokens so far, how full the window is, and the model")
-def _usage(s:Session): return Report(s.status())
+def _usage(s:Session):
+    be = s.agent.backend if s.agent is not None else None
+    if be is None or not be.spec.ctx: return Report(s.status())
+    why = WINDOW_SOURCES.get(be.window_source, be.window_source or 'unknown')
+    return Report(f'{s.status()}\nwindow: {be.spec.ctx:,} tokens, from {why}')
 
 @subcommand('compact', '[FOCUS...]', 'compact the conversation now, keeping FOCUS in the summary')
 def _compact(s:Session, *focus):
@@ -736,7 +573,8 @@ def as_typed(text:str) -> str:
     from ramabana.agent import CONTEXT_NOTE
     t = re.sub(r'<system-reminder>.*?</system-reminder>', '', text, flags=re.S)
     # the first closing tag ends the block (cells escape theirs); a question may name the tag itself
-    t, n = re.subn(r'^\s*(?:<notebook\b.*?</notebook>|' + re.escape(CONTEXT_NOTE) + ')', '', t, flags=re.S)
+    t, n = re.subn(r'^\s*(?:<notebook-changes\b.*?</notebook-changes>|<notebook\b.*?</notebook>|' + re.escape(CONTEXT_NOTE) + ')',
+                   '', t, flags=re.S)
     return t.strip() + (' (with the notebook)' if n else '')
 
 @subcommand('history', '', 'the conversation so far, one line per message')
@@ -792,7 +630,7 @@ def _set_mode(mode):
             cells = nb_cells(read_notebook(path))
             cell_id = asking_cell(cells, parent_cell_id(s.ip), src)
             if cell_id is None: raise MagicError('cannot tell which cell this is (save the notebook, or name the cell: %ram ' + mode + ' CELL_ID)')
-            if _ours(next(c['source'] for c in cells if c['id'] == cell_id)):   # a cell of its own: it would mark itself
+            if ramabana_cell(next(c['source'] for c in cells if c['id'] == cell_id)):   # a cell of its own: it would mark itself
                 raise MagicError(f'this cell holds only %ram commands, so the setting would apply to nothing: put `%ram {mode}` '
                                  f'on the first line of the cell it is for, or name that cell: %ram {mode} CELL_ID')
         where = set_compact(path, cell_id, mode)

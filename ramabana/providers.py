@@ -675,7 +675,9 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
     needs_key = True
 
     def prepare(self, body, call):
+        think_off = body.get('reasoning_budget_tokens') == 0   # a summary or a one-shot question: as little thinking as it takes
         body = {k: v for k, v in super().prepare(body, call).items() if k in OPENAI_PARAMS}
+        if self.spec.reasoning and think_off: body['reasoning_effort'] = 'minimal'   # the least gpt-5 and the o-series take
         if self.spec.reasoning:  # o-series and gpt-5: `max_completion_tokens`, and only the default sampling
             if 'max_tokens' in body: body.setdefault('max_completion_tokens', body.pop('max_tokens'))
             for k in ('temperature', 'top_p'):

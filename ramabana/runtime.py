@@ -14,11 +14,12 @@ from .core import RamabanaError, get
 # %% auto #0
 __all__ = ['CHARS_PER_TOKEN', 'RESERVE', 'THINK_OPEN', 'THINK_CLOSE', 'MAX_LINE', 'MAX_KEEP', 'LOCK_WAIT', 'Q_NOTICE',
            'READ_NOTICE', 'APPROVAL_NOTICE', 'BTW_NOTICE', 'ACTION_NOTICE', 'CONTINUE_NOTICE', 'SIMPLER_NOTICE',
-           'NEXT_NOTICE', 'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'APPROVAL_WORDS', 'RUN_STATES', 'ENDED',
-           'MAX_NOTES', 'AIR_CALLS', 'AIR_CHARS', 'AIR_NOTICE', 'estimate_tokens', 'threshold', 'should_compact',
-           'halvings', 'answer_only', 'RunError', 'ChatTemplateError', 'interesting', 'captured', 'capture',
-           'prompt_notices', 'notices_block', 'ThinkFilter', 'render_template', 'prefills_think', 'Usage',
-           'status_line', 'said_before_call', 'Run', 'current_run', 'run_context']
+           'NEXT_NOTICE', 'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'APPROVAL_WORDS', 'LOOP_LINES', 'LOOP_NGRAM',
+           'LOOP_NGRAMS', 'LOOP_NOTE', 'RUN_STATES', 'ENDED', 'MAX_NOTES', 'AIR_CALLS', 'AIR_CHARS', 'AIR_NOTICE',
+           'estimate_tokens', 'threshold', 'should_compact', 'halvings', 'answer_only', 'RunError', 'ChatTemplateError',
+           'interesting', 'captured', 'capture', 'prompt_notices', 'notices_block', 'ThinkFilter', 'render_template',
+           'prefills_think', 'LoopGuard', 'safe_repr', 'Usage', 'status_line', 'said_before_call', 'Run', 'current_run',
+           'run_context']
 
 # %% ../nbs/02_runtime.ipynb #665c754d
 CHARS_PER_TOKEN = 3.25
@@ -403,6 +404,69 @@ def prefills_think(chat): # a chat template, or an object or dict holding one as
     if not t: return False
     tail = render_template(t, [{'role': 'user', 'content': _PROBE}]).rpartition(_PROBE)[2]
     return tail.rfind(THINK_OPEN) > tail.rfind(THINK_CLOSE)
+
+# %% ../nbs/02_runtime.ipynb #5b3c7b72
+LOOP_LINES = 3                   # the same line this many times in a row is a loop
+LOOP_NGRAM, LOOP_NGRAMS = 10, 4  # the same run of this many words seen this many times is a loop
+LOOP_NOTE = '[stopped: the answer began repeating itself]'
+_WORD = re.compile(r'\w+')
+
+class LoopGuard:
+    "Watches a streamed answer for a loop (a repeated line, or a repeated run of words) and says where to cut it."
+    def __init__(self, lines:int=LOOP_LINES, ngram:int=LOOP_NGRAM, ngrams:int=LOOP_NGRAMS):
+        self.lines, self.ngram, self.ngrams = lines, ngram, ngrams
+        self.text, self.cut = '', None    # the answer so far; once it loops, how many of its characters to keep
+        self._line_at = self._word_at = 0 # where the next unread line and word start
+        self._run = ('', 0, 0)            # the current run of equal lines: (line, how many, end of the first)
+        self._words = collections.deque(maxlen=ngram)   # the last words read, as (word, start)
+        self._grams: dict = {}            # a run of words -> [times seen, start of the second time]
+
+    @property
+    def looped(self) -> bool: return self.cut is not None
+
+    def feed(self, piece:str) -> bool:
+        "Take the next piece of the answer; True once the answer loops (`cut` then says how much to keep)."
+        if self.looped or not piece: return self.looped
+        self.text += piece
+        self._read_lines()
+        if not self.looped: self._read_words()
+        return self.looped
+
+    def _read_lines(self):
+        while (i := self.text.find('\n', self._line_at)) >= 0:
+            line, start, self._line_at = ' '.join(self.text[self._line_at:i].split()), self._line_at, i + 1
+            if not line: continue   # blank lines between the copies do not break the run
+            if len(_WORD.findall(line)) < 3: self._run = ('', 0, 0); continue
+            same, n, first_end = self._run
+            if line == same:
+                self._run = (same, n + 1, first_end)
+                if n + 1 >= self.lines: self.cut = first_end; return
+            else: self._run = (line, 1, i + 1)
+
+    def _read_words(self):
+        # a word at the very end may still grow with the next piece: only words followed by something are read
+        for m in _WORD.finditer(self.text, self._word_at):
+            if m.end() == len(self.text): break
+            self._word_at = m.end()
+            self._words.append((m.group().lower(), m.start()))
+            if len(self._words) < self.ngram: continue
+            key, start = tuple(w for w, _ in self._words), self._words[0][1]
+            seen = self._grams.setdefault(key, [0, None])
+            seen[0] += 1
+            if seen[0] == 2: seen[1] = start
+            if seen[0] >= self.ngrams: self.cut = seen[1]; return
+
+    @property
+    def kept(self) -> str:
+        "The answer to keep: all of it, or once it looped, the part before the repetition."
+        return self.text if self.cut is None else self.text[:self.cut].rstrip()
+
+# %% ../nbs/02_runtime.ipynb #180c753b
+def safe_repr(obj) -> str:
+    "`repr(obj)`, or a note saying how it failed."
+    try: return repr(obj)
+    # a repr is user code and can fail any way it likes: say so instead of failing whoever wanted to show it
+    except Exception as e: return f'<repr failed: {type(e).__name__}: {e}>'
 
 # %% ../nbs/02_runtime.ipynb #62226ef3
 _NUMS = ('input', 'output', 'total', 'cached', 'cache_write', 'reasoning', 'cost', 'turns')

@@ -32,7 +32,8 @@ class Capabilities:
     tools: bool = True
     source: str = 'assumed'           # 'props' (read from the server), 'docs', 'assumed'
     think_prefilled: bool = False     # the chat template opens `<think>` and leaves the model to close it
-    ctx: int|None = None              # the window a request gets, when the server says (Ollama's `/api/show`)
+    ctx: int|None = None              # the window a request gets, when the server says (llama.cpp's `n_ctx`, Ollama's)
+    ctx_trained: int|None = None      # the longest context the model was trained for, when the server says
 
 # %% ../nbs/05a_upstream.ipynb #849e3e4b
 _KEY_PATTERNS = [re.compile(p) for p in (   # (kept prefix)(secret)
@@ -665,7 +666,7 @@ class LocalHTTP:
 
     async def aclose(self): self.drop()
 
-# %% ../nbs/05a_upstream.ipynb #378d7e66
+# %% ../nbs/05a_upstream.ipynb #c8031277
 def _root(url:str) -> str:
     "A server's root URL: `http://h:p/v1/` -> `http://h:p`."
     url = url.rstrip('/')
@@ -687,14 +688,21 @@ def _prefills_think(tmpl:str) -> bool:
         log.info('cannot render the chat template to look for <think>: %s', e)
         return False
 
-def caps_from_props(props:dict) -> Capabilities:
-    "Capabilities from llama-server's `GET /props`."
+def _positive(v) -> int|None: return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+def caps_from_props(props:dict, models:dict|None=None) -> Capabilities:
+    "Capabilities from llama-server's `GET /props` (and the trained length from its `GET /v1/models`, when given)."
     caps = props.get('chat_template_caps') or {}
     tmpl = props.get('chat_template') or ''
     tools = bool(caps.get('supports_tools', True) or caps.get('supports_tool_calls', False))
     replay = bool(caps.get('supports_preserve_reasoning')) or 'reasoning_content' in tmpl
+    # a slot's window (`-c` split among the slots) and the trained length: the smaller one is what a request can use
+    n_ctx = _positive((props.get('default_generation_settings') or {}).get('n_ctx'))
+    data = (models or {}).get('data') if isinstance(models, dict) else None
+    meta = (data[0].get('meta') if isinstance(data, list) and data and isinstance(data[0], dict) else None) or {}
     return Capabilities(streaming=True, reasoning_replay=replay, structured_output=True, prompt_progress=True,
-                        tools=tools, source='props', think_prefilled=_prefills_think(tmpl))
+                        tools=tools, source='props', think_prefilled=_prefills_think(tmpl), ctx=n_ctx,
+                        ctx_trained=_positive(meta.get('n_ctx_train')))
 
 class LlamaCppUpstream(OpenAIChatUpstream):
     "A llama-server: capabilities from `/props`, prompt progress, nested json_schema, the managed server's URL."
@@ -724,12 +732,18 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         if self._caps is None:
             status, props = await self.fetch_json('GET', await self.root() + '/props', headers=self._auth())
             ok = status == 200 and isinstance(props, dict)   # else not llama-server: the assumed row
-            self._caps = caps_from_props(props) if ok else Capabilities(source='assumed')
+            models = None
+            if ok:   # the trained length is in the model list's `meta`, not in /props
+                st, models = await self.fetch_json('GET', await self.root() + '/v1/models', headers=self._auth())
+                if st != 200: models = None
+            self._caps = caps_from_props(props, models) if ok else Capabilities(source='assumed')
         return self._caps
 
     def prepare(self, body, call):
         body = super().prepare(body, call)
         if 'response_format' in body: body['response_format'] = nest_schema(body['response_format'])
+        if body.get('reasoning_budget_tokens') == 0:   # no thinking: the template is told too, so it opens no <think>
+            body['chat_template_kwargs'] = {**(body.get('chat_template_kwargs') or {}), 'enable_thinking': False}
         return body
 
     def error(self, status, text, headers, body):
