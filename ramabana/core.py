@@ -327,6 +327,9 @@ def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=N
         t = {**t, 'replicas': tuple(r)}
     t = {('profiles' if k == 'profile' else k): v for k, v in t.items()}   # the table is `profile.P`, the field `profiles`
     if base is None: return ModelSpec(name, **t)
+    # refining a built-in model: its own tables add to the built-in ones, so setting one sampling field keeps the rest
+    for k in ('sampling', 'server', 'profiles'):
+        if k in t and getattr(base, k): t[k] = {**getattr(base, k), **t[k]}
     return dataclasses.replace(base, **t, builtin=False)
 
 def catalog(cfg:Config|None=None) -> dict[str, ModelSpec]:

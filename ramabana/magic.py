@@ -348,6 +348,7 @@ class Session:
         self.approve: str|None = None        # code approvals set with `%ram approve`; None: `agent.approve`
         self.agent, self.last, self.told_no_nb, self._approve = None, None, False, None
         self.seen: Seen|None = None          # what the model was last shown of the notebook
+        self.send_changes = True             # False: the whole notebook with every question (bench/notebook_turns.py's baseline)
 
     def notebook(self) -> Path|None:
         "The open notebook's file, or None."
@@ -425,7 +426,7 @@ def context(self:Session, question:str, notebook:bool=True) -> tuple[str, Callab
         self.seen = Seen(key, omit(cells, block), [block])
         return block
     seen = self.seen
-    if seen is not None and seen.path == key and agent.holds_contexts(seen.sent):
+    if self.send_changes and seen is not None and seen.path == key and agent.holds_contexts(seen.sent):
         changes = notebook_changes(seen.cells, cells)
         if not (ch := changes_block(shown, changes)): return '', fresh
         if estimate_tokens(ch) < estimate_tokens(block_of(shown, cells)) and agent.fits(question, ch):

@@ -107,7 +107,7 @@ def test_ask_streams_and_calls_a_tool(tmp_path, fake, kernel_for):
     k = kernel_for(env_for(tmp_path, fake), tmp_path)
     assert not errors(k.run('%load_ext ramabana'))
     k.run('sales = [120, 135, None, 150]')
-    long = 'The third value, March, is None: the export failed that month. ' * 8
+    long = ' '.join(f'Month {i} of the export is {"missing: the export failed" if i == 3 else "there"}.' for i in range(1, 25))   # long, and no loop
     fake.script(Reply(tool_calls=[tool_call('inspect_python', {'name': 'sales'})]), long)
     msgs = k.run('%%ram --no-notebook\nWhy is March missing in sales?')
     assert not errors(msgs) and stderr(msgs) == '', (errors(msgs), stderr(msgs))
@@ -293,3 +293,41 @@ def test_first_steps_read_well(tmp_path, fake, kernel_for):
                             '(`ramabana setup` builds the local one)\n'), stderr(msgs)
     assert not [t for t in texts(msgs, 'answer') if t], texts(msgs)   # the error is not shown as an answer, even briefly
     assert not errors(msgs)
+
+
+def test_questions_reuse_the_cache(tmp_path, kernel_for):
+    "Five questions on a 15-cell notebook with the embedded SmolLM2 (greedy): after the first, each reads little more than its new tokens."
+    from ramabana.llamacpp import setup
+    from ramabana.ledger import Ledger
+    setup(progress=False)
+    cells = [(f'c{i}', f'values_{i} = [{", ".join(str(i * j) for j in range(12))}]\nsum(values_{i})', f'{sum(i * j for j in range(12))}')
+             for i in range(15)]
+    nb = tmp_path/'numbers.ipynb'
+    cfg = tmp_path/'greedy.toml'
+    cfg.write_text('[model.smollm2.sampling]\ntemperature = 0.0\ntop_k = 1\nmax_tokens = 128\n')
+    env = {**os.environ, 'RAMABANA_DATA_DIR': str(tmp_path/'data'), 'RAMABANA_TASK_DIR': str(tmp_path/'tasks'),
+           'RAMABANA_CONFIG': str(cfg), 'JPY_SESSION_NAME': str(nb)}
+    env.pop('RAMABANA_SAVE_HOOK', None)
+    k = kernel_for(env, tmp_path)
+    k.run('%load_ext ramabana')
+    questions = ['Which cell has the largest sum?', 'What does cell c3 hold?', 'How many cells are there?',
+                 'What does the edited cell hold now?', 'What does the new cell compute?']
+    for q, question in enumerate(questions):
+        if q == 3: cells[5] = ('c5', 'values_5 = [5, 10]\nsum(values_5)', '15')   # an edited cell
+        if q == 4: cells.append(('c15', 'total = sum(map(sum, [values_1, values_2]))\ntotal', '198'))   # a new cell
+        cells.append((f'ask{q}', f'%%ram\n{question}', ''))   # the asking cell, saved as JupyterLab would
+        mk_nb(nb, cells)
+        msgs = k.run(f'%%ram\n{question}', cell_id=f'ask{q}', timeout=600)
+        assert not errors(msgs) and stderr(msgs) == '', (errors(msgs), stderr(msgs))
+    led = Ledger(tmp_path/'data'/'ledger.sqlite')
+    rows = list(reversed(led.recent(20, purpose='turn')))
+    led.close()
+    assert len(rows) == 5, rows
+    for prev, r in zip(rows, rows[1:]):
+        assert r['status'] == 200 and r['changed'] == -1, r   # the history only grew
+        if prev['status'] != 200:   # an answer the loop guard cut (499): its tokens are not in the ledger, so only the share
+            assert r['evaluated_tokens'] <= 0.2 * r['prompt_tokens'], (prev, r)
+            continue
+        new = r['prompt_tokens'] - prev['prompt_tokens'] - prev['completion_tokens']
+        assert r['cached_tokens'] >= prev['prompt_tokens'], (prev, r)   # everything the server read before came from its cache
+        assert r['evaluated_tokens'] <= 1.2 * new + 8, (new, prev, r)   # +8: the previous answer's end, tokenised afresh

@@ -1,0 +1,181 @@
+"""`%%ram` questions in a real kernel on the embedded SmolLM2: what each question makes the server read, and how often
+an answer loops.
+
+Run: `python bench/notebook_turns.py` (needs `ramabana setup`; about five minutes). Prints two tables.
+
+1. A 14-cell notebook, `%load_ext ramabana`, then five `%%ram` questions, each from a new cell saved into the
+   notebook as JupyterLab would: three in a row with nothing else changed, one after a cell was edited, one after a
+   cell was added. For each question, from the ledger: prompt tokens, tokens served from the server's cache,
+   tokens the server read (evaluated), time to the first token, and the tokens new since the previous request
+   (this prompt less the previous prompt and its answer). Two runs side by side: `before`, the whole notebook with
+   every question (`Session.send_changes = False`: each earlier block becomes a note, as ramabana did until
+   2026-12-01), and `after`, the notebook once and then only what changed. Goal: the second question starts
+   answering in under 2 s; evaluated <= 1.2 x new.
+2. 20 varied questions to SmolLM2 decoding greedily (temperature 0), for each repetition setting of the table: how
+   many answers loop (the runtime's `LoopGuard` stops them) and how many still run to their 512-token limit. The
+   setting the embedded model's profile ships is the row marked `*`. Goal: none at the limit.
+
+Every question decodes greedily, so a run is repeatable on one machine; another CPU may pick other kernels, and
+other answers.
+"""
+import argparse, json, os, queue, sys, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CELLS = [
+    ('md', '# Monthly sales\nThe numbers come from the shop\'s export; March is missing from the file.'),
+    ('code', 'import json, statistics\nraw = {"Jan": 120, "Feb": 95, "Apr": 130, "May": 160, "Jun": 150}', ''),
+    ('code', 'months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun"]\nnorth = [raw.get(m) for m in months]\nnorth',
+     "[120, 95, None, 130, 160, 150]"),
+    ('md', '## Cleaning\nMarch has no value; the plot shows a gap there.'),
+    ('code', 'filled = [v if v is not None else 0 for v in north]\nfilled', '[120, 95, 0, 130, 160, 150]'),
+    ('code', 'total = sum(filled)\nprint("total", total)', 'total 655\n'),
+    ('code', 'mean = statistics.mean(v for v in north if v is not None)\nround(mean, 1)', '131.0'),
+    ('code', 'best = max(zip(filled, months))\nbest', "(160, 'May')"),
+    ('md', '## Growth\nMonth over month, skipping the gap.'),
+    ('code', 'growth = [b - a for a, b in zip(filled, filled[1:])]\ngrowth', '[-25, -95, 130, 30, -10]'),
+    ('code', 'for m, v in zip(months, filled):\n    print(f"{m}: {\'#\' * (v // 10)}")',
+     'Jan: ############\nFeb: #########\nMar: \nApr: #############\nMay: ################\nJun: ###############\n'),
+    ('code', 'report = {"total": total, "mean": round(mean, 1), "best": best[1]}\njson.dumps(report)',
+     '\'{"total": 655, "mean": 131.0, "best": "May"}\''),
+    ('md', '## Notes\nThe export for March should come next week.'),
+    ('code', 'def share(m):\n    return filled[months.index(m)] / total\nround(share("May"), 3)', '0.244'),
+]
+QUESTIONS = ['Why does the plot have a gap in March?', 'What is the total?', 'Which month sold most?',
+             'What does the edited cell compute now?', 'What does the new cell show?']
+LOOP_QUESTIONS = ['What is 7 times 6?', 'Name three colours.', 'What is the capital of France?',
+                  'Write a haiku about rain.', 'What does a Python list hold?', 'How many days are in a leap year?',
+                  'Explain what a variable is.', 'What is the opposite of hot?', 'Give me a word that rhymes with cat.',
+                  'What does CPU stand for?', 'Why is the sky blue?', 'Say hello in French.',
+                  'What is 100 divided by 4?', 'Name a fruit that is yellow.', 'What is a prime number?',
+                  'How do you sort a list in Python?', 'What is the boiling point of water?',
+                  'Write one sentence about cats.', 'What comes after Tuesday?', 'What is JSON?']
+SETTINGS = {'none': {}, 'repeat 1.1': {'repeat_penalty': 1.1},
+            'dry 0.8': {'dry_multiplier': 0.8, 'dry_base': 1.75, 'dry_allowed_length': 2},
+            'dry 0.8 + repeat 1.1': {'dry_multiplier': 0.8, 'dry_base': 1.75, 'dry_allowed_length': 2, 'repeat_penalty': 1.1}}
+
+def cell(i, kind, src, out=''):
+    c = {'id': f'c{i}', 'cell_type': 'markdown' if kind == 'md' else 'code', 'metadata': {}, 'source': src}
+    if kind == 'code':
+        c.update(execution_count=None, outputs=[{'output_type': 'stream', 'name': 'stdout', 'text': out}] if out else [])
+    return c
+
+def write_nb(path, cells):
+    path.write_text(json.dumps({'cells': cells, 'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}, indent=1))
+
+class Kernel:
+    "A real ipykernel; `run(code, cell_id)` executes a cell and waits until it is idle."
+    def __init__(self, env, cwd):
+        from jupyter_client import KernelManager
+        self.km = KernelManager(kernel_name='python3'); self.km.start_kernel(cwd=str(cwd), env=env)
+        self.kc = self.km.client(); self.kc.start_channels(); self.kc.wait_for_ready(timeout=90)
+    def run(self, code, cell_id=None, timeout=600):
+        msg = self.kc.session.msg('execute_request', dict(code=code, silent=False, store_history=True, user_expressions={},
+                                                          allow_stdin=False, stop_on_error=True),
+                                  metadata={'cellId': cell_id} if cell_id else {})
+        self.kc.shell_channel.send(msg)
+        out, end = [], time.monotonic() + timeout
+        while time.monotonic() < end:
+            try: m = self.kc.iopub_channel.get_msg(timeout=0.5)
+            except queue.Empty: continue
+            if m['parent_header'].get('msg_id') != msg['header']['msg_id']: continue
+            if m['header']['msg_type'] == 'status' and m['content']['execution_state'] == 'idle': return out
+            out.append(m)
+        raise TimeoutError(f'{code[:40]!r} did not finish in {timeout} s')
+    def close(self): self.kc.stop_channels(); self.km.shutdown_kernel(now=True)
+
+def config(tmp, extra=''):
+    "A config with SmolLM2 decoding greedily (the rest of its profile as shipped)."
+    p = tmp/'config.toml'
+    p.write_text('[model]\ndefault = "smollm2"\n\n[model.smollm2.sampling]\ntemperature = 0.0\n' + extra)   # the rest of its sampling as shipped
+    return p
+
+def turns(send_changes:bool) -> list[dict]:
+    "Five questions in a real kernel; the ledger rows of their turns."
+    from ramabana.ledger import Ledger
+    tmp = Path(tempfile.mkdtemp(prefix='nbturns-'))
+    nb = tmp/'sales.ipynb'
+    cells = [cell(i, *c) for i, c in enumerate(CELLS)]
+    write_nb(nb, cells)
+    env = {**os.environ, 'RAMABANA_CONFIG': str(config(tmp)), 'RAMABANA_DATA_DIR': str(tmp/'data'),
+           'RAMABANA_TASK_DIR': str(tmp/'tasks'), 'JPY_SESSION_NAME': str(nb)}
+    env.pop('RAMABANA_SAVE_HOOK', None)
+    k = Kernel(env, tmp)
+    try:
+        k.run('%load_ext ramabana')
+        if not send_changes: k.run('import ramabana.magic as _m; _m.session().send_changes = False')
+        for q, question in enumerate(QUESTIONS):
+            if q == 3: cells[5]['source'] = 'total = sum(v for v in filled if v)\nprint("total without gaps", total)'
+            if q == 4: cells.insert(len(cells), cell(99, 'code', 'sorted(zip(filled, months))[:2]', "[(0, 'Mar'), (95, 'Feb')]"))
+            cells.append(cell(100 + q, 'code', f'%%ram\n{question}'))   # the asking cell, saved as JupyterLab would
+            write_nb(nb, cells)
+            k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')
+    finally: k.close()
+    led = Ledger(tmp/'data'/'ledger.sqlite')
+    rows = [r for r in reversed(led.recent(50, purpose='turn'))]
+    led.close()
+    return rows
+
+def turn_table(before, after) -> str:
+    from ramabana.core import format_table
+    def new_tokens(rows, i):
+        if i == 0: return rows[0]['prompt_tokens']
+        p = rows[i - 1]
+        return rows[i]['prompt_tokens'] - (p['prompt_tokens'] or 0) - (p['completion_tokens'] or 0)
+    out = []
+    for i, q in enumerate(QUESTIONS):
+        row = [f'{i + 1}. {q[:32]}']
+        for rows in (before, after):
+            r = rows[i]
+            row += [f"{r['prompt_tokens']:,}", f"{r['cached_tokens'] or 0:,}", f"{r['evaluated_tokens'] or 0:,}",
+                    f'{new_tokens(rows, i):,}', f"{r['ttft_ms'] / 1000:.2f}"]
+        out.append(row)
+    head = ['question'] + [f'{w} {h}' for w in ('before', 'after') for h in ('prompt', 'cached', 'read', 'new', 'ttft s')]
+    return format_table(out, head)
+
+REPETITION = ('repeat_penalty', 'dry_multiplier', 'dry_base', 'dry_allowed_length', 'dry_penalty_last_n')
+
+def loops(setting:dict) -> tuple[int, int]:
+    "(answers the loop guard stopped, answers at their token limit) for the loop questions, greedy, with `setting`."
+    import dataclasses
+    from ramabana.backend import make_backend
+    from ramabana.core import resolve
+    spec = resolve('smollm2')
+    base = {k: v for k, v in spec.sampling.items() if k not in REPETITION}
+    be = make_backend(dataclasses.replace(spec, sampling={**base, 'temperature': 0.0, **setting}))
+    looped = capped = 0
+    try:
+        for q in LOOP_QUESTIONS:
+            be.resume_hist([])   # each question on its own
+            be.send(q)
+            looped += be._finish == 'loop'
+            capped += be._finish == 'length'
+    finally: be.close()
+    return looped, capped
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--only', choices=('turns', 'loops'))
+    a = ap.parse_args()
+    from ramabana import llamacpp
+    llamacpp.setup(progress=True)
+    if a.only != 'loops':
+        before, after = turns(False), turns(True)
+        print('1. five %%ram questions on a 14-cell notebook (SmolLM2, greedy; tokens from the ledger; new = this prompt '
+              'less the previous prompt and its answer)\n')
+        print(turn_table(before, after))
+        print()
+    if a.only != 'turns':
+        from ramabana.core import format_table, BUILTIN_MODELS
+        shipped = {k: v for k, v in BUILTIN_MODELS['smollm2'].sampling.items() if k in REPETITION}
+        rows = []
+        for name, setting in SETTINGS.items():
+            looped, capped = loops(setting)
+            n = len(LOOP_QUESTIONS)
+            rows.append([name + (' *' if setting == shipped else ''), f'{looped}/{n}', f'{capped}/{n}'])
+        print('2. 20 questions, greedy: answers the loop guard stopped, and answers at the 512-token limit\n')
+        print(format_table(rows, ['repetition setting', 'looped', 'at the limit']))
+
+if __name__ == '__main__': main()
