@@ -65,14 +65,14 @@ def event_cost(n:int=64) -> dict:
     "Microseconds to write the events of an n-token streamed answer, per door, in this process (the best of 9 timings)."
     import timeit
     from ramabana.dialects import MessageEvents, ResponseEvents
-    from ramabana.gateway import _events
-    from ramabana.upstream import parse_chunk
+    from ramabana.doors import ChatEvents
+    from ramabana.chat import parse_chunk
     tok = parse_chunk(b'{"id":"c1","object":"chat.completion.chunk","created":1,"model":"fake","choices":[{"index":0,"delta":{"content":"t17 "},"finish_reason":null}]}')
     fin = parse_chunk(b'{"id":"c1","object":"chat.completion.chunk","created":1,"model":"fake","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}')
     chunks = [tok] * n + [fin]
     relay = type('Exchange', (), {'usage': False})   # chat completions pass each chunk's own bytes on
     write = lambda ev: ev.start() + b''.join(map(ev.chunk, chunks)) + ev.end()
-    doors = {'chat': lambda: _events(relay, chunks), 'messages': lambda: write(MessageEvents('m', 'msg_1')),
+    doors = {'chat': lambda: ChatEvents(relay).burst(chunks), 'messages': lambda: write(MessageEvents('m', 'msg_1')),
              'responses': lambda: write(ResponseEvents('m', 'resp_1'))}
     return {d: min(timeit.timeit(f, number=500) / 500 * 1e6 for _ in range(9)) for d, f in doors.items()}
 

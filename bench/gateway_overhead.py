@@ -87,7 +87,8 @@ def serve_proxy(port, upstream):
 def serve_gateway(port, upstream):
     import uvicorn
     from ramabana.core import ModelSpec
-    from ramabana.gateway import Gateway, make_app
+    from ramabana.gateway import Gateway
+    from ramabana.app import make_app
     from ramabana.ledger import Ledger
     d = Path(tempfile.mkdtemp())
     gw = Gateway(ledger=Ledger(d/'ledger.sqlite'), models={'fake': ModelSpec('fake', 'llamacpp', base_url=upstream)})

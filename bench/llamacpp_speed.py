@@ -142,7 +142,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--skip-rss', action='store_true', help='leave out the memory table (it takes the longest)')
     a = ap.parse_args()
-    from ramabana.gateway import Gateway, GatewayServer
+    from ramabana.gateway import Gateway
+    from ramabana.app import GatewayServer
     from ramabana.ledger import Ledger
     paths = L.setup(progress=False)
     bench = build_llama_bench()

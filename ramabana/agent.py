@@ -9,18 +9,19 @@ import os, io, ast, sys, json, time, uuid, base64, ctypes, inspect, builtins, it
 from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
-from .core import RamabanaError, ModelSpec, resolve, get, task_dir
+from .core import RamabanaError, ModelSpec, resolve, get, task_dir, append_jsonl
 from .runtime import Run, run_context, current_run, notices_block, Usage, estimate_tokens, safe_repr
 from .compaction import Compactor
 from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 
 # %% auto #0
-__all__ = ['MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'VIEW_N', 'BIG_FILE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE',
-           'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'describe', 'Stopped',
-           'run_code', 'format_run', 'view_file', 'python_tools', 'Session', 'new_task', 'Agent']
+__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'VIEW_N', 'BIG_FILE', 'SP', 'REPEAT_AFTER',
+           'REPEAT_NOTICE', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'repr_head',
+           'describe', 'Stopped', 'run_code', 'format_run', 'view_file', 'python_tools', 'SessionFile', 'new_task',
+           'Agent']
 
-# %% ../nbs/08b_agent.ipynb #58b5e19f
-MODES = ('auto', 'ask', 'deny')
+# %% ../nbs/08b_agent.ipynb #f57ee173
+APPROVAL_MODES = ('auto', 'ask', 'deny')
 DENIED = 'Calls to {name} are switched off by the user; it did not run. Do not retry it; work without it or ask the user.'
 NO_ASKER = 'The call to {name} needs the user\'s approval and there is no way to ask them here; it did not run.'
 
@@ -45,7 +46,7 @@ class Approvals:
         for k, v in (modes or {}).items(): self.set(k, v)
 
     def _check(self, mode):
-        if mode not in MODES: raise ApprovalError(f"approval mode should be one of {', '.join(MODES)}, got {mode!r}")
+        if mode not in APPROVAL_MODES: raise ApprovalError(f"approval mode should be one of {', '.join(APPROVAL_MODES)}, got {mode!r}")
         return mode
 
     def set(self, name:str, mode:str):
@@ -245,27 +246,11 @@ def _enc(o):
 def _dec(d):
     return base64.b64decode(d['__bytes__']) if set(d) == {'__bytes__'} else d
 
-class Session:
+class SessionFile:
     "A conversation saved as append-only JSONL: message records and reset records."
     def __init__(self, path:Path|str): self.path = Path(path)
 
-    def _write(self, recs:list):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._untear()
-        data = ''.join(json.dumps(r, default=_enc, ensure_ascii=False) + '\n' for r in recs)
-        with open(self.path, 'a', encoding='utf-8') as f:
-            f.write(data); f.flush(); os.fsync(f.fileno())
-
-    def _untear(self):
-        "Cut a torn last line (a crash mid-write) off the file, so the next record does not join it as a damaged line."
-        try:
-            with open(self.path, 'rb+') as f:
-                if f.seek(0, os.SEEK_END) == 0: return
-                f.seek(-1, os.SEEK_END)
-                if f.read(1) == b'\n': return
-                f.seek(0); data = f.read()   # only after a crash, so reading it whole is fine
-                f.truncate(data.rfind(b'\n') + 1)
-        except FileNotFoundError: return   # nothing written yet
+    def _write(self, recs:list): append_jsonl(self.path, recs, default=_enc)
 
     def append(self, msgs:list):
         "Append messages (one finished turn)."
@@ -276,16 +261,15 @@ class Session:
         self._write([{'op': 'reset', 'hist': list(hist), 'why': why, 't': time.time()}])
 
     def load(self) -> list:
-        "The saved conversation; a torn last line is skipped."
+        "The saved conversation; a line torn by a crash is skipped."
         if not self.path.exists(): return []
         hist = []
-        lines = self.path.read_text(encoding='utf-8').splitlines()
-        for i, line in enumerate(lines):
+        for line in self.path.read_text(encoding='utf-8').splitlines():
             if not line.strip(): continue
+            # every write is whole records, each on a line of its own: a line that is not JSON was cut by a crash, and
+            # only the turn being written then is lost
             try: r = json.loads(line, object_hook=_dec)
-            except ValueError:
-                if i == len(lines) - 1: break   # a crash mid-write: the unfinished turn is lost, nothing else
-                raise RamabanaError(f'{self.path}: line {i + 1} is not JSON; the session file is damaged') from None
+            except ValueError: continue
             if r.get('op') == 'msg': hist.append(r['msg'])
             elif r.get('op') == 'reset': hist = list(r['hist'])
         return hist
@@ -325,7 +309,7 @@ class Agent:
         self.tools = python_tools(self.ns, timeout) + [t if isinstance(t, Tool) else Tool(t) for t in tools]
         self.compactor = compactor or Compactor(auto=get('compaction.auto'), strategy=get('compaction.strategy'))
         self.summariser_model = summariser if summariser is not None else get('model.oneshot')
-        self.session = Session(task_dir(self.task)/'session.jsonl')
+        self.session = SessionFile(task_dir(self.task)/'session.jsonl')
         self.run, self.runs, self._prior, self._cb, self._sum_be = None, [], Usage(), {}, None
         self._contexts, self._drops = [], 0   # messages holding a context: (index, their text without it, the context)
         self.backend = self._make(model)
@@ -425,7 +409,7 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
                 context = refresh(); sent = self.message(prompt, context)
             if context and isinstance(text, str):   # where this turn's message lands (after a resumed conversation not applied yet)
                 be = self.backend
-                self._contexts.append((len(be.hist if be.ready or be._pending is None else be._pending), text, context))
+                self._contexts.append((len(be.live_hist), text, context))
             if not run.stopped:
                 for piece in self.backend.stream(sent, run=run):
                     answer = apply_piece(answer, piece)
@@ -449,7 +433,7 @@ def cancel(self:Agent) -> bool:
 def save(self:Agent):
     "Append what the conversation gained since the last save to the session file."
     be = self.backend   # a resumed conversation the model has not started with yet is still pending: it is the history
-    h = be.hist if be.ready or be._pending is None else be._pending
+    h = be.live_hist
     if self._saved > len(h): self.session.reset(h, 'history changed'); self._saved = len(h); return
     new = list(h[self._saved:])
     for i, text, _ in self._contexts:   # a resumed conversation starts from a fresh context, so none is saved
@@ -486,7 +470,7 @@ def _holds(m, context:str) -> bool:
 def holds_contexts(self:Agent, contexts:list) -> bool:
     "Whether every one of `contexts` is still in the conversation, on the message that carried it."
     be = self.backend
-    h, live = be.hist if be.ready or be._pending is None else be._pending, {c for i, _, c in self._contexts}
+    h, live = be.live_hist, {c for i, _, c in self._contexts}
     return bool(contexts) and all(c in live for c in contexts) and all(i < len(h) and _holds(h[i], c) for i, _, c in self._contexts)
 
 @patch
@@ -494,11 +478,11 @@ def drop_contexts(self:Agent) -> bool:
     "Replace every context in the conversation by `CONTEXT_NOTE`; True when there was one."
     if not self._contexts: return False
     be = self.backend
-    h = be.hist if be.ready or be._pending is None else be._pending
+    h = be.live_hist
     for i, text, c in self._contexts:
         if i < len(h) and _holds(h[i], c): h[i] = _without_context(h[i], text)
     self._contexts, self._drops = [], self._drops + 1
-    be._changed()
+    be.history_changed()
     return True
 
 # %% ../nbs/08b_agent.ipynb #7ece196e
@@ -546,7 +530,7 @@ def compact(self:Agent, focus:str='') -> str:
 @patch
 def maybe_compact(self:Agent, nxt='') -> str:
     "Compact when due or when `nxt` would not fit; the compactor's note, or '' when nothing was needed."
-    if not self.backend.hist and self.backend._pending is None: return ''
+    if not self.backend.live_hist: return ''
     if self.compactor.due(self.backend) or not self.backend.fits(nxt): return self.compact()
     return ''
 

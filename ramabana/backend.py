@@ -13,15 +13,16 @@ from .core import RamabanaError, ModelSpec, resolve, get, is_loopback
 from .runtime import (estimate_tokens, CHARS_PER_TOKEN, answer_only, ThinkFilter, Usage,
                               current_run, THINK_OPEN, LoopGuard, LOOP_NOTE)
 from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
-from .compaction import _media   # a picture part's bytes and file suffix, shared rather than written twice
+from .compaction import media_bytes
+from .chat import Assembler   # the gateway's own fold of a stream, from the format alone
 
 # %% auto #0
-__all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'CLAUDE_EFFORT',
-           'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning',
-           'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece',
-           'TokenLogger', 'use_chat', 'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url',
-           'task_header', 'GatewayBackend', 'writer', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled',
-           'NotAuthorised', 'explain_error', 'make_backend']
+__all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'LOCAL_GATEWAY',
+           'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'COUNT_CACHE', 'COUNT_TIMEOUT',
+           'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
+           'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
+           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'CallFailed', 'Unreachable',
+           'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -338,16 +339,21 @@ def _running(self:Backend, what:str):
     if not self.ready: raise NotRunning(f'{what}: {self.spec.name} is not running; start it first (no conversation to change)')
 
 @patch
-def _changed(self:Backend):
+def history_changed(self:Backend):
     "The history changed behind the engine's back: count it again until the engine reports."
     self._reported = None
+
+@patch(as_prop=True)
+def live_hist(self:Backend) -> list:
+    "The conversation the next turn continues: the history, or a resumed one the model has not started with yet."
+    return self.hist if self.ready or self._pending is None else self._pending
 
 @patch
 def replace_hist(self:Backend, summary:str, keep:list=()):
     "Replace the history by `summary` (a user message) followed by the messages `keep`."
     self._running('replace_hist')
     self.hist = [{'role': 'user', 'content': summary}, *copy.deepcopy(list(keep))]
-    self._changed()
+    self.history_changed()
 
 @patch
 def snapshot_hist(self:Backend) -> list:
@@ -358,14 +364,14 @@ def snapshot_hist(self:Backend) -> list:
 def restore_hist(self:Backend, hist:list):
     "Make `hist` the conversation (a snapshot, for branching)."
     self._running('restore_hist')
-    self.hist = copy.deepcopy(list(hist)); self._changed()
+    self.hist = copy.deepcopy(list(hist)); self.history_changed()
 
 @patch
 def resume_hist(self:Backend, hist:list):
     "Continue a saved conversation: applied when the model starts (at once when it is running)."
     if self.ready: self.hist = copy.deepcopy(list(hist))
     else: self._pending = copy.deepcopy(list(hist))
-    self._changed()
+    self.history_changed()
 
 @patch
 def revise_last_assistant(self:Backend, text:str):
@@ -374,14 +380,14 @@ def revise_last_assistant(self:Backend, text:str):
     for m in reversed(self.hist):
         if m.get('role') == 'assistant': m['content'] = text; break
     else: raise BackendError('revise_last_assistant: the conversation has no assistant message yet')
-    self._changed()
+    self.history_changed()
 
 # %% ../nbs/08_backend.ipynb #0ab4ee3b
 @patch
 def trim(self:Backend, need:int, how:str='') -> int:
     "Free about `need` tokens from old tool results and pictures; what was freed."
     freed = trim_hist(self.hist, need, self._counter(), keep=2, save=self.save, how=how or HOW_TO_READ)
-    if freed: self._changed()
+    if freed: self.history_changed()
     return freed
 
 @patch
@@ -396,7 +402,7 @@ def shrink_recent(self:Backend, need:int, how:str='') -> int:
         save = self.save or (lambda data, suffix: Path('(not saved)'))
         self.hist[i] = {**m, 'content': fit_content(m.get('content'), room, save, how or HOW_TO_READ, c, tail=200)}
         freed += before - msg_tokens(self.hist[i], c)
-    if freed: self._changed()
+    if freed: self.history_changed()
     return freed
 
 # %% ../nbs/08_backend.ipynb #70a1ade5
@@ -458,10 +464,8 @@ class TokenLogger:
 
 CHAT_CALLBACKS = {'tokens': TokenLogger}
 
-# %% ../nbs/08_backend.ipynb #1ec2b7a3
+# %% ../nbs/08_backend.ipynb #0f8915ab
 _MK_CHAT: Callable|None = None
-_GATEWAY = None
-_GW_LOCK = threading.Lock()
 
 @contextlib.contextmanager
 def use_chat(f:Callable):
@@ -471,27 +475,36 @@ def use_chat(f:Callable):
     try: yield f
     finally: _MK_CHAT = old
 
-def local_gateway():
-    "The gateway this process serves on loopback (started on first use, shared)."
-    global _GATEWAY
-    with _GW_LOCK:
-        if _GATEWAY is None:
-            from ramabana.gateway import start_gateway   # lazy: uvicorn and starlette load only when a model is used
-            _GATEWAY = start_gateway()
-        return _GATEWAY
+class LocalGateway:
+    "The gateway a process serves on loopback for its own backends: started on first use, shared, stopped on request."
+    def __init__(self): self.server, self._lock = None, threading.Lock()
 
-def local_gateway_url() -> str|None:
-    "The in-process gateway's URL when this process has started one, else None (this starts nothing)."
-    gw = _GATEWAY
-    return gw.url if gw is not None else None
+    def get(self):
+        "The running gateway server, started now if there is none."
+        with self._lock:
+            if self.server is None:
+                from ramabana.app import start_gateway   # lazy: uvicorn and starlette load only when a model is used
+                self.server = start_gateway()
+            return self.server
 
-def stop_local_gateway() -> bool:
-    "Stop the in-process gateway if one was started; True when one was. Safe to call again; the next use starts a new one."
-    global _GATEWAY
-    with _GW_LOCK: gw, _GATEWAY = _GATEWAY, None
-    if gw is None: return False
-    gw.stop()
-    return True
+    @property
+    def url(self) -> str|None:
+        "Its URL when it runs, else None (this starts nothing)."
+        s = self.server
+        return s.url if s is not None else None
+
+    def stop(self) -> bool:
+        "Stop it if it runs; True when it did. The next use starts a new one."
+        with self._lock: s, self.server = self.server, None
+        if s is None: return False
+        s.stop()
+        return True
+
+LOCAL_GATEWAY = LocalGateway()   # one per process: a kernel's backends share it
+
+def local_gateway(): return LOCAL_GATEWAY.get()
+def local_gateway_url() -> str|None: return LOCAL_GATEWAY.url
+def stop_local_gateway() -> bool: return LOCAL_GATEWAY.stop()
 
 def gateway_url(base_url:str|None=None) -> str:
     "Where to send requests: `base_url`, else the `gateway.url` setting, else the in-process gateway."
@@ -587,7 +600,7 @@ class GatewayBackend(Backend):
 
     def _key(self) -> str|None:
         "The gateway's token: `api_key`, else the variable `gateway.token_env` names."
-        from ramabana.gateway import gateway_token   # lazy, like the gateway itself
+        from ramabana.app import gateway_token   # lazy, like the gateway itself
         return gateway_token(self.api_key)
 
     def _auth(self) -> dict|None:
@@ -624,7 +637,7 @@ def _wire(m:dict, model:str='') -> dict:
     parts = []
     for p in c:
         if isinstance(p, (bytes, bytearray)):
-            data, suffix = _media(p)
+            data, suffix = media_bytes(p)
             mime = {'.png': 'image/png', '.jpg': 'image/jpeg', '.gif': 'image/gif', '.webp': 'image/webp'}.get(suffix, 'application/octet-stream')
             parts.append({'type': 'image_url', 'image_url': {'url': f'data:{mime};base64,' + base64.b64encode(data).decode()}})
         elif isinstance(p, str): parts.append({'type': 'text', 'text': p})
@@ -673,7 +686,6 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     extra = {'return_progress': True} if self.progress and purpose == 'turn' else {}
     if not think: extra['reasoning_budget_tokens'] = 0   # the gateway turns it into each provider's way of not thinking
     self._fire('before_request', body)
-    from ramabana.gateway import Assembler   # the gateway's own fold of a stream; lazy, like the gateway itself
     mkflt = lambda: ThinkFilter() if self.think else _InlineThink()
     flt, asm, text, guard = mkflt(), Assembler(), [], LoopGuard()
     self._text = text
@@ -891,7 +903,7 @@ def explain_error(e:BaseException, # what the SDK raised
     try: import openai
     except ImportError: return e   # no SDK, so nothing of its to translate
     if not isinstance(e, openai.APIError): return e
-    from ramabana.upstream import redact
+    from ramabana.errors import redact
     name = spec.name
     if isinstance(e, openai.APITimeoutError):
         return CallFailed(f'no answer from {name} within {timeout or 0:g} s (the gateway at {url}); a local model may still be '

@@ -94,7 +94,7 @@ class KernelRun:
                  env:dict|None=None): # extra environment variables for the kernel
         self.nb, self.startup, self.extra = (Path(nb).resolve() if nb else None), startup, env or {}
         self.km = self.kc = None
-        from ramabana.magic import TerminalShow
+        from ramabana.display import TerminalShow
         self.term = TerminalShow()
 
     def start(self) -> KernelRun:
@@ -223,7 +223,7 @@ def ask_notebook(question:str, # the question, the body of the `%%ram` cell
                  timeout:float=600, # seconds the question may take
                  env:dict|None=None) -> int: # extra environment for the kernel
     "Ask `question` about `nb` in a real kernel, printing the cell's output and the call's ledger row; 0 when it worked, 130 when interrupted."
-    from ramabana.magic import read_notebook, nb_cells
+    from ramabana.notebook import read_notebook, nb_cells
     nb = Path(nb) if nb else None
     if nb is not None and not nb.is_file(): raise RamabanaError(f'no notebook at {nb}')
     # read before a kernel starts: a file that is not a notebook is one line of error, not a traceback
@@ -296,7 +296,7 @@ def cmd_demo(a):
          (['--workers'], dict(type=int, default=1, help='processes answering on the one port (default 1); all write one ledger')))
 def cmd_serve(a):
     from ramabana.core import get
-    from ramabana.gateway import serve, check_bind, gateway_token
+    from ramabana.app import serve, check_bind, gateway_token
     # --port is checked by check_listen, in the words of a port; the setting's own range check names config or env
     host, port = get('gateway.host', a.host), (get('gateway.port') if a.port is None else a.port)
     check_bind(host, gateway_token(a.token))
@@ -330,7 +330,7 @@ def cmd_setup(a):
 # %% ../nbs/10_cli.ipynb #07bdb9b6
 @command('calls', 'the newest model calls from the ledger', (['n'], dict(nargs='?', type=int, default=10, help='how many (default 10)')))
 def cmd_calls(a):
-    from ramabana.magic import calls_table, ledger_rows
+    from ramabana.display import calls_table, ledger_rows
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
     print(calls_table(ledger_rows(a.n)))
 

@@ -10,6 +10,7 @@ from typing import Callable, NamedTuple
 from fastcore.basics import patch
 from .core import ConfigError, get, task_dir
 from .runtime import estimate_tokens, threshold, should_compact, halvings, answer_only, CHARS_PER_TOKEN
+from .chat import content_text
 
 # %% auto #0
 __all__ = ['SUMMARY_PREFIX', 'SUMMARISE_SP', 'SUMMARISE', 'UPDATE_SUMMARISE', 'SURGICAL_POLICY', 'REORIENT', 'IMG_TOKENS',
@@ -17,25 +18,19 @@ __all__ = ['SUMMARY_PREFIX', 'SUMMARISE_SP', 'SUMMARISE', 'UPDATE_SUMMARISE', 'S
            'serialise', 'split_previous', 'summarise_prompt', 'transcript_runs', 'fold_summary', 'truncate_middle',
            'surgical_history', 'reorient', 'escape_cell', 'unescape_cell', 'tag_attrs', 'notebook_block', 'NbCell',
            'NbBlock', 'parse_notebooks', 'notebook_cells', 'compact_notebook_context', 'img_tokens', 'margin',
-           'is_media', 'msg_tokens', 'spill', 'omitted', 'excerpt', 'fit_content', 'trim_hist', 'Compactor']
+           'is_media', 'media_bytes', 'msg_tokens', 'spill', 'omitted', 'excerpt', 'fit_content', 'trim_hist',
+           'Compactor']
 
 # %% ../nbs/03_compaction.ipynb #6dde673a
 def msg_role(m) -> str:
     "The role of message `m`, or '?'."
     return (m.get('role') if isinstance(m, dict) else None) or '?'
 
-def _part_text(p):
-    if isinstance(p, str): return p
-    if isinstance(p, dict) and p.get('type') in ('text', 'input_text', 'output_text'): return p.get('text') or ''
-    return ''
+def _part_text(p) -> str: return content_text([p])
 
 def msg_text(m) -> str:
-    "The text of message `m`: its string content, or its text parts joined by newlines."
-    c = m.get('content') if isinstance(m, dict) else m
-    if c is None: return ''
-    if isinstance(c, str): return c
-    if isinstance(c, (list, tuple)): return '\n'.join(t for t in map(_part_text, c) if t)
-    return str(c)
+    "The text of message `m`: its string content, or its text parts joined by newlines (`content_text`)."
+    return content_text(m.get('content') if isinstance(m, dict) else m)
 
 def _args(a):
     if isinstance(a, str):
@@ -432,7 +427,7 @@ def _b64(s):
     try: return base64.b64decode(s, validate=False)
     except (binascii.Error, ValueError): return None   # not base64 after all: the caller saves the text itself
 
-def _media(p) -> tuple[bytes, str]:
+def media_bytes(p) -> tuple[bytes, str]:
     "The bytes of media part `p` and a suffix for the file holding them."
     if isinstance(p, (bytes, bytearray)): return bytes(p), _suffix(p)
     inner = p.get(p.get('type')) if isinstance(p.get(p.get('type')), dict) else p
@@ -507,7 +502,7 @@ def fit_content(c, room:int, save, how:str='', count=None, tail:int=0):
     out = [p for i, p in enumerate(parts) if i not in gone]
     note = ''
     if gone:
-        paths = [str(save(*_media(parts[i]))) for i in sorted(gone)]
+        paths = [str(save(*media_bytes(parts[i]))) for i in sorted(gone)]
         note = f'[{len(gone)} of the {len(pics)} pictures left out to fit the window; saved at {", ".join(paths)}]'
     left = room - keep_n * it - estimate_tokens(note, count)
     texts = [i for i, p in enumerate(out) if not is_media(p) and _part_text(p)]
@@ -543,7 +538,7 @@ def trim_hist(hist:list, need:int, count=None, keep:int=2, save=None, how:str=''
         before, parts = msg_tokens(m, count), []
         for p in c:
             if not is_media(p): parts.append(p); continue
-            note = f'[picture left out to make room; saved at {save(*_media(p))}]' if save else '[picture left out to make room]'
+            note = f'[picture left out to make room; saved at {save(*media_bytes(p))}]' if save else '[picture left out to make room]'
             parts.append(_note_part(c, note))
         hist[i] = {**m, 'content': parts}
         freed += before - msg_tokens(hist[i], count)

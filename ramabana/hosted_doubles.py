@@ -12,7 +12,7 @@ from . import testing as _testing
 from .testing import BackgroundServer, TestingError, common_prefix
 
 # %% auto #0
-__all__ = ['ToolCall', 'Reply', 'Fault', 'as_reply', 'Turn', 'FakeProvider', 'strict_schema_problem', 'FakeOpenAI',
+__all__ = ['ToolCall', 'HostedReply', 'HostedFault', 'as_reply', 'Turn', 'FakeProvider', 'strict_schema_problem', 'FakeOpenAI',
            'FakeAnthropic', 'FakeGemini', 'FakeOllama']
 
 # %% ../nbs/04b_hosted_doubles.ipynb #301bb885
@@ -24,7 +24,7 @@ class ToolCall:
     id: str|None = None   # None: the fake makes one up in its provider's format
 
 @dataclass
-class Reply:
+class HostedReply:
     "What the fake model answers; each fake renders it in its own wire format."
     text: str = ''                # the visible answer
     reasoning: str = ''           # thinking text (Anthropic thinking, Gemini thought summary; OpenAI counts it only)
@@ -49,7 +49,7 @@ class Reply:
         return self.finish or ('tool_calls' if self.tool_calls else 'stop')
 
 @dataclass
-class Fault:
+class HostedFault:
     "An error the fake answers one request with instead of a reply."
     kind: str                      # 'rate_limited', 'overloaded' or 'stream_error' (names as in `testing.FAULTS`)
     retry_after: float|None = 1    # seconds in Retry-After (Gemini: in RetryInfo); None sends none
@@ -58,16 +58,16 @@ class Fault:
         "A new headers dict holding `retry-after`, or an empty one when `retry_after` is None."
         return {'retry-after': f'{self.retry_after:g}'} if self.retry_after is not None else {}
 
-# %% ../nbs/04b_hosted_doubles.ipynb #7f056f3f
-def as_reply(r) -> Reply|Fault:
-    "A `Reply` (or `Fault`) from a `Reply`, `Fault`, string or `testing.Reply`."
-    if isinstance(r, (Reply, Fault)): return r
-    if isinstance(r, str): return Reply(r)
+# %% ../nbs/04b_hosted_doubles.ipynb #3c59b069
+def as_reply(r) -> HostedReply|HostedFault:
+    "A `HostedReply` (or `HostedFault`) from a `HostedReply`, `HostedFault`, string or `testing.Reply`."
+    if isinstance(r, (HostedReply, HostedFault)): return r
+    if isinstance(r, str): return HostedReply(r)
     if isinstance(r, _testing.Reply):
         calls = [ToolCall(t['name'], t['arguments'] if isinstance(t['arguments'], dict) else json.loads(t['arguments'] or '{}'),
                           t.get('id')) for t in r.tool_calls]
-        return Reply(r.text, r.reasoning, calls, finish=r.finish_reason)
-    raise TestingError(f'a scripted reply must be a Reply, Fault or str, not {type(r).__name__}')
+        return HostedReply(r.text, r.reasoning, calls, finish=r.finish_reason)
+    raise TestingError(f'a scripted reply must be a HostedReply, HostedFault or str, not {type(r).__name__}')
 
 # %% ../nbs/04b_hosted_doubles.ipynb #e2431311
 class _Reject(Exception):
@@ -112,11 +112,11 @@ class Turn:
     "One request being answered."
     body: dict
     model: str
-    reply: Reply
+    reply: HostedReply
     usage: dict    # prompt, cached, cache_write, reasoning, output (tokens)
     n: int         # this fake's request counter, for ids
     stream: bool = False
-    fault: Fault|None = None
+    fault: HostedFault|None = None
     info: dict = field(default_factory=dict)  # what the route learnt (Gemini: `sse`)
 
 # %% ../nbs/04b_hosted_doubles.ipynb #35a6bc15
@@ -125,13 +125,13 @@ class FakeProvider(BackgroundServer):
     cache_exact = False
 
     def __init__(self,
-                 replies:list|Callable|None=None, # a queue of `Reply`/`Fault`/str, or a function of the request body
+                 replies:list|Callable|None=None, # a queue of `HostedReply`/`HostedFault`/str, or a function of the request body
                  *,
                  api_key:str='test-key',   # the only key accepted
                  ctx:int=128_000,          # the model's context window in tokens
                  chars_per_token:float=4,  # the fake tokenizer
                  cache_min:int=0,          # smallest cache hit counted, in tokens
-                 default:Reply|str='Hello! How can I help?', # the answer when the queue is empty
+                 default:HostedReply|str='Hello! How can I help?', # the answer when the queue is empty
                  **kw):                    # passed to `BackgroundServer` (grace, timeout)
         super().__init__(**kw)
         self.api_key,self.ctx,self.cpt = api_key,ctx,chars_per_token
@@ -147,7 +147,7 @@ class FakeProvider(BackgroundServer):
         self.script.extend(replies)
         return self
 
-    def next_reply(self, body:dict) -> Reply|Fault:
+    def next_reply(self, body:dict) -> HostedReply|HostedFault:
         "The scripted answer to `body`."
         r = self.fn(body) if self.fn else self.script.pop(0) if self.script else self.default
         return as_reply(r)
@@ -189,10 +189,10 @@ class FakeProvider(BackgroundServer):
     def prompt(self, body:dict) -> tuple[str, int|None]: "Canonical prompt text, and its cache breakpoint."; self._need('prompt')
     def bad_json(self) -> _Reject: "The error for a body that is not JSON."; self._need('bad_json')
     def overflow(self, n:int, model:str) -> _Reject: "The error for a prompt of `n` tokens over the window."; self._need('overflow')
-    def fault_error(self, f:Fault, model:str) -> _Reject: "The error response for fault `f`."; self._need('fault_error')
+    def fault_error(self, f:HostedFault, model:str) -> _Reject: "The error response for fault `f`."; self._need('fault_error')
     def render(self, turn:Turn) -> dict: "The whole answer."; self._need('render')
     def events(self, turn:Turn) -> Iterator[str]: "The streamed answer, as SSE text."; self._need('events')
-    def error_event(self, f:Fault) -> str: "The SSE text of an error inside a stream."; self._need('error_event')
+    def error_event(self, f:HostedFault) -> str: "The SSE text of an error inside a stream."; self._need('error_event')
 
 # %% ../nbs/04b_hosted_doubles.ipynb #ff60e925
 @patch
@@ -219,10 +219,10 @@ async def answer(self:FakeProvider, request, *, model:str|None=None, stream:bool
         self.validate(body, model)
         prompt, upto = self.fit(*self.prompt(body), model)
         reply = self.next_reply(body)
-        fault = reply if isinstance(reply, Fault) else None
+        fault = reply if isinstance(reply, HostedFault) else None
         if fault and not (stream and fault.kind == 'stream_error'): raise self.fault_error(fault, model)
     except _Reject as e: return JSONResponse(e.body, e.status, headers=e.headers)
-    if fault: reply = Reply('A partial answer that will break')
+    if fault: reply = HostedReply('A partial answer that will break')
     turn = Turn(body, model, reply, self.usage(body, reply, prompt, upto, self.thinking(body)), next(self._n), stream, fault, info)
     if not stream: return JSONResponse(self.render(turn), headers=self.headers(turn))
     return StreamingResponse(self.stream_events(turn), media_type=self.media_type(turn), headers=self.headers(turn))
@@ -428,7 +428,7 @@ def events(self:FakeOpenAI, turn:Turn) -> Iterator[str]:
     yield 'data: [DONE]\n\n'
 
 @patch
-def error_event(self:FakeOpenAI, f:Fault) -> str:
+def error_event(self:FakeOpenAI, f:HostedFault) -> str:
     return f"data: {_dumps(_oai_err('The server had an error while processing your request. Sorry about that!', type='server_error'))}\n\n"
 
 # %% ../nbs/04b_hosted_doubles.ipynb #ffb465bc
@@ -618,7 +618,7 @@ def events(self:FakeAnthropic, turn:Turn) -> Iterator[str]:
     yield _sse('message_stop', {})
 
 @patch
-def error_event(self:FakeAnthropic, f:Fault) -> str:
+def error_event(self:FakeAnthropic, f:HostedFault) -> str:
     return _sse('error', {'error': {'type': 'overloaded_error', 'message': 'Overloaded'}})
 
 # %% ../nbs/04b_hosted_doubles.ipynb #d3b0fa57
@@ -784,7 +784,7 @@ def events(self:FakeGemini, turn:Turn) -> Iterator[str]:
     else: yield json.dumps(_gem_chunks(self, turn), indent=2)
 
 @patch
-def error_event(self:FakeGemini, f:Fault) -> str:
+def error_event(self:FakeGemini, f:HostedFault) -> str:
     return f"data: {_dumps(_gem_err(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.'))}\r\n\r\n"
 
 @patch

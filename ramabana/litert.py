@@ -9,7 +9,9 @@ from typing import Any
 from fastcore.basics import patch
 from .core import ConfigError, ModelSpec
 from .runtime import capture, estimate_tokens
-from .upstream import Upstream, Capabilities, GatewayError, InvalidRequest, UpstreamError, ContextOverflow, chunk, register_upstream
+from .errors import GatewayError, InvalidRequest, UpstreamError, ContextOverflow
+from .chat import chunk
+from .upstream import Upstream, Capabilities, register_upstream
 
 # %% auto #0
 __all__ = ['BACKEND_ENV', 'SAMPLER_FIELDS', 'CONV_KW', 'backend_choice', 'engine_kw', 'load_engine', 'to_litert', 'from_litert',

@@ -13,13 +13,13 @@ from .core import RamabanaError, format_table, get, resolve
 from .notebook import (Seen, find_notebook, session_path, read_notebook, nb_cells, merge_history, current_cells,
                                block_of, shown_path, notebook_changes, changes_block, omit, seen_after, asking_cell,
                                set_compact, ramabana_cell)
+from .display import (CellView, TerminalShow, TurnResult, ipython_show, tool_line, run_turn, say, why,
+                              default_confirm, calls_table, ledger_rows, clip)
 
 # %% auto #0
-__all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'CALL_COLUMNS', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'ktok',
-           'progress_text', 'ipython_show', 'tool_line', 'escape_tags', 'CellView', 'TerminalShow', 'TurnResult', 'say',
-           'run_turn', 'cell_reader', 'Report', 'Session', 'no_notebook_note', 'ledger_rows', 'calls_table',
-           'subcommand', 'model_named', 'as_typed', 'cell_args', 'session', 'ram', 'load_ipython_extension',
-           'stop_servers', 'unload_ipython_extension']
+__all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'cell_reader', 'Report',
+           'Session', 'no_notebook_note', 'subcommand', 'model_named', 'as_typed', 'cell_args', 'session', 'ram',
+           'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
@@ -34,286 +34,7 @@ def parent_cell_id(ip) -> str|None:
     cid = (md or {}).get('cellId')
     return cid if isinstance(cid, str) and cid else None
 
-# %% ../nbs/09_magic.ipynb #12d34025
-def ktok(n:int) -> str:
-    "A token count for people: 950, 3.1k, 12k."
-    return f'{n}' if n < 1000 else f'{n/1000:.1f}k' if n < 10_000 else f'{round(n/1000)}k'
-
-def _reading(done:int, total:int) -> str:
-    "How far the prompt is read; once it all is, the model is working on its answer (or thinking), not reading."
-    s = f'reading the conversation: {ktok(done)} of {ktok(total)} new tokens'
-    return s + ' · waiting for the answer' if total and done >= total else s
-
-def progress_text(done:int, total:int, width:int=20) -> str:
-    "A text progress bar for reading a prompt."
-    frac = min(1.0, done / total) if total else 0.0
-    bar = '█' * round(frac * width) + '░' * (width - round(frac * width))
-    return f'{bar} {_reading(done, total)}'
-
-def ipython_show(bundle:dict, id:str, update:bool=False, kind:str='answer') -> None:
-    "Show or update display `id` in the cell, through IPython's display machinery."
-    from IPython.display import display, update_display
-    (update_display if update else display)(bundle, raw=True, display_id=id, metadata={'ramabana': kind})
-
-def _clip(s:str, n:int) -> str: return s if len(s) <= n else s[:n - 1] + '…'
-def _code(s:str) -> str: return f'`` {s} ``' if '`' in s else f'`{s}`'   # inline code that may hold backticks
-
-def tool_line(call, # the call: an OpenAI tool call dict, or a dict with `name` and `arguments`
-              result=None, # its result: a `tool` message, a string, or None while it runs
-              n:int=100) -> str:
-    "One line for a tool call and the start of its result."
-    fn = call.get('function', call) if isinstance(call, dict) else {'name': str(call)}
-    name, args = fn.get('name', '?'), fn.get('arguments', {})
-    if isinstance(args, str):
-        try: args = json.loads(args) if args.strip() else {}
-        except ValueError: pass  # arguments that are not JSON are shown as the model sent them
-    shown = ', '.join(f'{k}={v!r}' for k, v in args.items()) if isinstance(args, dict) else str(args)
-    line = f'{name}({_clip(shown, n)})'
-    if isinstance(result, dict): result = result.get('content')
-    if isinstance(result, str) and result.strip(): line += ' → ' + _clip(result.strip().splitlines()[0], n // 2)
-    return line
-
-# %% ../nbs/09_magic.ipynb #cd2caaee
-_FENCE = re.compile(r'^ {0,3}(`{3,}|~{3,})')
-_SPAN_OR_TAG = re.compile(r'(`+).+?(?<!`)\1(?!`)'                      # a code span: shown as is
-                          r'|<(?=[A-Za-z/!?])'                          # a tag's `<`: escaped
-                          r'(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)'  # ... unless an autolink
-                          r'(?![^\s<>@]+@[^\s<>]+>)')                   # ... or an email autolink
-
-def escape_tags(md:str) -> str:
-    "`md` with every HTML-looking tag outside code written as text, so a renderer shows it instead of dropping it."
-    out, fence = [], None
-    for line in md.split('\n'):
-        m = _FENCE.match(line)
-        if fence:   # inside a fenced block: as is, until the closing fence (same character, at least as long)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip().strip(fence[0]): fence = None
-        elif m: fence = m.group(1)
-        else: line = _SPAN_OR_TAG.sub(lambda m: m.group(0) if m.group(1) else '&lt;', line)
-        out.append(line)
-    return '\n'.join(out)
-
-# %% ../nbs/09_magic.ipynb #9c2e5bfb
-class CellView:
-    "What one `%%ram` run shows: progress, the answer as Markdown updated in place, tool lines, a status line."
-    def __init__(self, show:Callable=ipython_show, # `show(bundle, id, update, kind)`
-                 every:float=0.1): # seconds between updates of the streaming answer
-        self.show, self.every = show, every
-        self.id = f'ram-{os.getpid()}-{time.monotonic_ns()}'
-        self.n, self.parts, self.text, self.shown, self.seg, self.last, self.bar = 0, [], '', '', None, 0.0, None
-        self.calls: dict = {}   # a running tool call's key -> its line's display id
-
-    def _new(self, bundle:dict, kind:str='answer') -> str:
-        self.n += 1
-        did = f'{self.id}-{self.n}'
-        self.show(bundle, did, False, kind)
-        return did
-
-    def _md(self, text:str) -> dict: return {'text/markdown': escape_tags(text), 'text/plain': text}
-
-    def flush(self):
-        "Send the answer's current text."
-        if self.seg and self.text != self.shown:
-            self.show(self._md(self.text), self.seg, True, 'answer')
-            self.shown, self.last = self.text, time.monotonic()
-
-    def _line(self, b:dict):
-        "Show `b` in the transient progress line, which the answer replaces."
-        if self.bar is None: self.bar = self._new(b, 'progress')
-        else: self.show(b, self.bar, True, 'progress')
-
-    def progress(self, done:int, total:int):
-        "Show how far the model has read the prompt."
-        if self.seg: return
-        self._line({'text/plain': progress_text(done, total),
-                    'text/html': f'<progress value="{done}" max="{max(total, 1)}"></progress> {_reading(done, total)}'})
-
-    def working(self, line:str):
-        "Show what the agent is doing now, in the transient line."
-        self._line({'text/plain': f'… {line}', 'text/markdown': f'*… {line}*'})
-
-    def _end_bar(self):
-        if self.bar is not None: self.show({'text/plain': ''}, self.bar, True, 'progress'); self.bar = None
-
-    def add_text(self, s:str):
-        "Add streamed answer text."
-        if not s: return
-        self._end_bar()
-        self.text += s
-        if self.seg is None: self.seg, self.shown, self.last = self._new(self._md(self.text)), self.text, time.monotonic()
-        elif time.monotonic() - self.last >= self.every: self.flush()
-
-    def tool(self, call, result=None):
-        "Show a tool call as one line when it starts, completed with its result; text after it starts a new piece."
-        fn = call.get('function', call) if isinstance(call, dict) else {}
-        key = (fn.get('name'), json.dumps(fn.get('arguments'), sort_keys=True, default=str))
-        b = lambda line: {'text/markdown': _code(f'⚙ {line}'), 'text/plain': f'⚙ {line}'}
-        if key in self.calls and result is not None:
-            self.show(b(tool_line(call, result)), self.calls.pop(key), True, 'tool'); return
-        self._end_bar(); self.flush()
-        self.parts.append(self.text)
-        self.seg, self.text = None, ''
-        did = self._new(b(tool_line(call, result)), 'tool')
-        if result is None: self.calls[key] = did
-
-    def status(self, line:str):
-        "Show the final status line."
-        self._end_bar(); self.flush()
-        self._new({'text/markdown': f'<sub>{line}</sub>', 'text/plain': line}, 'status')
-
-    def note(self, md:str, text:str):
-        "Show a short remark (a cancelled turn)."
-        self._end_bar(); self.flush()
-        self._new({'text/markdown': md, 'text/plain': text}, 'note')
-
-    def replace(self, answer:str):
-        "The answer so far is `answer`: a resend took back text already shown, which goes from the current piece."
-        done = ''.join(self.parts)
-        self.text = answer[len(done):] if answer.startswith(done) else answer
-        if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
-
-    def retract(self, tail:str):
-        "Take `tail` off the end of the answer: an error the backend wrote as text, which is shown on stderr instead."
-        if not tail or not self.text.endswith(tail): return
-        self.text = self.text[:-len(tail)].rstrip('\n')
-        if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
-
-    @property
-    def answer(self) -> str: return ''.join(self.parts) + self.text
-
-# %% ../nbs/09_magic.ipynb #953090a8
-def _isatty(f) -> bool:
-    try: return f.isatty()
-    except (AttributeError, ValueError): return False   # a closed or replaced stream is no terminal
-
-class TerminalShow:
-    "A `show(bundle, id, update, kind)` for terminals: text printed as it grows, progress redrawn on stderr."
-    def __init__(self): self.texts, self.open, self.bar = {}, None, 0
-
-    def close(self):
-        "End an open line and wipe the progress line, before anything else is printed."
-        if self.open is not None: print(flush=True); self.open = None
-        if self.bar: print('\r' + ' ' * self.bar + '\r', end='', file=sys.stderr, flush=True); self.bar = 0
-
-    def __call__(self, bundle:dict, id:str|None=None, update:bool=False, kind:str|None='answer'):
-        text = bundle.get('text/plain', '')
-        if kind == 'progress':
-            if not _isatty(sys.stderr): return   # a redrawn line is for eyes; in a log it would be hundreds of lines
-            if self.open is not None: print(flush=True); self.open = None
-            print('\r' + text.ljust(self.bar) + ('' if text else '\r'), end='', file=sys.stderr, flush=True)
-            self.bar = len(text)
-            return
-        if update and id in self.texts:
-            old, self.texts[id] = self.texts[id], text
-            if text.startswith(old) and self.open == id: print(text[len(old):], end='', flush=True)
-            elif text != old: self.close(); print(text, end='', flush=True); self.open = id
-            return
-        self.close()
-        if id is not None: self.texts[id] = text
-        opens = kind in ('answer', 'tool')
-        print(text, end='' if opens else '\n', flush=True)
-        if opens: self.open = id
-
-# %% ../nbs/09_magic.ipynb #57d0682a
-@dataclass
-class TurnResult:
-    "How a turn ended: the answer shown, and whether it was cancelled or failed (with the one-line reason)."
-    answer: str = ''
-    cancelled: bool = False
-    error: str = ''
-    value: Any = None
-
-try: from IPython.core.error import StdinNotImplementedError
-except ImportError:  # IPython is not installed: nothing can raise it
-    class StdinNotImplementedError(Exception): pass
-
-def say(msg:str) -> None:
-    "One line for the user on stderr (red in Jupyter): how the magic reports every failure."
-    print(msg if msg.startswith('ramabana:') else f'ramabana: {msg}', file=sys.stderr, flush=True)
-
-def _why(e:BaseException) -> str:
-    "One line for an error: ramabana's own message, or the type and message of anything else."
-    if isinstance(e, RamabanaError) and str(e): return str(e)
-    return f'{type(e).__name__}: {e}' if str(e) else type(e).__name__
-
-def _tool_args(a) -> tuple:
-    "(call, result) from an `on_tool` callback's arguments, with or without the backend first."
-    a = [x for x in a if isinstance(x, (dict, str)) or x is None]
-    return tuple((a + [None, None])[:2]) if a else ({'name': '?'}, None)
-
-def _progress_args(a) -> tuple|None:
-    "(done, total) new tokens from llama.cpp's `prompt_progress` dict, or from two numbers."
-    pp = next((x for x in a if isinstance(x, dict)), None)
-    if pp is not None:
-        try:
-            cache = int(pp.get('cache') or 0)
-            return max(0, int(pp.get('processed', 0)) - cache), max(0, int(pp.get('total', 0)) - cache)
-        except (TypeError, ValueError): return None   # a malformed event is not worth failing a turn for
-    nums = [x for x in a if isinstance(x, (int, float)) and not isinstance(x, bool)]
-    return (int(nums[0]), int(nums[1])) if len(nums) >= 2 else None
-
-def _default_confirm(name, args):
-    from ramabana.agent import ask_input
-    return ask_input(name, args)
-
-def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, on_discard, approve)` runs the turn, returns its value
-             cancel:Callable, # asks the work to stop, from another thread
-             view:CellView,
-             confirm:Callable|None=None, # `confirm(name, args) -> answer`, called on this thread; default `agent.ask_input`
-             grace:float=15.0 # seconds to wait for the work to stop after a cancel
-            ) -> TurnResult:
-    "Run `work` on a thread, show its events from this thread, cancel it on KeyboardInterrupt."
-    q, box, res, deadline, over = queue.Queue(), {}, TurnResult(), None, threading.Event()
-    confirm = confirm or _default_confirm
-    def approve(name, args):
-        done, ans = threading.Event(), {}
-        q.put(('approve', (name, args), done, ans))
-        # once the main thread stops listening (the turn was given up), nobody will answer: that is a no
-        while not done.wait(0.25):
-            if over.is_set(): return 'n'
-        return ans.get('v', 'n')
-    cbs = dict(on_text=lambda s: q.put(('text', s)), on_tool=lambda *a: q.put(('tool', _tool_args(a))),
-               on_progress=lambda *a: q.put(('progress', _progress_args(a))), on_status=lambda s: q.put(('status', s)),
-               on_discard=lambda answer: q.put(('discard', answer)), approve=approve)
-    def go():
-        try: box['value'] = work(**cbs)
-        # anything the agent raises must reach the main thread as one message, never end the thread silently
-        except BaseException as e: box['error'] = e
-        finally: q.put(('done',))
-    def handle(ev):
-        kind = ev[0]
-        if kind == 'text': view.add_text(ev[1])
-        elif kind == 'tool': view.tool(*ev[1])
-        elif kind == 'progress' and ev[1]: view.progress(*ev[1])
-        elif kind == 'status' and ev[1]: view.working(str(ev[1]))
-        elif kind == 'discard': view.replace(ev[1])
-        elif kind == 'approve':
-            _, (name, args), done, ans = ev
-            try: ans['v'] = 'n' if res.cancelled else confirm(name, args)
-            except (EOFError, StdinNotImplementedError):   # no way to ask here: the model and the user are told why
-                ans['v'] = None   # `Approvals` tells the model nobody could be asked, not that the user declined
-                say(f'{name} needs your approval, but this frontend cannot ask for it, so it did not run '
-                    '(`%ram approve auto` runs code without asking)')
-            finally: done.set()
-        return kind == 'done'
-    th = threading.Thread(target=go, name='ramabana-turn', daemon=True)
-    th.start()
-    while True:
-        try:
-            if handle(q.get(timeout=0.25)): break
-        except queue.Empty:
-            if deadline and time.monotonic() > deadline: break   # the work did not stop in time: leave it behind
-        except KeyboardInterrupt:
-            if res.cancelled: break   # a second interrupt: stop waiting
-            res.cancelled, deadline = True, time.monotonic() + grace
-            try: cancel()
-            except RamabanaError as e: res.error = _why(e)
-    over.set()
-    view.flush()
-    res.answer, res.value = view.answer, box.get('value')
-    if (e := box.get('error')) is not None and not (res.cancelled and isinstance(e, KeyboardInterrupt)): res.error = _why(e)
-    return res
-
-# %% ../nbs/09_magic.ipynb #fcae85aa
+# %% ../nbs/09_magic.ipynb #f82cd8cd
 def cell_reader(session) -> Callable:
     "The `read_cell` tool for `session`: one cell of the open notebook, in full."
     def read_cell(id:str # the cell's id, as in <cell id="...">
@@ -375,7 +96,7 @@ class Session:
 
     def _ask_user(self, name, args):
         "The agent's `ask`: route the question to the running turn's main thread, or ask here."
-        f = self._approve or self.confirm or _default_confirm
+        f = self._approve or self.confirm or default_confirm
         return f(name, args)
 
     def get_agent(self):
@@ -467,57 +188,7 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     view.status(self.status())
     return res
 
-# %% ../nbs/09_magic.ipynb #1fff76dc
-CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('status', 'status'),
-                ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'),
-                ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
-
-def ledger_rows(n:int=10, url:str|None=None, token:str|None=None) -> list[dict]:
-    "The newest `n` ledger rows (newest first): from the gateway at `url`, else `gateway.url`, else the in-process one, else the ledger file."
-    from ramabana.backend import local_gateway_url
-    url = url or get('gateway.url') or local_gateway_url()
-    if url:
-        import httpx
-        from ramabana.gateway import gateway_token
-        tok = gateway_token(token)
-        try: r = httpx.get(url.rstrip('/') + '/calls', params={'limit': n}, timeout=30,
-                           headers={'Authorization': f'Bearer {tok}'} if tok else None)
-        except httpx.HTTPError as e: raise MagicError(f'cannot reach the gateway at {url} for its ledger: {e}') from None
-        try: body = r.json()
-        except ValueError: body = None   # a web page, not a gateway: said below
-        if not isinstance(body, dict):
-            raise MagicError(f'{url} answered {r.status_code} with something that is not JSON; is it a ramabana gateway '
-                             '(the gateway.url setting)?')
-        if r.status_code != 200:
-            err = body.get('error')
-            raise MagicError(f'the gateway at {url} answered {r.status_code}: '
-                             + ' '.join(str(err.get('message') if isinstance(err, dict) else err or body).split())[:200])
-        return body.get('data') or []
-    from ramabana.ledger import default_path, open_ledger
-    if not get('ledger.url') and not default_path().exists(): return []
-    led = open_ledger()
-    try: return led.recent(n)
-    finally: led.close()
-
-def _local_time(iso:str, today=None) -> str:
-    "A ledger timestamp (ISO 8601, UTC) in this machine's time zone: the clock time today, with the date before it otherwise."
-    import datetime as dt
-    try: t = dt.datetime.fromisoformat(iso).astimezone()
-    except ValueError: return iso[:19].replace('T', ' ')   # not a timestamp we know: show it as written
-    return t.strftime('%H:%M:%S' if t.date() == (today or dt.date.today()) else '%Y-%m-%d %H:%M:%S')
-
-def calls_table(rows:list[dict], today=None) -> str:
-    "Ledger rows as a text table; a row from before `today` (this machine's date) shows its date."
-    if not rows: return 'no calls recorded yet'
-    def cell(r, k):
-        v = r.get(k)
-        if v is None: return ''
-        if k == 'time': return _local_time(str(v), today)
-        if isinstance(v, (int, float)) and not isinstance(v, bool): return f'{v:,.0f}'   # 2,809 as the status line writes it
-        return str(v)
-    return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
-
-# %% ../nbs/09_magic.ipynb #b84325f7
+# %% ../nbs/09_magic.ipynb #466471e5
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -587,7 +258,7 @@ def _history(s:Session):
         if m.get('role') == 'user' and isinstance(t, str): t = as_typed(t)
         t = ' '.join(t.split())
         if calls := m.get('tool_calls'): t = (t + ' ' if t else '') + ' '.join(f'⚙ {tool_line(c)}' for c in calls)
-        lines.append(f'{msg_role(m)}: {_clip(t, 160)}')
+        lines.append(f'{msg_role(m)}: {clip(t, 160)}')
     return Report('\n'.join(lines) or 'the conversation is empty')
 
 @subcommand('reset', '', 'start a new conversation (the model and settings stay)')

@@ -9,48 +9,22 @@ import json, re, uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterable
 from .core import ModelSpec
-from .upstream import (Capabilities, Upstream, OpenAIChatUpstream, ChunkReader, Call, register_upstream, classify_error,
-                               chunk, GatewayError, RateLimited, SchemaRejected, ToolsRejected, MalformedResponse, UpstreamError, BadToolCall,
-                               _root)
-from .gateway import ReplayStore, replay_keys, Assembler
+from .errors import (classify_error, GatewayError, RateLimited, SchemaRejected, ToolsRejected, MalformedResponse,
+                             UpstreamError, BadToolCall)
+from .chat import chunk, usage, content_text, tool_args, Assembler
+from .replay import ReplayStore, replay_keys, store_for, strip_reasoning
+from .upstream import (Capabilities, Upstream, OpenAIChatUpstream, ChunkReader, Call, register_upstream, server_root)
 
 # %% auto #0
-__all__ = ['REPLAY_FILE', 'EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'TAGS_PROMPT', 'TAGS_REMINDER', 'TAGS_CHANNEL',
-           'OPENAI_PARAMS', 'OLLAMA_DEFAULT_CTX', 'usage', 'text_of', 'parse_args', 'split_image', 'response_schema',
-           'store_for', 'strip_reasoning', 'thinking_budget', 'tool_names', 'Translator', 'Decoder',
-           'anthropic_max_output', 'AnthropicTranslator', 'anthropic_usage', 'AnthropicDecoder', 'GeminiTranslator',
-           'gemini_budget', 'gemini_usage', 'GeminiDecoder', 'to_tags', 'parse_tags', 'describes_call', 'task_path',
-           'HostedUpstream', 'tool_images_to_user', 'OpenAICompatibleUpstream', 'ollama_window', 'OllamaUpstream',
-           'OpenAIUpstream', 'TranslatedReader', 'TranslatingUpstream', 'AnthropicUpstream', 'GeminiUpstream']
+__all__ = ['REPLAY_FILE', 'EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'TAGS_PROMPT', 'TAGS_REMINDER', 'OPENAI_PARAMS',
+           'OLLAMA_DEFAULT_CTX', 'split_image', 'response_schema', 'replay_file', 'thinking_budget', 'tool_names',
+           'Translator', 'Decoder', 'anthropic_max_output', 'AnthropicTranslator', 'anthropic_usage',
+           'AnthropicDecoder', 'GeminiTranslator', 'gemini_budget', 'gemini_usage', 'GeminiDecoder', 'to_tags',
+           'parse_tags', 'describes_call', 'task_path', 'HostedUpstream', 'tool_images_to_user',
+           'OpenAICompatibleUpstream', 'ollama_window', 'OllamaUpstream', 'OpenAIUpstream', 'TranslatedReader',
+           'TranslatingUpstream', 'AnthropicUpstream', 'GeminiUpstream']
 
-# %% ../nbs/07_providers.ipynb #4ab907e7
-def usage(prompt:int=0, # every prompt token, cached or not (OpenAI's meaning)
-          completion:int=0, # every generated token, reasoning included
-          cached:int=0, # prompt tokens read from the provider's cache
-          reasoning:int|None=None, # generated tokens spent reasoning, when the provider says
-          cache_write:int|None=None # prompt tokens written to the provider's cache, when it says
-         ) -> dict:
-    "Usage in OpenAI's shape, with our extra `cache_write_tokens`."
-    u = dict(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion,
-             prompt_tokens_details=dict(cached_tokens=cached))
-    if reasoning is not None: u['completion_tokens_details'] = dict(reasoning_tokens=reasoning)
-    if cache_write is not None: u['cache_write_tokens'] = cache_write
-    return u
-
-# %% ../nbs/07_providers.ipynb #28c6dc35
-def text_of(content) -> str:
-    "The text of an OpenAI message `content`: a string, or the text parts of a list joined."
-    if content is None: return ''
-    if isinstance(content, str): return content
-    return ''.join(p.get('text', '') for p in content if isinstance(p, dict) and p.get('type') == 'text')
-
-def parse_args(arguments) -> dict:
-    "A tool call's `arguments` as a dict; empty or unparsable arguments become `{}`, a non-object is wrapped."
-    if isinstance(arguments, dict): return arguments
-    try: v = json.loads(arguments or '{}')
-    except (json.JSONDecodeError, TypeError): return {}  # a malformed call still round-trips, as `{}`
-    return v if isinstance(v, dict) else {'value': v}
-
+# %% ../nbs/07_providers.ipynb #479a78a8
 _DATA_URL = re.compile(r'data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?:;[^,]*)?;base64,(?P<data>.*)', re.S)
 
 def split_image(url:str) -> tuple[str|None, str|None, str]:
@@ -65,26 +39,12 @@ def response_schema(body:dict) -> dict|None:
     js = rf.get('json_schema') or {}
     return js.get('schema', rf.get('schema'))
 
-# %% ../nbs/07_providers.ipynb #d41ad629
+# %% ../nbs/07_providers.ipynb #71d6a409
 REPLAY_FILE = 'reasoning-replay.jsonl'
 
-_stores: dict = {}
-def store_for(task_dir:Path|str|None) -> ReplayStore:
-    "The one store of a task directory (in memory only when there is none)."
-    key = str(Path(task_dir)/REPLAY_FILE) if task_dir else None
-    if key not in _stores: _stores[key] = ReplayStore(key)
-    return _stores[key]
-
-# %% ../nbs/07_providers.ipynb #1d633965
-_REASONING_FIELDS = ('reasoning_content', 'reasoning', 'thinking_blocks')
-
-def strip_reasoning(messages:list[dict], keep:bool=False) -> list[dict]:
-    "Messages without client-sent reasoning; with `keep`, assistant messages keep `reasoning_content`."
-    out = []
-    for m in messages:
-        drop = [f for f in _REASONING_FIELDS if f in m and not (keep and m.get('role') == 'assistant' and f == 'reasoning_content')]
-        out.append({k: v for k, v in m.items() if k not in drop} if drop else m)
-    return out
+def replay_file(task_dir:Path|str|None) -> Path|None:
+    "Where a task's provider records live: `REPLAY_FILE` in its directory (None: kept in memory)."
+    return Path(task_dir)/REPLAY_FILE if task_dir else None
 
 # %% ../nbs/07_providers.ipynb #5416204a
 EFFORT_BUDGET = {'none': 0, 'minimal': 1024, 'low': 2048, 'medium': 8192, 'high': 24576, 'xhigh': 32768}
@@ -111,7 +71,7 @@ class Translator:
     def request(self, body:dict) -> dict:
         "The provider's request for OpenAI request `body`."
         msgs = body.get('messages') or []
-        system = '\n\n'.join(text_of(m.get('content')) for m in msgs if m.get('role') in ('system', 'developer'))
+        system = '\n\n'.join(content_text(m.get('content')) for m in msgs if m.get('role') in ('system', 'developer'))
         names, turns = tool_names(msgs), []
         for m in msgs:
             role = m.get('role')
@@ -136,7 +96,7 @@ class Translator:
     @staticmethod
     def laid_out(msg:dict, items:list|None) -> list[tuple[str, Any]]:
         "The assistant message in its recorded order as ('block', b), ('text', (s, sig)), ('call', (tc, sig)) pairs."
-        text, calls = text_of(msg.get('content')), {tc.get('id'): tc for tc in msg.get('tool_calls') or []}
+        text, calls = content_text(msg.get('content')), {tc.get('id'): tc for tc in msg.get('tool_calls') or []}
         out, seen = [], set()
         for it in items or []:
             a = it.get('anchor')
@@ -214,12 +174,12 @@ class AnthropicTranslator(Translator):
             elif kind == 'text': out.append({'type': 'text', 'text': v[0]})
             else:
                 f = v[0]['function']
-                out.append({'type': 'tool_use', 'id': _ant_id(v[0]['id']), 'name': f['name'], 'input': parse_args(f.get('arguments'))})
+                out.append({'type': 'tool_use', 'id': _ant_id(v[0]['id']), 'name': f['name'], 'input': tool_args(f.get('arguments'))})
         return out
 
     def tool_part(self, msg, name) -> dict:
         c = msg.get('content')
-        content = c if isinstance(c, str) else (self.user_parts(c) or text_of(c))
+        content = c if isinstance(c, str) else (self.user_parts(c) or content_text(c))
         return {'type': 'tool_result', 'tool_use_id': _ant_id(msg.get('tool_call_id')), 'content': content}
 
     def envelope(self, system, turns, body, sampling) -> dict:
@@ -367,7 +327,7 @@ class GeminiTranslator(Translator):
             if kind == 'text': part = {'text': v[0]}
             elif kind == 'call':
                 f = v[0]['function']
-                fc = {'name': f['name'], 'args': parse_args(f.get('arguments'))}
+                fc = {'name': f['name'], 'args': tool_args(f.get('arguments'))}
                 if v[0]['id'] in native: fc['id'] = v[0]['id']
                 part = {'functionCall': fc}
             else: continue  # Gemini has no reasoning blocks of its own to replay
@@ -379,7 +339,7 @@ class GeminiTranslator(Translator):
         return out
 
     def tool_part(self, msg, name) -> dict|list:
-        fr = {'name': name, 'response': {'result': text_of(msg.get('content'))}}
+        fr = {'name': name, 'response': {'result': content_text(msg.get('content'))}}
         if msg.get('tool_call_id') in self.native: fr['id'] = msg['tool_call_id']
         c = msg.get('content')
         images = self.user_parts([p for p in c if isinstance(p, dict) and p.get('type') == 'image_url']) if isinstance(c, list) else []
@@ -492,15 +452,15 @@ def to_tags(body:dict) -> dict:
     prompt, names, msgs = TAGS_PROMPT.format(tools=listing), tool_names(body.get('messages') or []), []
     for m in body.get('messages') or []:
         if m.get('role') == 'assistant' and m.get('tool_calls'):
-            calls = [_tag(tc['function']['name'], parse_args(tc['function'].get('arguments'))) for tc in m['tool_calls']]
-            m = {'role': 'assistant', 'content': '\n'.join([t for t in [text_of(m.get('content'))] if t] + calls)}
+            calls = [_tag(tc['function']['name'], tool_args(tc['function'].get('arguments'))) for tc in m['tool_calls']]
+            m = {'role': 'assistant', 'content': '\n'.join([t for t in [content_text(m.get('content'))] if t] + calls)}
         elif m.get('role') == 'tool':
             name = names.get(m.get('tool_call_id'), 'tool')
-            m = {'role': 'user', 'content': f'<tool_response name="{name}">\n{text_of(m.get("content"))}\n</tool_response>'}
+            m = {'role': 'user', 'content': f'<tool_response name="{name}">\n{content_text(m.get("content"))}\n</tool_response>'}
         if msgs and m.get('role') == 'user' == msgs[-1].get('role') and isinstance(m.get('content'), str) and isinstance(msgs[-1].get('content'), str):
             msgs[-1] = {**msgs[-1], 'content': msgs[-1]['content'] + '\n\n' + m['content']}
         else: msgs.append(m)
-    if msgs and msgs[0].get('role') == 'system': msgs[0] = {**msgs[0], 'content': text_of(msgs[0].get('content')) + '\n\n' + prompt}
+    if msgs and msgs[0].get('role') == 'system': msgs[0] = {**msgs[0], 'content': content_text(msgs[0].get('content')) + '\n\n' + prompt}
     else: msgs.insert(0, {'role': 'system', 'content': prompt})
     return {k: v for k, v in body.items() if k not in ('tools', 'tool_choice', 'parallel_tool_calls')} | {'messages': msgs}
 
@@ -528,9 +488,7 @@ def describes_call(text:str, names:Iterable[str]) -> bool:
                      rf"\b(?:call|use|invoke|run)\b[^.\n]{{0,30}}\b{re.escape(n)}\b", text, re.I): return True
     return False
 
-# %% ../nbs/07_providers.ipynb #a309e436
-TAGS_CHANNEL: set[str] = set()   # names of models moved to the tags channel in this session
-
+# %% ../nbs/07_providers.ipynb #a3dca491
 def task_path(call:Call) -> Path|None:
     "The call's task directory: the one it carries, else the named task's, else None (keep reasoning in memory)."
     if call.task_dir: return Path(call.task_dir)
@@ -543,7 +501,8 @@ class HostedUpstream(OpenAIChatUpstream):
     "Policy shared by hosted upstreams: client reasoning stripped, tags channel when tools are refused."
     caps = Capabilities(source='docs')
     keep_reasoning = False
-    needs_key = False   # the provider refuses every request without a key
+    needs_key = False    # the provider refuses every request without a key
+    tags_only = False    # the service refused tools: this model's tool calls go through the tags channel
 
     def check_key(self):
         "Fail before sending when the profile names a key variable that is not set (the provider would only say 401)."
@@ -551,6 +510,8 @@ class HostedUpstream(OpenAIChatUpstream):
             raise UpstreamError(f'{self.spec.name}: no API key: the environment variable {env} is not set', status=401, code='invalid_api_key')
 
     async def capabilities(self) -> Capabilities: return self.caps
+    @property
+    def known_capabilities(self) -> Capabilities: return self.caps
 
     async def send(self, body:dict, call:Call) -> AsyncIterator[dict]:
         "One round trip to the provider: the gateway's HTTP and event-stream loop, with this class's hooks."
@@ -559,15 +520,17 @@ class HostedUpstream(OpenAIChatUpstream):
     async def stream(self, body, call):
         self.check_key()
         body = {**body, 'messages': strip_reasoning(body.get('messages') or [], keep=self.keep_reasoning)}
-        if body.get('tools') and self.spec.name in TAGS_CHANNEL:
+        if body.get('tools') and self.tags_only:
             async for c in self._tags(body, call): yield c
             return
         sent = False
         try:
-            async for c in self.send(body, call): sent = True; yield c
+            async for c in self.send(body, call):
+                sent = True
+                yield c
         except ToolsRejected as e:
             if sent or not body.get('tools'): raise
-            TAGS_CHANNEL.add(self.spec.name)
+            self.tags_only = True
             call.retry('tools_rejected', e.message)
             async for c in self._tags(body, call): yield c
 
@@ -653,9 +616,12 @@ class OllamaUpstream(OpenAICompatibleUpstream):
     local = True
     _caps = None
 
+    @property
+    def known_capabilities(self): return self._caps
+
     async def capabilities(self):
         if self._caps is None:
-            status, show = await self.fetch_json('POST', _root(await self.base_url()) + '/api/show', {'model': self.spec.model_id})
+            status, show = await self.fetch_json('POST', server_root(await self.base_url()) + '/api/show', {'model': self.spec.model_id})
             if status != 200 or not isinstance(show, dict): return self.caps   # not pulled yet, or not Ollama: asked again next time
             abilities = show.get('capabilities')
             self._caps = Capabilities(tools='tools' in abilities if isinstance(abilities, list) else True,
@@ -747,15 +713,16 @@ class TranslatingUpstream(HostedUpstream):
         raise NotImplementedError
 
     def encode(self, body, call):
-        store, model = store_for(task_path(call)), self.spec.model_id
+        store, model = store_for(replay_file(task_path(call))), self.spec.model_id
         req = self.translator(model, lambda m: store.get(model, m, self.runtime)).request(body)
-        if self.native(call): req = self.native_request(call.native, req)
+        if self.native(call): req = self.native_request(call.native.request, req)
         return json.dumps(req, separators=(',', ':'), ensure_ascii=False).encode()
 
     def reader(self, body, call):
         raw = None
-        if self.native(call): call.native_events = raw = []   # each attempt starts its own list
-        return TranslatedReader(self.decoder(self.spec.model_id), store_for(task_path(call)), self.runtime, self.spec.model_id, raw)
+        if self.native(call): call.native.events = raw = []   # each attempt starts its own list
+        store = store_for(replay_file(task_path(call)))
+        return TranslatedReader(self.decoder(self.spec.model_id), store, self.runtime, self.spec.model_id, raw)
 
     def error(self, status:int, text:str, headers, body:dict) -> GatewayError:
         "The gateway's error for an error answer; a refusal of the provider's schema field is `SchemaRejected`."

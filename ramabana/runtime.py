@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from fastcore.basics import patch
 from .core import RamabanaError, get
+from .chat import content_text
 
 # %% auto #0
 __all__ = ['CHARS_PER_TOKEN', 'RESERVE', 'THINK_OPEN', 'THINK_CLOSE', 'MAX_LINE', 'MAX_KEEP', 'LOCK_WAIT', 'Q_NOTICE',
@@ -513,7 +514,7 @@ def from_openai(cls:Usage, u:dict|None, # an OpenAI `usage` object
     return cls(model, i, o, u.get('total_tokens') or i + o, pd.get('cached_tokens') or 0,
                u.get('cache_write_tokens') or 0, cd.get('reasoning_tokens') or 0, cost, turns)
 
-# %% ../nbs/02_runtime.ipynb #f23fd388
+# %% ../nbs/02_runtime.ipynb #dd6514de
 _SKIP_LINE = re.compile(r'^(?:```|~~~|>|<|\|)')
 
 def status_line(text, # what the model said
@@ -527,18 +528,10 @@ def status_line(text, # what the model said
         if line: return line[:n].strip()
     return ''
 
-def _text(content):
-    "The text of a message's `content`, a string or a list of parts."
-    if isinstance(content, str): return content
-    if isinstance(content, list):
-        return ''.join(p if isinstance(p, str) else p.get('text', '') for p in content
-                       if isinstance(p, str) or (isinstance(p, dict) and p.get('type', 'text') == 'text'))
-    return ''
-
 def said_before_call(hist): # a backend's messages, oldest first
     "The text of the message that made the latest tool call in `hist`, or ''."
     for m in reversed(hist or []):
-        if m.get('role') == 'assistant' and m.get('tool_calls'): return _text(m.get('content'))
+        if m.get('role') == 'assistant' and m.get('tool_calls'): return content_text(m.get('content'))
         if m.get('role') == 'user': return ''
     return ''
 

@@ -9,7 +9,8 @@ import json, os, shutil, subprocess, sys
 from pathlib import Path
 import pytest
 from ramabana.core import ModelSpec
-from ramabana.gateway import Gateway, GatewayServer
+from ramabana.gateway import Gateway
+from ramabana.app import GatewayServer
 from ramabana.ledger import Ledger
 from ramabana.testing import FakeLlamaServer, Reply, tool_call
 
