@@ -767,10 +767,9 @@ def proven_server(pin:str=PIN, progress:bool=True, compile:Callable=compile_llam
 
 def fall_back(exe:Path, how:str, logf:Path, compile:Callable=compile_llama_server, tell:Callable=log.warning) -> Path:
     "After `exe` died of a CPU fault (`how`, its log `logf`): mark its build crashed, and return the portable build, proven."
-    d = exe.parent.parent
-    if d not in cache_builds() or _stamp(d) is None:  # not one of ours
-        named = named_server()
-        raise _named_crash(exe, named[1] if named and named[0] == exe else 'you', how, logf)
+    d, named = exe.parent.parent, named_server()
+    if named or d not in cache_builds() or _stamp(d) is None:  # you named it (or it is not one of ours): not ours to rebuild
+        raise _named_crash(exe, named[1] if named else 'you', how, logf)
     kept = d.with_name(d.name + '.crash.log')  # the restarted server's log would overwrite it
     with contextlib.suppress(OSError): shutil.copy2(logf, kept)
     _mark_crashed(d, how, kept, tell)
