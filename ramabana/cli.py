@@ -191,9 +191,10 @@ def _answer(self:KernelRun, prompt:str) -> str:
 # %% ../nbs/10_cli.ipynb #58da11da
 def prepare(gguf:bool=True) -> dict:
     "llama-server (found, else built) and, if `gguf`, the embedded model (fetched once); progress only for work being done."
-    from ramabana.llamacpp import find_llama_server, build_llama_server, fetch_model
-    # not llamacpp.setup, which also re-hashes the model and runs `--version`: right for `ramabana setup`, slow for every `ask`
-    return dict(server=find_llama_server() or build_llama_server(progress=True), model=fetch_model(progress=True) if gguf else None)
+    from ramabana.llamacpp import find_llama_server, proven_server, fetch_model
+    # not llamacpp.setup, which also re-hashes the model and proves a named binary: right for `ramabana setup`, slow for
+    # every `ask`. A build made here is proven as setup proves it; one found is trusted (server_url falls back if it dies)
+    return dict(server=find_llama_server() or proven_server(progress=True), model=fetch_model(progress=True) if gguf else None)
 
 def ensure_model(name:str|None=None) -> None:
     "For the managed local model (a llamacpp model without base_url), build llama-server and fetch weights if needed."

@@ -13,13 +13,15 @@ from typing import Callable
 from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get, is_loopback
 
 # %% auto #0
-__all__ = ['log', 'PIN', 'CMAKE_FLAGS', 'EMBEDDED', 'SERVER_FLAGS', 'SAMPLING_FLAGS', 'REQUEST_SAMPLING', 'STORED_SEED',
-           'MANAGED_FLAGS', 'HEALTH_TIMEOUT', 'MAX_RESTARTS', 'RESTART_WINDOW', 'READBACK', 'LlamaCppError',
-           'BuildError', 'ModelFetchError', 'ServerStartError', 'cpu_flags_hash', 'build_dir', 'templates_dir',
-           'find_llama_server', 'file_lock', 'cached_install', 'check_build_tools', 'fetch_sdist', 'cmake_build',
-           'build_llama_server', 'model_path', 'check_model', 'fetch_model', 'setup', 'chat_template_file',
-           'server_command', 'run_dir', 'free_port', 'server_env', 'Server', 'check_gguf', 'server_url', 'stop',
-           'stop_all', 'sampling_mismatches', 'slot_mismatches', 'slots_readback']
+__all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'EMBEDDED', 'SERVER_FLAGS', 'SAMPLING_FLAGS',
+           'REQUEST_SAMPLING', 'STORED_SEED', 'MANAGED_FLAGS', 'HEALTH_TIMEOUT', 'MAX_RESTARTS', 'RESTART_WINDOW',
+           'CPU_FAULTS', 'PROOF', 'READBACK', 'LlamaCppError', 'BuildError', 'ModelFetchError', 'ServerStartError',
+           'cpu_features', 'cpu_flags_hash', 'is_x86', 'cmake_flags', 'build_dir', 'named_server', 'cache_builds',
+           'cached_server', 'find_llama_server', 'templates_dir', 'file_lock', 'cached_install', 'restamp',
+           'check_build_tools', 'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server',
+           'model_path', 'check_model', 'fetch_model', 'chat_template_file', 'server_command', 'run_dir', 'free_port',
+           'server_env', 'Server', 'check_gguf', 'server_url', 'stop', 'stop_all', 'prove', 'proven_server',
+           'fall_back', 'setup', 'sampling_mismatches', 'slot_mismatches', 'slots_readback']
 
 # %% ../nbs/06_llamacpp.ipynb #e9119e28
 class LlamaCppError(RamabanaError):
@@ -33,49 +35,88 @@ class ModelFetchError(LlamaCppError):
 
 class ServerStartError(LlamaCppError):
     "llama-server exited or did not become healthy."
+    def __init__(self, msg:str, returncode:int|None=None):  # how it exited, if it did (negative: killed by that signal)
+        super().__init__(msg); self.returncode = returncode
 
 log = logging.getLogger('ramabana.llamacpp')
 
 # %% ../nbs/06_llamacpp.ipynb #89f3c985
 PIN = '0.3.36'  # llama-cpp-python sdist that vendors llama.cpp (server and chat templates included)
-CMAKE_FLAGS = ('-DCMAKE_BUILD_TYPE=Release', '-DGGML_NATIVE=ON', '-DBUILD_SHARED_LIBS=OFF',
-               '-DLLAMA_USE_PREBUILT_UI=OFF',  # otherwise the configure step downloads the web UI
-               '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_CURL=OFF')
+BASE_FLAGS = ('-DCMAKE_BUILD_TYPE=Release', '-DBUILD_SHARED_LIBS=OFF',
+              '-DLLAMA_USE_PREBUILT_UI=OFF',  # otherwise the configure step downloads the web UI
+              '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_CURL=OFF')
+NO_AMX = '-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'  # ggml's AMX kernel died by SIGILL on an AMX VM (above)
+# the instruction sets of x86-64-v3 that ggml has a switch for: /proc/cpuinfo flag -> ggml option
+X86_64_V3 = dict(sse4_2='GGML_SSE42', avx='GGML_AVX', avx2='GGML_AVX2', fma='GGML_FMA', f16c='GGML_F16C', bmi2='GGML_BMI2')
+# on by default outside x86 with GGML_NATIVE=OFF, although not every CPU of the family has them
+NON_X86_EXTRAS = ('GGML_RVV', 'GGML_RV_ZFH', 'GGML_RV_ZVFH', 'GGML_RV_ZICBOP', 'GGML_RV_ZIHINTPAUSE', 'GGML_LSX', 'GGML_LASX')
 
 @functools.cache  # the CPU does not change under a running process
+def cpu_features() -> frozenset[str]:
+    "This CPU's feature flags from `/proc/cpuinfo` (`flags` on x86, `Features` on ARM); empty where there is none."
+    with contextlib.suppress(OSError):  # not Linux
+        for line in Path('/proc/cpuinfo').read_text().splitlines():
+            if line.startswith(('flags', 'Features')): return frozenset(line.split(':', 1)[1].split())
+    return frozenset()
+
 def cpu_flags_hash() -> str:
     "A short hash of this CPU's feature flags: a `GGML_NATIVE` build only runs on a CPU with the same flags."
-    flags = ''
-    with contextlib.suppress(OSError):  # not Linux: fall back to the machine name
-        for line in Path('/proc/cpuinfo').read_text().splitlines():
-            if line.startswith(('flags', 'Features')): flags = ' '.join(sorted(line.split(':', 1)[1].split())); break
-    return hashlib.sha256((flags or platform.machine()).encode()).hexdigest()[:12]
+    return hashlib.sha256((' '.join(sorted(cpu_features())) or platform.machine()).encode()).hexdigest()[:12]
 
-def build_dir(pin:str=PIN) -> Path:
-    "Where the build for this pin and CPU lives: `cache_dir()/llama.cpp/<pin>-<cpu-flags-hash>`."
-    return cache_dir()/'llama.cpp'/f'{pin}-{cpu_flags_hash()}'
+def is_x86(machine:str|None=None) -> bool:
+    "True if `machine` (default: this one, `platform.machine()`) is an x86 CPU."
+    return (machine or platform.machine()).lower() in ('x86_64', 'amd64', 'i386', 'i686', 'x86')
 
-def templates_dir(pin:str=PIN) -> Path:
-    "The chat templates shipped in the sdist (`models/templates/`), kept with the build."
-    return build_dir(pin)/'templates'
+def cmake_flags(portable:bool=False,      # only what every machine of this family has, instead of this CPU's best
+                machine:str|None=None,    # default: `platform.machine()`
+                features:set|None=None,   # the CPU's feature flags; default: `cpu_features()`
+               ) -> tuple[str, ...]:
+    "The cmake flags of a build: native without AMX by default; `portable`: x86-64-v3 at most, or the family's baseline."
+    x86, feats = is_x86(machine), cpu_features() if features is None else features
+    if not portable: return (*BASE_FLAGS, '-DGGML_NATIVE=ON', *((f'-DCMAKE_C_FLAGS={NO_AMX}', f'-DCMAKE_CXX_FLAGS={NO_AMX}') if x86 else ()))
+    if x86: return (*BASE_FLAGS, '-DGGML_NATIVE=OFF', *(f"-D{opt}={'ON' if f in feats else 'OFF'}" for f, opt in X86_64_V3.items()))
+    return (*BASE_FLAGS, '-DGGML_NATIVE=OFF', *(f'-D{opt}=OFF' for opt in NON_X86_EXTRAS))
 
-# %% ../nbs/06_llamacpp.ipynb #d818c93e
+def build_dir(pin:str=PIN, flags:tuple|None=None) -> Path:
+    "Where the build for this pin, CPU and cmake `flags` (default: native) lives: `cache_dir()/llama.cpp/<pin>-<cpu>-<flags>`."
+    fh = hashlib.sha256(json.dumps(list(cmake_flags() if flags is None else flags)).encode()).hexdigest()[:8]
+    return cache_dir()/'llama.cpp'/f'{pin}-{cpu_flags_hash()}-{fh}'
+
+# %% ../nbs/06_llamacpp.ipynb #3f53291b
 def _stamp(d:Path) -> dict|None:
     "The stamp of a finished install in `d`, or None."
     try: return json.loads((d/'stamp.json').read_text())
     except (OSError, ValueError): return None
 
-def find_llama_server(pin:str=PIN) -> Path|None:
-    "The llama-server to use: `RAMABANA_LLAMA_SERVER`, then the `llamacpp.server` setting, then the cache; None if none."
-    for src in (os.environ.get('RAMABANA_LLAMA_SERVER'), get('llamacpp.server')):
+def named_server() -> tuple[Path, str]|None:
+    "The llama-server you named, and where (`RAMABANA_LLAMA_SERVER` or the `llamacpp.server` setting); None if none."
+    for where, src in (('RAMABANA_LLAMA_SERVER', os.environ.get('RAMABANA_LLAMA_SERVER')), ('the llamacpp.server setting', get('llamacpp.server'))):
         if src:
             p = Path(src).expanduser()
             if not (p.is_file() and os.access(p, os.X_OK)): raise LlamaCppError(f"llama-server {p} is not an executable file")
-            return p
-    exe = build_dir(pin)/'bin'/'llama-server'
-    return exe if _stamp(exe.parent.parent) and exe.is_file() else None
+            return p, where
+    return None
 
-# %% ../nbs/06_llamacpp.ipynb #40143a66
+def cache_builds(pin:str=PIN) -> list[Path]:
+    "The build directories for this pin and CPU, in order of preference: native, then portable."
+    return [build_dir(pin, cmake_flags(portable)) for portable in (False, True)]
+
+def cached_server(pin:str=PIN) -> Path|None:
+    "The build in the cache to use: the native one unless it crashed here, else the portable one; None if neither is there."
+    for d in cache_builds(pin):
+        st, exe = _stamp(d), d/'bin'/'llama-server'
+        if st and not st.get('crashed') and exe.is_file(): return exe
+    return None
+
+def find_llama_server(pin:str=PIN) -> Path|None:
+    "The llama-server to use: `RAMABANA_LLAMA_SERVER`, then the `llamacpp.server` setting, then the cache; None if none."
+    return named[0] if (named := named_server()) else cached_server(pin)
+
+def templates_dir(pin:str=PIN) -> Path:
+    "The chat templates shipped in the sdist (`models/templates/`), kept with each build (all builds hold the same ones)."
+    return next((d/'templates' for d in cache_builds(pin) if (d/'templates').is_dir()), build_dir(pin)/'templates')
+
+# %% ../nbs/06_llamacpp.ipynb #e77b3587
 @contextlib.contextmanager
 def file_lock(path:Path):
     "Hold an exclusive lock on `path` (created if needed) while in the block; waits for other holders."
@@ -99,6 +140,15 @@ def cached_install(final:Path, # the directory to fill, once
             if final.exists(): shutil.rmtree(final)  # unstamped, so a leftover nobody can be using
             os.rename(work, final)
         finally: shutil.rmtree(work, ignore_errors=True)
+    return st
+
+def restamp(final:Path, **fields) -> dict:
+    "Add `fields` to the stamp of the install in `final`, under its lock; readers see the old stamp or the new one, whole."
+    with file_lock(final.with_name(final.name + '.lock')):
+        st = {**(_stamp(final) or {}), **fields}
+        tmp = final/'stamp.json.tmp'
+        tmp.write_text(json.dumps(st, indent=1))
+        os.replace(tmp, final/'stamp.json')  # atomic: a reader never sees half a stamp
     return st
 
 # %% ../nbs/06_llamacpp.ipynb #5c70e3ba
@@ -136,7 +186,7 @@ def fetch_sdist(dest:Path, pin:str=PIN) -> Path:
     if not (src/'CMakeLists.txt').exists(): raise BuildError(f"{tgz.name} has no vendor/llama.cpp")
     return src
 
-# %% ../nbs/06_llamacpp.ipynb #b409918d
+# %% ../nbs/06_llamacpp.ipynb #ee2f64bd
 _STEP = re.compile(r'^\[(\d+)/(\d+)\]')   # ninja: "[12/206] Building CXX object ..."
 _PCT = re.compile(r'^\[\s*(\d+)%\]')      # make:  "[ 12%] Building CXX object ..."
 
@@ -162,31 +212,41 @@ def _run_logged(cmd, log, progress, label):
         errs = [l for l in tail if 'error' in l.lower()] or tail
         raise BuildError(f"{label} failed (exit status {rc}); build log {log.name}:\n" + '\n'.join(errs[-5:]))
 
-def cmake_build(src:Path, build:Path, targets=('llama-server',), log=None, progress:bool=True, jobs:int|None=None):
-    "Configure llama.cpp in `src` into `build` with `CMAKE_FLAGS`, then build `targets`."
+def cmake_build(src:Path, build:Path, targets=('llama-server',), log=None, progress:bool=True, jobs:int|None=None,
+                flags:tuple|None=None):
+    "Configure llama.cpp in `src` into `build` with `flags` (default: `cmake_flags()`), then build `targets`."
     gen = check_build_tools()
-    _run_logged(['cmake', '-S', src, '-B', build, '-G', gen, *CMAKE_FLAGS], log, progress, 'configure')
+    _run_logged(['cmake', '-S', src, '-B', build, '-G', gen, *(cmake_flags() if flags is None else flags)], log, progress, 'configure')
     _run_logged(['cmake', '--build', build, '-j', str(jobs or os.cpu_count() or 2), '--target', *targets],
                 log, progress, 'build ' + ' '.join(targets))
 
-# %% ../nbs/06_llamacpp.ipynb #ad73714d
-def build_llama_server(pin:str=PIN, progress:bool=True) -> Path:
-    "Build llama-server from the pinned sdist into the cache (once per pin and CPU); return the binary's path."
-    final, built = build_dir(pin), []
+# %% ../nbs/06_llamacpp.ipynb #ca9857c8
+def compile_llama_server(out:Path, flags:tuple, log, pin:str=PIN, progress:bool=True):
+    "Download the pinned sdist, build llama-server with cmake `flags`, and put `bin/llama-server` and `templates/` into `out`."
+    check_build_tools()  # before anything is downloaded
+    with tempfile.TemporaryDirectory(prefix='.work-', dir=out.parent) as work:
+        _say(f'llama-server: downloading the llama-cpp-python {pin} sdist', progress)
+        src = fetch_sdist(Path(work), pin)
+        _say(f'llama-server: building (several minutes; log {log.name})', progress)
+        cmake_build(src, Path(work)/'build', log=log, progress=progress, flags=flags)
+        (out/'bin').mkdir()
+        shutil.copy2(Path(work)/'build'/'bin'/'llama-server', out/'bin'/'llama-server')
+        shutil.copytree(src/'models'/'templates', out/'templates')
+
+def build_llama_server(pin:str=PIN, progress:bool=True,
+                       portable:bool=False,  # build with `cmake_flags(portable=True)` instead of the native flags
+                       compile:Callable=compile_llama_server, # fills a directory with a build (the seam for tests)
+                      ) -> Path:
+    "Build llama-server from the pinned sdist into the cache (once per pin, CPU and flag set); return the binary's path."
+    flags, built = cmake_flags(portable), []
+    final = build_dir(pin, flags)
     def make(out:Path) -> dict:
-        check_build_tools(); built.append(out)
+        built.append(out)
         t0, logf = time.time(), final.parent/f'{final.name}.build.log'
-        with tempfile.TemporaryDirectory(prefix='.work-', dir=final.parent) as work, open(logf, 'w') as lf:
-            _say(f'llama-server: downloading the llama-cpp-python {pin} sdist', progress)
-            src = fetch_sdist(Path(work), pin)
-            _say(f'llama-server: building (several minutes; log {logf})', progress)
-            cmake_build(src, Path(work)/'build', log=lf, progress=progress)
-            (out/'bin').mkdir()
-            shutil.copy2(Path(work)/'build'/'bin'/'llama-server', out/'bin'/'llama-server')
-            shutil.copytree(src/'models'/'templates', out/'templates')
+        with open(logf, 'w') as lf: compile(out, flags, lf, pin=pin, progress=progress)
         shutil.copy2(logf, out/'build.log')
         ver = subprocess.run([out/'bin'/'llama-server', '--version'], capture_output=True, text=True)
-        return dict(pin=pin, cpu_flags=cpu_flags_hash(), seconds=round(time.time() - t0),
+        return dict(pin=pin, cpu_flags=cpu_flags_hash(), flags=list(flags), portable=portable, seconds=round(time.time() - t0),
                     built=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                     version=(ver.stdout + ver.stderr).strip().splitlines()[-2:])
     st = cached_install(final, make)
@@ -240,17 +300,6 @@ def fetch_model(progress:bool=True, verify:bool=False) -> Path:
             os.rename(part, dest)
     _say(f'model: {dest}', progress)
     return dest
-
-# %% ../nbs/06_llamacpp.ipynb #1fc08b9c
-def setup(progress:bool=True) -> dict:
-    "Find or build llama-server and fetch the embedded model (what `ramabana setup` runs); return their paths."
-    exe = find_llama_server() or build_llama_server(progress=progress)  # progress only for work being done
-    try: ver = subprocess.run([exe, '--version'], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e: raise LlamaCppError(f"{exe} does not run: {e}") from None
-    if 'version' not in (ver.stdout + ver.stderr).lower():  # a named binary that is something else fails here, not at the first chat
-        said = (ver.stdout + ver.stderr).strip().splitlines()[:1]
-        raise LlamaCppError(f"{exe} does not look like llama-server: `--version` printed {said[0] if said else 'nothing'!r}")
-    return dict(server=exe, model=fetch_model(progress, verify=True), templates=templates_dir())
 
 # %% ../nbs/06_llamacpp.ipynb #efb10134
 _isint = lambda v: isinstance(v, int) and not isinstance(v, bool)
@@ -474,14 +523,15 @@ def _launch(argv, env, logf) -> subprocess.Popen:
                                     env=server_env(env), start_new_session=True)  # Ctrl-C in a terminal is not for it
     return _launcher.submit(go).result()
 
-# %% ../nbs/06_llamacpp.ipynb #0afbb993
+# %% ../nbs/06_llamacpp.ipynb #3541f262
 def _wait_healthy(s:Server, timeout:float) -> Server:
     "Block until `s` answers /health; `ServerStartError` with its own problem lines if it exits or times out."
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if not s.alive():
-            raise ServerStartError(f"llama-server for '{s.name}' exited ({_how(s.proc and s.proc.poll())}) while starting; log {s.log}:\n"
-                                   + '\n'.join(_problems(s.log)))
+            rc = s.proc.poll() if s.proc else None
+            raise ServerStartError(f"llama-server for '{s.name}' exited ({_how(rc)}) while starting; log {s.log}:\n"
+                                   + '\n'.join(_problems(s.log)), rc)
         # whoever took the port first answers /health too, until our server finds it cannot bind and exits
         if _healthy(s.url) and _listens(s.pid, s.port): return s
         time.sleep(0.1)  # polling /health: the server offers nothing to wait on
@@ -521,7 +571,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
                 pidf.unlink(missing_ok=True)
                 raise
 
-# %% ../nbs/06_llamacpp.ipynb #6b6fca88
+# %% ../nbs/06_llamacpp.ipynb #94b5639d
 _servers: dict[str, Server] = {}        # by profile name: the servers this process uses
 _crashes: dict[str, list[float]] = {}   # by profile name: when its server was found dead
 _locks: dict[str, threading.Lock] = {}
@@ -571,7 +621,14 @@ def check_gguf(p:Path, where:str='gguf') -> Path:
     if magic != b'GGUF': raise ConfigError(f"{where}: {p} is not a GGUF model file (it does not start with 'GGUF')")
     return p
 
-def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
+def _identity(spec:ModelSpec, exe:Path) -> tuple[dict, str]:
+    "The extra environment of `spec`'s server on `exe`, and its key (a hash of the command line, port left out)."
+    argv, env = server_command(spec, 0, exe=exe, threads=get('llamacpp.threads'))
+    return env, _key(argv, env)
+
+def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT,
+               compile:Callable=compile_llama_server, # builds the portable fallback if the build dies of a CPU fault here
+              ) -> str:
     "Base URL (`http://127.0.0.1:PORT`) of a healthy llama-server for `spec`: started on first use, restarted if dead."
     global _atexit_registered
     with _glock: lock = _locks.setdefault(spec.name, threading.Lock())
@@ -580,8 +637,7 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
         exe = find_llama_server()
         if exe is None: raise LlamaCppError("llama-server is not built yet: run `ramabana setup` (takes a few minutes)")
         if not spec.gguf: fetch_model(progress=False)
-        argv, env = server_command(spec, 0, exe=exe, threads=get('llamacpp.threads'))
-        key, old = _key(argv, env), _servers.get(spec.name)
+        (env, key), old = _identity(spec, exe), _servers.get(spec.name)
         if old and old.key == key and old.alive():
             if not _stopped(old.pid): return old.url
             if old.proc:  # ours, stopped: it would take connections and never answer them; replaced like a dead one
@@ -589,10 +645,19 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT) -> str:
                 _kill(old.pid); old.proc.wait(10)
         port_hint = None
         if old and old.key == key:
-            if old.proc: _crashed(old)  # an adopted server stops with the process that started it: not a crash
+            if how := _cpu_crash(old):  # restarted, it would only die the same way
+                exe = fall_back(exe, how, old.log, compile)
+                env, key = _identity(spec, exe)
+            elif old.proc: _crashed(old)  # an adopted server stops with the process that started it: not a crash
             port_hint = old.port        # the same port again: clients holding the URL carry on
         elif old: _stop(old)            # the profile changed: its old server goes
-        s = _servers[spec.name] = _start(spec, exe, env, key, port_hint, timeout)
+        try: s = _start(spec, exe, env, key, port_hint, timeout)
+        except ServerStartError as e:
+            if not (sig := _fault(e.returncode)): raise
+            exe = fall_back(exe, f'died by {sig} at start-up', run_dir()/f'{_stem(spec.name, key)}.log', compile)
+            env, key = _identity(spec, exe)
+            s = _start(spec, exe, env, key, port_hint, timeout)
+        _servers[spec.name] = s
         if s.proc and not _atexit_registered: atexit.register(stop_all); _atexit_registered = True
         return s.url
 
@@ -616,6 +681,120 @@ def stop_all():
         servers = list(_servers.values())
         _servers.clear()
     for s in servers: _stop(s)
+
+# %% ../nbs/06_llamacpp.ipynb #0b87a12d
+CPU_FAULTS = (signal.SIGILL, signal.SIGSEGV, signal.SIGBUS)
+PROOF = ModelSpec('proof', 'llamacpp', ctx=512, slots=1)  # the proof needs one token: a small window loads quickly
+
+def _fault(rc:int|None) -> str|None:
+    "The name of the CPU-fault signal a process with return code `rc` died by ('SIGILL'), else None."
+    return signal.Signals(-rc).name if rc is not None and rc < 0 and -rc in CPU_FAULTS else None
+
+def _utc() -> str: return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+
+def prove(exe:Path, logf:Path, model:Path|None=None, timeout:float=HEALTH_TIMEOUT) -> str|None:
+    "Start `exe` on the embedded `model` and ask for one greedy token: None if it answered, else how it died of a CPU fault."
+    import httpx
+    port = free_port()
+    argv, env = server_command(PROOF, port, exe=exe, model=model or model_path())
+    proc = _launch(argv, env, logf)
+    try:
+        try: _wait_healthy(Server(PROOF.name, 'proof', proc.pid, port, logf, proc, argv), timeout)
+        except ServerStartError as e:
+            if sig := _fault(e.returncode): return f'died by {sig} at start-up'
+            raise
+        body = dict(messages=[{'role': 'user', 'content': 'Say hi.'}], max_tokens=1, temperature=0, top_k=1, seed=1)
+        try: r = httpx.post(f'http://127.0.0.1:{port}/v1/chat/completions', json=body, timeout=timeout, trust_env=False)
+        except httpx.HTTPError as e: r = e  # the connection breaks when the server dies: its exit status says why, below
+        if isinstance(r, httpx.Response) and r.status_code == 200: return None
+        with contextlib.suppress(subprocess.TimeoutExpired): proc.wait(10)  # the socket closes a moment before the process is gone
+        if sig := _fault(proc.poll()): return f'died by {sig} at its first request'
+        said = f'{r.status_code} {r.text[:200]!r}' if isinstance(r, httpx.Response) else (str(r) or type(r).__name__)
+        raise ServerStartError(f"llama-server {exe} started but did not answer a one-token completion ({said}); log {logf}:\n"
+                               + '\n'.join(_problems(logf)), proc.poll())
+    finally:
+        if proc.poll() is None: _kill(proc.pid)
+        with contextlib.suppress(subprocess.TimeoutExpired): proc.wait(5)
+
+# %% ../nbs/06_llamacpp.ipynb #491dc55c
+def _answered(logf:Path) -> bool:
+    "True if a llama-server log shows a finished task (a slot logs `stop processing` when it releases one)."
+    try:
+        with open(logf, 'rb') as f: return any(b'stop processing' in line for line in f)
+    except OSError: return False  # no log: nothing shows it answered
+
+def _cpu_crash(s:Server) -> str|None:
+    "How our server `s` died, if it died of a CPU fault before it answered any request ('died by SIGILL at its first request')."
+    if s.proc is None or s.proc.poll() is None: return None  # adopted (its exit status is its starter's to know), or alive
+    sig = _fault(s.proc.poll())
+    return f'died by {sig} at its first request' if sig and not _answered(s.log) else None
+
+def _named_crash(exe:Path, where:str, how:str, logf:Path) -> ServerStartError:
+    return ServerStartError(f"llama-server {exe} (named by {where}) {how}, so it does not run on this CPU; ramabana rebuilds "
+                            f"only the builds it made: rebuild that one for this CPU (cmake -DGGML_NATIVE=OFF, or on x86 add "
+                            f"{NO_AMX} to CMAKE_C_FLAGS and CMAKE_CXX_FLAGS), or unset {where} and run `ramabana setup`; log {logf}")
+
+def _portable_died(d:Path, st:dict) -> BuildError:
+    flags = ' '.join(st.get('flags', [])[len(BASE_FLAGS):])
+    return BuildError(f"llama-server: the portable build {st['crashed']} too (flags {flags}); there is no safer build to "
+                      f"fall back to; server log {st.get('crash_log')}, build log {d/'build.log'}. Set RAMABANA_LLAMA_SERVER "
+                      "to a llama-server that runs on this machine")
+
+def _mark_crashed(d:Path, how:str, logf:Path, tell:Callable):
+    "Record in the stamp of build `d` how it died; `BuildError` if it was the portable build, else say what comes next."
+    st = restamp(d, crashed=how, crash_log=str(logf))
+    if st.get('portable'): raise _portable_died(d, st)
+    nxt = 'using the portable build' if _stamp(cache_builds()[1]) else 'rebuilding with portable flags (several minutes)'
+    tell(f'llama-server: the native build {how}; {nxt}')
+
+def proven_server(pin:str=PIN, progress:bool=True, compile:Callable=compile_llama_server,
+                  tell:Callable=_say,     # says in one line why a build is replaced
+                  model:Path|None=None,   # the embedded model (fetched when a proof needs it)
+                 ) -> Path:
+    "A build from the cache that has answered a token here: the native one, else the portable one; built and proven as needed."
+    for d, portable in zip(cache_builds(pin), (False, True)):
+        st = _stamp(d) or {}
+        if st.get('crashed'):
+            if portable: raise _portable_died(d, st)
+            continue
+        exe = build_llama_server(pin, progress, portable, compile)
+        if (_stamp(d) or {}).get('proven'): return exe
+        logf = d.with_name(d.name + '.proof.log')  # next to the build, like its build log
+        if (how := prove(exe, logf, model or fetch_model(progress))) is None:
+            restamp(d, proven=_utc())
+            return exe
+        _mark_crashed(d, how, logf, tell)
+
+def fall_back(exe:Path, how:str, logf:Path, compile:Callable=compile_llama_server, tell:Callable=log.warning) -> Path:
+    "After `exe` died of a CPU fault (`how`, its log `logf`): mark its build crashed, and return the portable build, proven."
+    d, named = exe.parent.parent, named_server()
+    if named or d not in cache_builds() or _stamp(d) is None:  # you named it (or it is not one of ours): not ours to rebuild
+        raise _named_crash(exe, named[1] if named else 'you', how, logf)
+    kept = d.with_name(d.name + '.crash.log')  # the restarted server's log would overwrite it
+    with contextlib.suppress(OSError): shutil.copy2(logf, kept)
+    _mark_crashed(d, how, kept, tell)
+    return proven_server(progress=False, compile=compile, tell=tell)
+
+# %% ../nbs/06_llamacpp.ipynb #e43094d6
+def _check_version(exe:Path):
+    "`LlamaCppError` unless `exe --version` runs and says it is a version of something (llama-server says so)."
+    try: ver = subprocess.run([exe, '--version'], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e: raise LlamaCppError(f"{exe} does not run: {e}") from None
+    if 'version' not in (ver.stdout + ver.stderr).lower():  # a named binary that is something else fails here, not at the first chat
+        said = (ver.stdout + ver.stderr).strip().splitlines()[:1]
+        raise LlamaCppError(f"{exe} does not look like llama-server: `--version` printed {said[0] if said else 'nothing'!r}")
+
+def setup(progress:bool=True, compile:Callable=compile_llama_server) -> dict:
+    "Find or build llama-server, prove it answers here, and fetch the embedded model (what `ramabana setup` runs); return their paths."
+    if named := named_server():
+        exe, where = named
+        _check_version(exe)
+        model, logf = fetch_model(progress, verify=True), run_dir()/'named-proof.log'
+        if how := prove(exe, logf, model): raise _named_crash(exe, where, how, logf)
+    else:
+        model = fetch_model(progress, verify=True)
+        exe = proven_server(progress=progress, compile=compile, model=model)  # progress only for work being done
+    return dict(server=exe, model=model, templates=templates_dir())
 
 # %% ../nbs/06_llamacpp.ipynb #0b7e31d5
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
