@@ -10,7 +10,6 @@ from dataclasses import asdict
 from .core import ConfigError, ModelSpec, get, is_loopback, load_config
 from .errors import GatewayError, InvalidRequest, UpstreamUnavailable, internal_error, log
 from .chat import json_bytes
-from .upstream import LlamaCppUpstream
 from .gateway import Gateway, context_window
 from .doors import CHAT_DOOR, Door, check_auth, error_response, read_json, serve_door
 from .dialects import MessagesDoor, ResponsesDoor, count_tokens
@@ -25,7 +24,7 @@ async def model_capabilities(gw:Gateway, spec:ModelSpec) -> dict|None:
     "What `spec`'s upstream says it supports, as a dict; None when it cannot say now, or would have to start a server."
     try:
         up = gw.upstream(spec)
-        if isinstance(up, LlamaCppUpstream) and not spec.base_url and up.known_capabilities is None: return None
+        if spec.runtime == 'llamacpp' and not spec.base_url and up.known_capabilities is None: return None   # not started
         return asdict(await asyncio.wait_for(up.capabilities(), 5))
     except (GatewayError, asyncio.TimeoutError) as e:
         log.info('capabilities of %s: %s', spec.name, e)

@@ -45,7 +45,7 @@ class Gateway:
     "State shared by all requests: settings, catalog, upstreams, ledger."
     def __init__(self, *,
                  token:str|None=None,             # bearer token every request must carry; None: no auth (loopback only)
-                 ledger:Ledger|None=None,         # the ledger; default `open_ledger()`: `ledger.url`, else SQLite in the data dir
+                 ledger:Ledger|None=None,         # the ledger; default `open_ledger()` (`ledger.url`, else SQLite)
                  reasoning_history:str='auto',    # auto | keep | drop
                  structured_output:bool=True,     # send JSON schemas (task.structured_output)
                  trust_client:bool=True,          # honour the client's sampling fields
@@ -53,10 +53,10 @@ class Gateway:
                  retry_base:float=0.5,            # first backoff delay, seconds (doubles, with jitter)
                  max_retry_wait:float=60.0,       # longest wait honoured; a longer Retry-After is passed to the client
                  rate_retries:int=4,              # resends after 429/5xx/529
-                 readback:str='managed',          # sampling readback after llama.cpp calls: managed servers, all, or off
+                 readback:str='managed',          # sampling readback after llama.cpp calls: managed, all, or off
                  readback_timeout:float=5.0,      # seconds a sampling readback may take
                  models:dict[str, ModelSpec]|None=None,  # extra or replacement catalog entries
-                 tokens:dict[str, tuple]|None=None):      # named tokens: NAME -> (secret, model patterns or None for all)
+                 tokens:dict[str, tuple]|None=None):      # named tokens: NAME -> (secret, model patterns or None)
         if reasoning_history not in ('auto', 'keep', 'drop'):
             raise ConfigError(f"reasoning_history should be auto, keep or drop, got {reasoning_history!r}")
         if readback not in ('managed', 'all', 'off'):
@@ -94,7 +94,9 @@ class Gateway:
         await self.settle()
         for _, up in self._upstreams.values(): await up.aclose()
         self._upstreams.clear()
-        if self._client is not None: await self._client.aclose(); self._client = None
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
 
 # %% ../nbs/05g_gateway.ipynb #3d2b1061
 @patch
@@ -135,12 +137,13 @@ def spec(self:Gateway, name:str) -> ModelSpec:
 
 @patch
 def route(self:Gateway, name:str) -> tuple[ModelSpec, dict]:
-    "The engine's model for `name` (`NAME` or `NAME:PROFILE`), and the sampling ladder's model, profile and global rungs."
+    "The engine's model for `name` (`NAME` or `NAME:PROFILE`), and the ladder's model, profile and global rungs."
     from ramabana.sampling import rungs_for, UnknownProfile
     spec = asked = self.spec(name)   # a profile changes the sampling, never which server answers
     if name != spec.name: asked = dataclasses.replace(spec, name=name, profile=name[len(spec.name) + 1:])
     try: return spec, dict(model=asked, **rungs_for(asked, self.catalog().tables))
-    except UnknownProfile as e: raise InvalidRequest(str(e), status=404, code='model_not_found', param='model') from None
+    except UnknownProfile as e:
+        raise InvalidRequest(str(e), status=404, code='model_not_found', param='model') from None
 
 @patch
 def upstream(self:Gateway, spec:ModelSpec) -> Upstream:
@@ -207,7 +210,8 @@ def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
                              code='model_not_allowed', param='model')
 
 @patch
-async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str='chat', token:str|None=None) -> Exchange:
+async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str='chat',
+                    token:str|None=None) -> Exchange:
     "Prepare a checked request for its upstream: model, call context, sampling, history, schema."
     from ramabana.sampling import sampling_for_request   # lazy: keeps `import ramabana.gateway` light
     spec, ladder = self.route(body['model'])
@@ -215,7 +219,8 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
     call = Call(spec, purpose=_header_name(headers, 'x-ramabana-purpose', 'turn'),
                 task=_header_name(headers, 'x-ramabana-task'), dialect=dialect, token=token)
     if call.task:
-        if '..' in call.task: raise InvalidRequest("header 'x-ramabana-task' should not contain '..'", param='x-ramabana-task')
+        if '..' in call.task:
+            raise InvalidRequest("header 'x-ramabana-task' should not contain '..'", param='x-ramabana-task')
         call.task_dir = task_dir(call.task)
     up = self.upstream(spec)
     try: caps = await up.capabilities()
@@ -234,8 +239,8 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
     out['messages'], restored = prepare_history(body['messages'], replay, store, spec.name)
     if restored: call.info['restored_reasoning'] = restored
     rf = out.get('response_format')
-    if isinstance(rf, dict) and rf.get('type') == 'json_schema' and not (self.structured_output and caps.structured_output):
-        del out['response_format']
+    schemas = self.structured_output and caps.structured_output
+    if isinstance(rf, dict) and rf.get('type') == 'json_schema' and not schemas: del out['response_format']
     if not caps.prompt_progress: out.pop('return_progress', None)
     out['model'] = spec.model_id
     key, hashes = (call.task, call.purpose, spec.name), message_hashes(body['messages'])
@@ -272,7 +277,7 @@ def next_attempt(gw:Gateway, e:GatewayError, n:dict, body:dict):
     n[why] = n.get(why, 0) + 1
     return why, wait, body
 
-# %% ../nbs/05g_gateway.ipynb #30202d4b
+# %% ../nbs/05g_gateway.ipynb #a36b7fe2
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def server_of(spec:ModelSpec) -> str:
@@ -281,7 +286,7 @@ def server_of(spec:ModelSpec) -> str:
 
 @patch
 async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterator[dict]:
-    "The upstream's chunks for `body`, sending again per the failure table; `DISCARD` before a resend after partial output."
+    "The upstream's chunks for `body`, sent again as the failure table says; `DISCARD` before a resend after output."
     n, server = {}, server_of(call.spec)
     while True:
         sent = False
@@ -302,9 +307,9 @@ async def relay(self:Gateway, up:Upstream, body:dict, call:Call) -> AsyncIterato
             if wait: await asyncio.sleep(wait)
         finally: self._inflight[server] -= 1
 
-# %% ../nbs/05g_gateway.ipynb #72f1356f
+# %% ../nbs/05g_gateway.ipynb #5d2b63f4
 def has_output(ch:dict) -> bool:
-    "Whether chunk `ch` carries part of the answer (text, reasoning, a tool call) or its end, not only a role or progress."
+    "Whether `ch` carries part of the answer (text, reasoning, a tool call) or its end, not only a role or progress."
     for c in ch.get('choices') or ():
         d = c.get('delta') or {}
         if c.get('finish_reason') or d.get('content') or d.get('reasoning_content') or d.get('tool_calls'): return True
@@ -358,12 +363,12 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
         token=c.token))
     if status == 200: self.gw.check_sampling(self)
 
-# %% ../nbs/05g_gateway.ipynb #d5da296b
+# %% ../nbs/05g_gateway.ipynb #1695c7de
 @patch
 def check_sampling(self:Gateway, ex:Exchange) -> None:
     "Start the sampling readback of a successful call in the background, if its upstream can tell."
     if self.readback == 'off' or not ex.up.sampling_readback: return
-    if self.readback == 'managed' and (ex.call.spec.base_url or ex.call.spec.replicas): return   # a URL may be any build
+    if self.readback == 'managed' and (ex.call.spec.base_url or ex.call.spec.replicas): return   # any build at a URL
     # `/slots` shows what the slot's LAST request asked for: once another request reaches the server (already in
     # flight, or sent before the slots are read) it may be that one's, and a mismatch would be blamed on this call
     server = server_of(ex.call.spec)
@@ -394,9 +399,9 @@ async def settle(self:Gateway, timeout:float|None=None) -> None:
     "Wait for the sampling readbacks in flight (each is bounded by `readback_timeout`)."
     if self._readbacks: await asyncio.wait(set(self._readbacks), timeout=timeout)
 
-# %% ../nbs/05g_gateway.ipynb #be5fd9ee
+# %% ../nbs/05g_gateway.ipynb #bf6b4fef
 def context_window(spec:ModelSpec, caps:dict|None) -> tuple[int|None, str|None]:
-    "The window a request to `spec` can use and which source decided it: the smallest of config, server and trained length."
+    "The window a request to `spec` can use, and which source decided it: the smallest of config, server and trained."
     caps = caps or {}
     server = 'ollama' if caps.get('source') == 'show' else 'server'
     known = [(n, src) for n, src in ((spec.ctx, 'catalog' if spec.builtin else 'config'), (caps.get('ctx'), server),

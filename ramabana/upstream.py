@@ -18,8 +18,7 @@ log = logging.getLogger('ramabana.upstream')
 # %% auto #0
 __all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'Capabilities', 'Native', 'Call', 'new_client', 'Upstream',
            'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes', 'ChunkReader',
-           'OpenAIChatUpstream', 'LocalResponse', 'LocalHTTP', 'server_root', 'nest_schema', 'caps_from_props',
-           'LlamaCppUpstream']
+           'OpenAIChatUpstream', 'LocalResponse', 'LocalHTTP', 'server_root']
 
 # %% ../nbs/05d_upstream.ipynb #c5f5dab0
 @dataclass(frozen=True)
@@ -120,9 +119,9 @@ class Upstream:
 
     def __repr__(self): return f'{type(self).__name__}({self.spec.name!r})'
 
-# %% ../nbs/05d_upstream.ipynb #24f954a0
+# %% ../nbs/05d_upstream.ipynb #b2b908d6
 UPSTREAMS: dict[str, Callable[..., Upstream]] = {}
-_PROVIDER_MODULES = ('ramabana.providers', 'ramabana.litert')
+_PROVIDER_MODULES = ('ramabana.llamacpp', 'ramabana.providers', 'ramabana.litert')
 
 def register_upstream(runtime:str, factory:Callable[..., Upstream]) -> Callable[..., Upstream]:
     "Make `factory(spec, client)` the upstream for models whose `runtime` is `runtime`."
@@ -451,127 +450,3 @@ def server_root(url:str) -> str:
     "A server's root URL: `http://h:p/v1/` -> `http://h:p`."
     url = url.rstrip('/')
     return url[:-3] if url.endswith('/v1') else url
-
-def nest_schema(rf):
-    "`response_format` with a flat `{'type': 'json_schema', 'schema': ...}` moved into the nested `json_schema` form."
-    if isinstance(rf, dict) and rf.get('type') == 'json_schema' and 'schema' in rf and 'json_schema' not in rf:
-        rf = {k: v for k, v in rf.items() if k != 'schema'} | {'json_schema': {'name': rf.get('name', 'reply'), 'schema': rf['schema']}}
-        rf.pop('name', None)
-    return rf
-
-def _prefills_think(tmpl:str) -> bool:
-    "Whether the template opens `<think>` for the model (False when it cannot be rendered: nothing to filter then)."
-    if '<think>' not in tmpl: return False   # the common case, without loading jinja2
-    from ramabana.runtime import prefills_think
-    try: return prefills_think(tmpl)
-    except RamabanaError as e:
-        log.info('cannot render the chat template to look for <think>: %s', e)
-        return False
-
-def _positive(v) -> int|None: return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
-
-def caps_from_props(props:dict, models:dict|None=None) -> Capabilities:
-    "Capabilities from llama-server's `GET /props` (and the trained length from its `GET /v1/models`, when given)."
-    caps = props.get('chat_template_caps') or {}
-    tmpl = props.get('chat_template') or ''
-    tools = bool(caps.get('supports_tools', True) or caps.get('supports_tool_calls', False))
-    replay = bool(caps.get('supports_preserve_reasoning')) or 'reasoning_content' in tmpl
-    # a slot's window (`-c` split among the slots) and the trained length: the smaller one is what a request can use
-    n_ctx = _positive((props.get('default_generation_settings') or {}).get('n_ctx'))
-    data = (models or {}).get('data') if isinstance(models, dict) else None
-    meta = (data[0].get('meta') if isinstance(data, list) and data and isinstance(data[0], dict) else None) or {}
-    return Capabilities(streaming=True, reasoning_replay=replay, structured_output=True, prompt_progress=True,
-                        tools=tools, source='props', think_prefilled=_prefills_think(tmpl), ctx=n_ctx,
-                        ctx_trained=_positive(meta.get('n_ctx_train')))
-
-class LlamaCppUpstream(OpenAIChatUpstream):
-    "A llama-server: capabilities from `/props`, prompt progress, nested json_schema, the managed server's URL."
-    runtime = 'llamacpp'
-    local = True
-    def __init__(self, spec, client=None):
-        super().__init__(spec, client)
-        self._caps: Capabilities|None = None
-        self._url: str|None = None
-
-    async def root(self) -> str:
-        "The server's root URL, asking the managed-server module when the spec has no `base_url`."
-        if self.spec.base_url: return server_root(self.spec.base_url)
-        if self._url is None:
-            from ramabana import llamacpp   # lazy: building/starting a server is that module's business
-            try: self._url = server_root(await asyncio.to_thread(llamacpp.server_url, self.spec))
-            except RamabanaError as e: raise UpstreamUnavailable(f'the managed llama-server is not available: {e}') from None
-        return self._url
-
-    async def base_url(self): return await self.root() + '/v1'
-
-    async def recover(self):
-        "After a refused connection: ask for the managed server's URL again (which restarts a dead one)."
-        if not self.spec.base_url: self._url = None
-
-    @property
-    def known_capabilities(self): return self._caps
-
-    async def capabilities(self):
-        if self._caps is None:
-            status, props = await self.fetch_json('GET', await self.root() + '/props', headers=self._auth())
-            ok = status == 200 and isinstance(props, dict)   # else not llama-server: the assumed row
-            models = None
-            if ok:   # the trained length is in the model list's `meta`, not in /props
-                st, models = await self.fetch_json('GET', await self.root() + '/v1/models', headers=self._auth())
-                if st != 200: models = None
-            self._caps = caps_from_props(props, models) if ok else Capabilities(source='assumed')
-        return self._caps
-
-    def prepare(self, body, call):
-        body = super().prepare(body, call)
-        if 'response_format' in body: body['response_format'] = nest_schema(body['response_format'])
-        if body.get('reasoning_budget_tokens') == 0:   # no thinking: the template is told too, so it opens no <think>
-            body['chat_template_kwargs'] = {**(body.get('chat_template_kwargs') or {}), 'enable_thinking': False}
-        return body
-
-    def error(self, status, text, headers, body):
-        e = super().error(status, text, headers, body)
-        # llama-server says "loading" or "busy" with 503: a 500 is no overload, so it is resent at once, not after a backoff
-        if type(e) is RateLimited and status == 500: e = LlamaServerError(e.message)
-        return e
-
-    def _auth(self) -> dict:
-        "The bearer key for a llama-server started with `--api-key` (its `/props` and `/tokenize` want it too)."
-        return {'Authorization': f'Bearer {key}'} if (key := self.spec.api_key) else {}
-
-    async def count_tokens(self, text):
-        url = await self.root() + '/tokenize'
-        payload = json.dumps({'content': text}, ensure_ascii=False).encode()
-        try:
-            async with self.http(url).stream('POST', url, content=payload, headers={'Content-Type': 'application/json', **self._auth()}) as r:
-                raw = (await r.aread()).decode('utf-8', 'replace')
-        except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot reach {url}: {e or type(e).__name__}') from None
-        if r.status_code == 404: return None   # some other OpenAI-compatible server: no tokenizer to ask
-        if r.status_code >= 400: raise classify_error(r.status_code, raw, r.headers)
-        try: toks = json.loads(raw)['tokens']
-        except (ValueError, TypeError, KeyError): toks = None
-        if not isinstance(toks, list): raise MalformedResponse(f'{url} answered without a list of tokens: {raw[:200]!r}')
-        return len(toks)
-
-    sampling_readback = True
-
-    async def readback(self, body, call):
-        from ramabana.llamacpp import READBACK, slot_mismatches   # lazy, like server_url; both are plain functions
-        sent = {k: body[k] for k in READBACK if body.get(k) is not None}
-        if not sent or self._caps is None or self._caps.source != 'props': return None
-        url = await self.root() + '/slots'
-        # The client can see the answer's end a moment before the server releases the slot, and a busy slot tells
-        # nothing: ask again until one is idle (the caller bounds the whole readback by its timeout).
-        for wait in (0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6):
-            await asyncio.sleep(wait)
-            try:
-                async with self.http(url).stream('GET', url, headers=self._auth()) as r: raw = await r.aread()
-            except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
-            if r.status_code != 200: return None   # not llama-server, or its /slots is turned off
-            try: slots = json.loads(raw)
-            except ValueError: raise MalformedResponse(f'{url} answered with something that is not JSON: {raw[:200]!r}') from None
-            if not isinstance(slots, list): return None
-            if (res := slot_mismatches(slots, sent)) is not None: return res
-        return None
-
-register_upstream('llamacpp', LlamaCppUpstream)
