@@ -4,7 +4,7 @@ The layers are the import-linter contract in pyproject.toml (`lint-imports`): a 
 its own, lazily or not, and no product module imports the test doubles. The private-name check is this file's own:
 import-linter sees modules, not names.
 """
-import ast, subprocess, sys
+import ast, re, subprocess, sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,3 +49,17 @@ def test_each_module_says_what_it_owns():
     "Each module starts with a docstring of what it owns (nbdev writes the notebook's summary there)."
     missing = [p.name for p in MODULES if not (ast.get_docstring(ast.parse(p.read_text())) or '').strip()]
     assert not missing, missing
+
+def readme_layers() -> list[set]:
+    "The modules of each row of the README's layer table, top row first."
+    text = (ROOT/'README.md').read_text()
+    rows = re.findall(r'^\| (\d+) \| (.+?) \|', text, re.M)
+    return [set(re.findall(r'`(\w+)`', mods)) for _, mods in rows]
+
+def test_readme_table_is_the_contract():
+    "The README's layer table names the layers of the import-linter contract, in its order."
+    import tomllib
+    conf = tomllib.loads((ROOT/'pyproject.toml').read_text())['tool']['importlinter']['contracts'][0]
+    layers = [{m.strip().removeprefix('ramabana.') for m in row.split('|')} for row in conf['layers']]
+    assert readme_layers() == layers, (readme_layers(), layers)
+    assert set().union(*layers) | {'testing', 'hosted_doubles'} == {p.stem for p in MODULES}

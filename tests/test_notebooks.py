@@ -56,7 +56,7 @@ def test_readme_renders():
     text = (ROOT/'README.md').read_text()
     outline = _outline(_markdown(text))
     heads = [x for x in outline if x[0] in ('h1', 'h2', 'h3')]
-    assert heads == [('h1', 'ramabana'), ('h2', 'Using it'), ('h2', 'Developing')], heads
+    assert heads == [('h1', 'ramabana'), ('h2', 'Using it'), ('h2', 'How it is built'), ('h2', 'Developing')], heads
     first = outline[1:outline.index(('h2', 'Using it'))]
     assert first == [('sh', './dev demo'), ('sh', './dev test')], first
     code = [x for x in outline if x not in heads]
