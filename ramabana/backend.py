@@ -612,7 +612,8 @@ class GatewayBackend(Backend):
         return (_MK_CHAT or _openai_client)(spec=self.spec, base_url=self.url, api_key=self._key(), timeout=self.timeout)
 
     def _headers(self, purpose:str) -> dict:
-        h = {'x-ramabana-purpose': purpose}
+        # it drops a step's partial answer when the gateway says so (`DISCARD`): the gateway may start over, not only continue
+        h = {'x-ramabana-purpose': purpose, 'x-ramabana-discard': 'accept'}
         if self.task: h['x-ramabana-task'] = task_header(self.task)
         return h
 

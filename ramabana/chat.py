@@ -10,8 +10,8 @@ from json.encoder import encode_basestring
 from .errors import InvalidRequest, MalformedResponse, classify_error
 
 # %% auto #0
-__all__ = ['ROLES', 'check_request', 'chunk', 'completion_to_chunks', 'RawChunk', 'parse_chunk', 'ToolCallRepair', 'Assembler',
-           'content_text', 'tool_args', 'usage', 'json_bytes', 'json_str']
+__all__ = ['ROLES', 'check_request', 'chunk', 'has_output', 'completion_to_chunks', 'RawChunk', 'parse_chunk', 'ToolCallRepair',
+           'Assembler', 'content_text', 'tool_args', 'usage', 'json_bytes', 'json_str']
 
 # %% ../nbs/05b_chat.ipynb #7cc680c7
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
@@ -66,6 +66,14 @@ def chunk(delta:dict|None=None, finish:str|None=None, model:str='', id:str='chat
     ch = {'id': id, 'object': 'chat.completion.chunk', 'created': int(time.time()), 'model': model}
     ch['choices'] = [] if delta is None and finish is None else [{'index': 0, 'delta': delta or {}, 'finish_reason': finish}]
     return {**ch, **extra}
+
+# %% ../nbs/05b_chat.ipynb #6fa27316
+def has_output(ch:dict) -> bool:
+    "Whether `ch` carries part of the answer (text, reasoning, a tool call) or its end, not only a role or progress."
+    for c in ch.get('choices') or ():
+        d = c.get('delta') or {}
+        if c.get('finish_reason') or d.get('content') or d.get('reasoning_content') or d.get('tool_calls'): return True
+    return False
 
 # %% ../nbs/05b_chat.ipynb #15b50caa
 _raw_decode = json.JSONDecoder().raw_decode

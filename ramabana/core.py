@@ -12,10 +12,11 @@ try: import tomllib
 except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 
 # %% auto #0
-__all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'BUILTIN_MODELS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError',
-           'UnknownModel', 'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic',
-           'append_jsonl', 'Setting', 'Config', 'load_config', 'NamedToken', 'Resolved', 'env_name', 'setting', 'get',
-           'ModelSpec', 'model_from_table', 'catalog', 'split_profile', 'resolve', 'config_table', 'format_table']
+__all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'BUILTIN_MODELS', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError',
+           'ConfigError', 'UnknownModel', 'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback',
+           'write_json_atomic', 'append_jsonl', 'Setting', 'Config', 'load_config', 'NamedToken', 'Resolved',
+           'env_name', 'setting', 'get', 'ModelSpec', 'model_from_table', 'catalog', 'split_profile', 'resolve',
+           'config_table', 'format_table']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -84,7 +85,7 @@ def append_jsonl(path:Path|str, records:list, default=None) -> None:
     try: os.write(fd, data.encode()); os.fsync(fd)
     finally: os.close(fd)
 
-# %% ../nbs/00_core.ipynb #71e781d6
+# %% ../nbs/00_core.ipynb #e773365e
 class Setting(NamedTuple):
     "The declaration of one config key."
     key: str
@@ -115,7 +116,14 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('gateway.port', int, 8788, 'port `ramabana serve` listens on', bounds=(1, 65535)),
     _S('gateway.token_env', str, 'RAMABANA_GATEWAY_TOKEN', 'env var holding the bearer token the gateway requires'),
     _S('gateway.max_body_mib', int, 32, 'largest request body the gateway accepts', bounds=(1, None)),
-    _S('gateway.replica_timeout', float, 300.0, 'seconds a server of a replicated model may take to start answering before another is asked', bounds=(0.1, None)),
+    _S('gateway.retries', int, 2, 'resends to the same model after a 429, 5xx or 529 before its fallbacks (or the client) take over', bounds=(0, 10)),
+    _S('gateway.retry_base', float, 0.5, 'first wait before a resend, seconds; it doubles with jitter for each further one', bounds=(0.05, 60.0)),
+    _S('gateway.max_retry_wait', float, 10.0, "longest wait for one resend; a longer Retry-After goes to a fallback at once, or to the client", bounds=(0.0, 3600.0)),
+    _S('gateway.first_byte_timeout', float, 30.0, 'seconds an upstream may take to send anything (a local prompt-progress event counts)', bounds=(0.1, None)),
+    _S('gateway.first_token_timeout', float, None, 'seconds to the first token of the answer (progress does not count); None: no limit', bounds=(0.1, None)),
+    _S('gateway.stream_idle_timeout', float, 30.0, 'seconds a stream may stay silent once it started (a prompt-progress event counts)', bounds=(0.1, None)),
+    _S('gateway.breaker_failures', int, 3, 'failures in a row that open the circuit of an upstream or replica', bounds=(1, None)),
+    _S('gateway.breaker_cooldown', float, 30.0, 'seconds an open circuit stays open before one request probes it', bounds=(0.1, None)),
     _S('gateway.readback', str, 'managed', 'after a llama.cpp call, read back the sampling the server applied: from servers ramabana manages, all, or off', ('managed', 'all', 'off')),
     _S('llamacpp.server', str, None, 'path of a llama-server binary to use instead of building one'),
     _S('llamacpp.threads', int, None, 'threads for the managed llama-server; None lets it choose', bounds=(1, None)),
@@ -125,7 +133,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
 ]}
 del _S
 
-# %% ../nbs/00_core.ipynb #92e66f17
+# %% ../nbs/00_core.ipynb #c1f570c4
 class Config(NamedTuple):
     "A checked config file: flat settings, raw model tables and the raw sampling tables of `[inference]`."
     path: Path
@@ -134,7 +142,7 @@ class Config(NamedTuple):
     sampling: dict = {}   # 'defaults': the global rung's table; 'profile': NAME -> a named profile's table
     tokens: dict = {}     # `[gateway.tokens]`: NAME -> `NamedToken`
 
-_TYPES = {int: 'an integer', float: 'a number', str: 'a string', bool: 'true or false'}
+_TYPES = {int: 'an integer', float: 'a number', str: 'a string', bool: 'true or false', list: 'a list'}
 
 def _check(key, v, where):
     "Check `v` against the declaration of `key`, coercing int to float; raise `ConfigError` naming `where`."
@@ -257,7 +265,7 @@ def get(key:str, flag:Any=None):
     "Just the value of `setting(key, flag)`."
     return setting(key, flag).value
 
-# %% ../nbs/00_core.ipynb #9c920abc
+# %% ../nbs/00_core.ipynb #05f6f4f9
 RUNTIMES = ('llamacpp', 'openai', 'openai_compatible', 'anthropic', 'gemini', 'litert', 'ollama')
 SERVER_KEYS = ('ctx_checkpoints', 'checkpoint_min_step', 'cache_ram_mib', 'reasoning_preserve',
                'op_offload_min_batch', 'cache_reuse')
@@ -283,6 +291,8 @@ class ModelSpec:
     profiles: dict = field(default_factory=dict)   # this model's named sampling profiles (`[model.NAME.profile.P]`)
     profile: str|None = None           # the profile a `NAME:PROFILE` name selected
     replicas: tuple = ()               # several servers of this model (base URLs): the gateway spreads conversations over them
+    fallbacks: tuple = ()              # other catalog models, tried in order when this one fails in a way they can fix
+    timeouts: dict = field(default_factory=dict)   # this model's own `first_byte`, `first_token`, `stream_idle` seconds
 
     def __post_init__(self):
         if self.model_id is None: object.__setattr__(self, 'model_id', self.name)
@@ -295,28 +305,31 @@ class ModelSpec:
     def __repr__(self):
         return f"ModelSpec({self.name!r}, runtime={self.runtime!r}, model_id={self.model_id!r}, ctx={self.ctx})"
 
-# %% ../nbs/00_core.ipynb #62b23dcb
+# %% ../nbs/00_core.ipynb #a787bc37
 _B = lambda name, runtime, ctx, **kw: ModelSpec(name, runtime, ctx=ctx, builtin=True, **kw)
+_THINKS = {'stream_idle': 300.0}
 BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     _B('smollm2', 'llamacpp', 8192, model_id='SmolLM2-135M-Instruct', threads=2, slots=1,
        # a 135M model can ramble until its window is full: cap replies so a turn ends in seconds on a CPU
        sampling=dict(temperature=0.2, top_p=0.9, max_tokens=512)),
-    _B('gpt-5', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True),
-    _B('gpt-5-mini', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True),
+    # these stream nothing while they reason, which can take minutes: a silence is not a stall
+    _B('gpt-5', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS),
+    _B('gpt-5-mini', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS),
     _B('gpt-4.1', 'openai', 1_047_576, api_key_env='OPENAI_API_KEY', pictures=True),
     _B('gpt-4.1-mini', 'openai', 1_047_576, api_key_env='OPENAI_API_KEY', pictures=True),
     _B('claude-sonnet-4-5', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True),
     _B('claude-haiku-4-5', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True),
     _B('claude-opus-4-1', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True),
-    _B('gemini-2.5-pro', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True),
-    _B('gemini-2.5-flash', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True),
+    _B('gemini-2.5-pro', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS),
+    _B('gemini-2.5-flash', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS),
 ]}
-del _B
+del _B, _THINKS
 
-# %% ../nbs/00_core.ipynb #2cf19aec
+# %% ../nbs/00_core.ipynb #0b1e52c0
 _FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, chat_template=str, threads=int,
                     slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict,
-                    replicas=list)
+                    replicas=list, fallbacks=list, timeouts=dict)
+TIMEOUT_KEYS = ('first_byte', 'first_token', 'stream_idle')   # a model's `timeouts` table: seconds, over `gateway.*_timeout`
 
 REPLICA_KEYS = {'runtime', 'base_url', 'model_id', 'api_key_env'}   # what one replica of a model may set for itself
 
@@ -338,6 +351,15 @@ def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=N
         raise ConfigError(f"{where}: 'runtime' should be one of {', '.join(RUNTIMES)}, got {t['runtime']!r}")
     for p, pt in t.get('profile', {}).items():
         if not isinstance(pt, dict): raise ConfigError(f"{where}: 'profile.{p}' should be a table of sampling fields")
+    for k, v in t.get('timeouts', {}).items():
+        if k not in TIMEOUT_KEYS: raise ConfigError(f"{where}: unknown key 'timeouts.{k}' (known: {', '.join(TIMEOUT_KEYS)})")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            raise ConfigError(f"{where}: 'timeouts.{k}' should be a number of seconds above 0, got {v!r}")
+    if 'fallbacks' in t:
+        if not all(isinstance(f, str) and f for f in t['fallbacks']):
+            raise ConfigError(f"{where}: 'fallbacks' should be a list of model names, got {t['fallbacks']!r}")
+        if name in t['fallbacks']: raise ConfigError(f"{where}: a model cannot be its own fallback")
+        t = {**t, 'fallbacks': tuple(t['fallbacks'])}
     if 'replicas' in t:
         r = t['replicas']
         if not r: raise ConfigError(f"{where}: 'replicas' should be a non-empty list of server URLs or upstream tables")
@@ -352,7 +374,7 @@ def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=N
     t = {('profiles' if k == 'profile' else k): v for k, v in t.items()}   # the table is `profile.P`, the field `profiles`
     if base is None: return ModelSpec(name, **t)
     # refining a built-in model: its own tables add to the built-in ones, so setting one sampling field keeps the rest
-    for k in ('sampling', 'server', 'profiles'):
+    for k in ('sampling', 'server', 'profiles', 'timeouts'):
         if k in t and getattr(base, k): t[k] = {**getattr(base, k), **t[k]}
     return dataclasses.replace(base, **t, builtin=False)
 
@@ -363,6 +385,10 @@ def catalog(cfg:Config|None=None) -> dict[str, ModelSpec]:
     for name, t in cfg.models.items():
         if not isinstance(t, dict): raise ConfigError(f"{cfg.path}: 'model.{name}' should be a table")
         res[name] = model_from_table(name, t, str(cfg.path), base=res.get(name))
+    for m in res.values():   # a fallback must be a model the gateway can reach, named as the catalog names it
+        if unknown := [f for f in m.fallbacks if split_profile(f, res)[0] not in res]:
+            raise ConfigError(f"{cfg.path}: model '{m.name}': unknown fallback {', '.join(map(repr, unknown))} "
+                              f"(known models: {', '.join(sorted(res))})")
     return res
 
 def split_profile(name:str, models) -> tuple[str, str|None]:

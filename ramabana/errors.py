@@ -10,8 +10,8 @@ from .core import RamabanaError, BUILTIN_MODELS
 # %% auto #0
 __all__ = ['OVERFLOW_PATTERNS', 'log', 'keep_secret', 'redact', 'GatewayError', 'InvalidRequest', 'ContextOverflow',
            'RateLimited', 'SchemaRejected', 'ToolsRejected', 'BrokenStream', 'MalformedResponse', 'UpstreamUnavailable',
-           'UpstreamError', 'LlamaServerError', 'BadToolCall', 'retry_after', 'error_message', 'classify_error',
-           'RedactFilter', 'internal_error']
+           'UpstreamTimeout', 'CircuitOpen', 'UpstreamError', 'LlamaServerError', 'BadToolCall', 'retry_after',
+           'error_message', 'classify_error', 'RedactFilter', 'internal_error']
 
 # %% ../nbs/05a_errors.ipynb #e85c022c
 _KEY_PATTERNS = [re.compile(p) for p in (   # (kept prefix)(secret)
@@ -94,6 +94,15 @@ class UpstreamUnavailable(GatewayError):
     "The upstream refused or reset the connection (`stale`: a kept-alive connection closed before any answer)."
     status, code = 503, 'upstream_unavailable'
     stale: bool = False
+
+class UpstreamTimeout(UpstreamUnavailable):
+    "The upstream stayed silent too long; `kind` names the limit: first_byte, first_token or stream_idle."
+    status, code = 504, 'upstream_timeout'
+    def __init__(self, message:str, kind:str='stream_idle', **kw): super().__init__(message, **kw); self.kind = kind
+
+class CircuitOpen(UpstreamUnavailable):
+    "The upstream's circuit is open: it failed too often lately, and is not asked again until its cool-down ends."
+    status, code = 503, 'circuit_open'
 
 class UpstreamError(GatewayError):
     "Any other upstream failure; keeps the upstream's status."

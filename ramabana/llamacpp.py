@@ -880,9 +880,12 @@ def caps_from_props(props:dict, models:dict|None=None) -> Capabilities:
     n_ctx = _positive((props.get('default_generation_settings') or {}).get('n_ctx'))
     data = (models or {}).get('data') if isinstance(models, dict) else None
     meta = (data[0].get('meta') if isinstance(data, list) and data and isinstance(data[0], dict) else None) or {}
+    think = _prefills_think(tmpl)
+    # a final assistant message is continued and echoed back; not where the template opens <think> for the model,
+    # whose continuation would start inside a thought
     return Capabilities(streaming=True, reasoning_replay=replay, structured_output=True, prompt_progress=True,
-                        tools=tools, source='props', think_prefilled=_prefills_think(tmpl), ctx=n_ctx,
-                        ctx_trained=_positive(meta.get('n_ctx_train')))
+                        tools=tools, source='props', think_prefilled=think, ctx=n_ctx,
+                        ctx_trained=_positive(meta.get('n_ctx_train')), assistant_prefill=not think, prefill_echo=True)
 
 class LlamaCppUpstream(OpenAIChatUpstream):
     "A llama-server: capabilities from `/props`, prompt progress, nested json_schema, the managed server's URL."

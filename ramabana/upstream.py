@@ -16,11 +16,11 @@ from .chat import chunk, completion_to_chunks, parse_chunk
 log = logging.getLogger('ramabana.upstream')
 
 # %% auto #0
-__all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'Capabilities', 'Native', 'Call', 'new_client', 'Upstream',
-           'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes', 'ChunkReader',
-           'OpenAIChatUpstream', 'LocalResponse', 'LocalHTTP', 'server_root']
+__all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'Native', 'Call', 'new_client',
+           'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes',
+           'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse', 'LocalHTTP', 'server_root']
 
-# %% ../nbs/05d_upstream.ipynb #c5f5dab0
+# %% ../nbs/05d_upstream.ipynb #4bda2e54
 @dataclass(frozen=True)
 class Capabilities:
     "What one upstream model supports, and where that knowledge came from."
@@ -33,6 +33,8 @@ class Capabilities:
     think_prefilled: bool = False     # the chat template opens `<think>` and leaves the model to close it
     ctx: int|None = None              # the window a request gets, when the server says (llama.cpp's `n_ctx`, Ollama's)
     ctx_trained: int|None = None      # the longest context the model was trained for, when the server says
+    assistant_prefill: bool = False   # a final assistant message is continued, not answered (a cut answer can resume)
+    prefill_echo: bool = False        # ... and the answer starts by repeating that message's text (llama.cpp does)
 
 # %% ../nbs/05d_upstream.ipynb #9219bff4
 PURPOSES = ('turn', 'compaction', 'planner', 'oneshot', 'condenser')
@@ -59,12 +61,14 @@ class Call:
     token: str|None = None                         # the name of the gateway token the client used (`[gateway.tokens]`)
     native: Native|None = None                     # the client's own request, passed through to an upstream of its dialect
 
-    def retry(self, reason:str, detail:str='') -> None:
-        "Record that the request is being sent again, and why."
-        self.retries.append(dict(reason=reason, attempt=len(self.retries) + 2, detail=redact(detail)[:300]))
+    def retry(self, reason:str, detail:str='', then:str='resend', **more) -> None:
+        "Record a failed attempt: why, and what `then` came of it (resend, fallback, give_up); `more`: model, status, ms, ..."
+        self.retries.append(dict(reason=reason, attempt=len(self.retries) + 1, detail=redact(detail)[:300], then=then, **more))
 
     @property
-    def retried(self) -> int: return len(self.retries)
+    def retried(self) -> int:
+        "How many times the request was sent again (to its model or a fallback)."
+        return sum(r.get('then') != 'give_up' for r in self.retries)
 
 # %% ../nbs/05d_upstream.ipynb #fd449e7c
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)   # a local model may think for minutes; connecting is quick
@@ -201,7 +205,7 @@ class ChunkReader:
     def feed(self, data:bytes) -> tuple|list:
         "The chunks in one event's data: here the event is a chunk already."
         ch = parse_chunk(data)
-        for c in ch['choices']:
+        for c in ch.get('choices') or ():   # a progress event may come without choices
             if c.get('finish_reason'): self.done = True
         return (ch,)
 
@@ -214,6 +218,8 @@ class ChunkReader:
         res = completion_to_chunks(resp)
         self.done = True
         return res
+
+MAX_UNREADABLE = 3   # unreadable events in a row that make a stream broken
 
 class OpenAIChatUpstream(Upstream):
     "Chat completions over HTTP: SSE parsing and error mapping shared by llama.cpp, OpenAI and compatible servers."
@@ -283,6 +289,7 @@ class OpenAIChatUpstream(Upstream):
         url = await self.endpoint()
         payload, rd = self.encode(body, call), self.reader(body, call)
         started = ended = False
+        bad, skipped = 0, None   # unreadable events in a row; the last one's error
         try:
             async with self.http(url).stream('POST', url, content=payload, headers=self.headers(call)) as r:
                 started = True
@@ -296,8 +303,18 @@ class OpenAIChatUpstream(Upstream):
                     return
                 async for _, data in aiter_sse_bytes(r.aiter_bytes()):
                     # after [DONE] the body is read to its end, not abandoned: only then can the connection be reused
-                    if ended or data == b'[DONE]': ended = rd.done = True; continue
-                    for ch in rd.feed(data): yield ch
+                    if ended or data == b'[DONE]':
+                        if skipped and not rd.done:   # the end of an answer whose content was unreadable is no answer
+                            raise BrokenStream(f'the stream from {url} ended without an answer it could read: {skipped}')
+                        ended = rd.done = True; continue
+                    try: got = rd.feed(data)
+                    except MalformedResponse as e:   # one bad event in a good stream is skipped; many end it
+                        bad, skipped = bad + 1, e
+                        call.info['malformed_chunks'] = call.info.get('malformed_chunks', 0) + 1
+                        if bad >= MAX_UNREADABLE: raise BrokenStream(f'the stream from {url} stayed unreadable: {e}') from None
+                        continue
+                    bad = 0
+                    for ch in got: yield ch
                 for ch in rd.close(): yield ch
         except httpx.ConnectError as e:
             raise UpstreamUnavailable(f'cannot connect to {url}: {e}') from None
