@@ -12,10 +12,11 @@ import httpx
 from .core import RamabanaError
 
 # %% auto #0
-__all__ = ['N_VOCAB', 'DEFAULT_PARAMS', 'FAULTS', 'TestingError', 'LoggedRequest', 'BackgroundServer', 'toy_tokenize', 'token_id',
-           'chat_template', 'template_caps', 'render_prompt', 'Reply', 'tool_call', 'as_reply', 'slot_params', 'Slot',
-           'Fault', 'overflow_error', 'FakeLlamaServer', 'Plan', 'assemble', 'common_prefix', 'exchange',
-           'append_exchange', 'read_cassette', 'record', 'RecordingProxy', 'CassetteServer']
+__all__ = ['N_VOCAB', 'DEFAULT_PARAMS', 'FAULTS', 'CANONICAL_ANSWER', 'FAULT_NAMES', 'TestingError', 'LoggedRequest',
+           'BackgroundServer', 'toy_tokenize', 'token_id', 'chat_template', 'template_caps', 'render_prompt', 'Reply',
+           'tool_call', 'as_reply', 'slot_params', 'Slot', 'Fault', 'overflow_error', 'FakeLlamaServer', 'Plan',
+           'assemble', 'common_prefix', 'exchange', 'append_exchange', 'read_cassette', 'record', 'RecordingProxy',
+           'CassetteServer', 'canonical_tokens', 'FaultSpec', 'parse_fault', 'Attempt', 'FaultServer']
 
 # %% ../nbs/04_testing.ipynb #ff4fa140
 class TestingError(RamabanaError):
@@ -757,3 +758,389 @@ class CassetteServer(BackgroundServer):
             content = b'' if b is None else b.encode() if isinstance(b, str) else json.dumps(b, ensure_ascii=False, separators=(',', ':')).encode()
             return Response(content, resp['status'], headers=hdrs, media_type=ctype)
         return Starlette(routes=[Route('/{path:path}', replay, methods=['GET', 'POST', 'PUT', 'DELETE', 'PATCH'])])
+
+# %% ../nbs/04_testing.ipynb #0aacc633
+from typing import NamedTuple
+
+CANONICAL_ANSWER = ("Rivers carry the rain from the hills to the sea, and along the way they cut valleys, feed forests "
+                    "and fields, and give towns their water, their trade and their names, long before anyone thinks "
+                    "to draw them on a map.")
+_WORD_RE = re.compile(r'\s*\S+')
+
+def canonical_tokens(prefill:str='') -> list[str]|None:
+    "The tokens a healthy fault model streams after the assistant prefill `prefill`; None if it does not fit."
+    if not CANONICAL_ANSWER.startswith(prefill): return None
+    return _WORD_RE.findall(CANONICAL_ANSWER[len(prefill):])
+
+def _prompt_tokens(messages:list) -> int:
+    "A request's prompt size as the fault server counts it: the words of its messages."
+    return sum(len(_text(m.get('content')).split()) for m in messages)
+
+# %% ../nbs/04_testing.ipynb #be2f5cfe
+FAULT_NAMES = {
+    'ok': 'healthy: the canonical answer (and every `ok-…` name, a healthy model of its own)',
+    'rate-limited': '429 rate_limit_exceeded with Retry-After: retry_after (default 1)',
+    'unavailable': '503 service_unavailable',
+    'server-error': '500 server_error',
+    'overloaded': '529 overloaded_error',
+    'bad-request': '400 invalid_request_error',
+    'unauthorized': '401 invalid_api_key',
+    'forbidden': '403 permission_denied',
+    'context-exceeded': '400 context_length_exceeded for a window of `limit` tokens (default 4096)',
+    'content-filter': '400 content_filter: the prompt was filtered',
+    'no-prefill': 'healthy, but refuses an assistant prefill: 400 prefill_unsupported',
+    'reset': 'closes the connection without a response',
+    'no-head': 'sends nothing, not even a status line, for `secs` (default 3600), then closes',
+    'no-token': 'sends the head and the role chunk, then nothing for `secs` (default 3600), then closes',
+    'stall': 'streams `after` tokens (default 5), then nothing until the client leaves',
+    'cut': 'streams `after` tokens (default 5), then closes the connection mid-body',
+    'garbage': '200 text/event-stream with only unparseable data events',
+    'malformed-once': 'the canonical stream with one unparseable event after `at` tokens (default 3)',
+    'slow-prompt': 'reads the prompt for `secs` (default 1) first: prompt_progress chunks if asked for, else silence',
+    'down': 'down for `secs` (default 2) from its first request, then healthy',
+    'flap': 'from its first request: up for `up` seconds, down for `down` seconds, and again (default 1,1)',
+}
+_FAULT_PARAMS = {'rate-limited': dict(retry_after=1.0), 'context-exceeded': dict(limit=4096),
+                 'no-head': dict(secs=3600.0), 'no-token': dict(secs=3600.0), 'stall': dict(after=5), 'cut': dict(after=5),
+                 'malformed-once': dict(at=3), 'slow-prompt': dict(secs=1.0), 'down': dict(secs=2.0),
+                 'flap': dict(up=1.0, down=1.0)}
+
+class FaultSpec(NamedTuple):
+    "The fault a model name asks for, and its parameters with the defaults filled in."
+    name: str
+    params: dict
+
+def parse_fault(model:str) -> FaultSpec:
+    "Read a model name, `FAULT`, `FAULT:P` or `FAULT:P1,P2` (`ok-…` is `ok`), into a `FaultSpec`."
+    name,_,arg = model.partition(':')
+    if name.startswith('ok-') and len(name) > 3 and not arg: return FaultSpec('ok', {})
+    if name not in FAULT_NAMES: raise TestingError(f'{model!r} is not a fault model: the names are {", ".join(FAULT_NAMES)}')
+    defaults,given = _FAULT_PARAMS.get(name, {}),(arg.split(',') if arg else [])
+    if len(given) > len(defaults): raise TestingError(f'{model!r}: {name} takes at most {len(defaults)} parameter(s)')
+    params = dict(defaults)
+    for key,text in zip(defaults, given):
+        try: params[key] = type(defaults[key])(text)   # int('2.5') fails: a count of tokens is whole
+        except ValueError:
+            raise TestingError(f'{model!r}: {key} must be a {type(defaults[key]).__name__}, not {text!r}') from None
+    return FaultSpec(name, params)
+
+# %% ../nbs/04_testing.ipynb #be81acf9
+_REFUSING_FAULTS = {   # fault -> (status, type, code, message)
+    'unavailable': (503, 'server_error', 'service_unavailable',
+                    'The server is temporarily unable to serve requests. Try again later.'),
+    'server-error': (500, 'server_error', 'server_error',
+                     'The server had an error while processing your request. Sorry about that!'),
+    'overloaded': (529, 'overloaded_error', 'overloaded', 'Overloaded'),
+    'bad-request': (400, 'invalid_request_error', 'invalid_request', 'This model refuses every request as invalid.'),
+    'unauthorized': (401, 'invalid_request_error', 'invalid_api_key', 'Incorrect API key provided.'),
+    'forbidden': (403, 'permission_error', 'permission_denied', 'You are not allowed to use this model.'),
+}
+
+class _Refusal(NamedTuple):
+    "An error answer: its status, JSON body and extra headers."
+    status: int
+    body: dict
+    headers: dict = {}
+
+def _oai_error(http_status:int, message:str, type:str|None, code:str|None, headers:dict|None=None, **extra) -> _Refusal:
+    "An OpenAI-shaped error answer; `extra` adds fields such as `param`."
+    return _Refusal(http_status, {'error': dict(message=message, type=type, code=code, **extra)}, headers or {})
+
+def _refusal(spec:FaultSpec, messages:list, prefill:str|None) -> _Refusal|None:
+    "The error fault `spec` answers a request with these `messages` and assistant `prefill`, or None to answer it."
+    name,p = spec
+    if name in _REFUSING_FAULTS:
+        status,kind,code,message = _REFUSING_FAULTS[name]
+        return _oai_error(status, message, kind, code)
+    if name == 'rate-limited':
+        return _oai_error(429, f"Rate limit reached for requests. Please try again in {p['retry_after']:g}s.", 'requests',
+                          'rate_limit_exceeded', {'Retry-After': f"{p['retry_after']:g}"})
+    if name == 'context-exceeded':
+        n = p['limit'] + _prompt_tokens(messages)   # made up: always over the window
+        return _oai_error(400, f"This model's maximum context length is {p['limit']} tokens. However, your messages "
+                          f"resulted in {n} tokens. Please reduce the length of the messages.",
+                          'invalid_request_error', 'context_length_exceeded', param='messages')
+    if name == 'content-filter':
+        return _oai_error(400, "The response was filtered due to the prompt triggering Azure OpenAI's content management "
+                          "policy. Please modify your prompt and retry.", None, 'content_filter', param='prompt', status=400)
+    if prefill is None: return None
+    if name == 'no-prefill':
+        return _oai_error(400, 'assistant prefill is not supported', 'invalid_request_error', 'prefill_unsupported')
+    if canonical_tokens(prefill) is None:
+        return _oai_error(400, f'prefill does not match the answer: {prefill[:40]!r} is not how it starts',
+                          'invalid_request_error', 'prefill_mismatch')
+    return None
+
+def _prefill(messages:list) -> str|None:
+    "The assistant prefill a request carries: the text of its last message when that is the assistant's."
+    last = messages[-1]
+    return _text(last.get('content')) if last.get('role') == 'assistant' else None
+
+# %% ../nbs/04_testing.ipynb #b4d0b207
+@dataclass
+class Attempt:
+    "One chat request a `FaultServer` received, and how it ended."
+    t: float                 # the server's clock when it arrived
+    model: str|None
+    fault: str|None          # the fault its model name picked; None for a name outside the grammar
+    stream: bool
+    prefill: str|None        # the assistant prefill it carried, if any
+    outcome: Any = None      # an error status, or 'ok', 'malformed', 'garbage', 'reset', 'cut', 'stalled', 'left', 'stopped'
+
+# %% ../nbs/04_testing.ipynb #88027005
+_SSE_TYPE = 'text/event-stream'
+
+class _Wire:
+    "One request's connection: raw ASGI sends, pauses that end when the client leaves or the server stops, and close."
+    def __init__(self, scope, receive, send, stopping:threading.Event):
+        self.scope,self.send,self.stopping = scope,send,stopping
+        self.started,self.gone = False,asyncio.Event()
+        self._watcher = asyncio.ensure_future(self._watch(receive))
+
+    async def _watch(self, receive):
+        "Set `gone` when the client disconnects (uvicorn also says so once the response is complete)."
+        while (await receive())['type'] != 'http.disconnect': pass
+        self.gone.set()
+
+    async def head(self, status:int, ctype:str, headers:dict|None=None):
+        "Send the status line and headers."
+        hdrs = [(b'content-type', ctype.encode())] + [(k.lower().encode(), str(v).encode()) for k,v in (headers or {}).items()]
+        await self.send({'type': 'http.response.start', 'status': status, 'headers': hdrs})
+        self.started = True
+
+    async def write(self, data:bytes, more:bool=True):
+        "Send part of the body (`more=False`: the last part)."
+        await self.send({'type': 'http.response.body', 'body': data, 'more_body': more})
+
+    async def json(self, status:int, obj, headers:dict|None=None):
+        "A whole JSON response."
+        await self.head(status, 'application/json', headers)
+        await self.write(json.dumps(obj, ensure_ascii=False).encode(), more=False)
+
+    async def pause(self, secs:float) -> bool:
+        "Wait `secs` seconds; False as soon as the client leaves or the server stops."
+        end = time.monotonic() + secs
+        while not (self.gone.is_set() or self.stopping.is_set()):
+            left = end - time.monotonic()
+            if left <= 0: return True
+            await asyncio.sleep(min(left, 0.05))  # short naps: a stopping server is noticed within 50 ms
+        return False
+
+    async def close(self):
+        "Close the connection now, before or in the middle of the response."
+        self.scope['ramabana.transport'].close()
+        await self.gone.wait()  # uvicorn, seeing the client gone, adds nothing of its own
+
+    def done(self):
+        "Stop watching the connection (the request is over)."
+        self._watcher.cancel()
+
+# %% ../nbs/04_testing.ipynb #33221fc4
+class FaultServer(BackgroundServer):
+    "An OpenAI-compatible chat server on 127.0.0.1 whose model name picks the fault it answers with."
+    def __init__(self,
+                 token_delay:float=0.002, # seconds between streamed tokens
+                 clock:Callable[[], float]=time.monotonic, # the time `down` and `flap` go by and the attempts are stamped with
+                 down_as:str='503', # what a `down` or `flap` model answers while down: '503' or 'reset'
+                 **kw): # passed to `BackgroundServer` (`grace`, `timeout`)
+        if down_as not in ('503', 'reset'): raise TestingError(f"down_as must be '503' or 'reset', not {down_as!r}")
+        super().__init__(**kw)
+        self.token_delay,self.clock,self.down_as = token_delay,clock,down_as
+        self.attempts: list[Attempt] = []
+        self._first_seen: dict[str, float] = {}   # model -> clock time of its first request
+        self._stopping = threading.Event()         # set by `stop`: open handlers close their connections
+        self._ids = itertools.count(1)
+
+    def start(self, port:int=0):
+        "Start serving (see `BackgroundServer.start`)."
+        self._stopping.clear()
+        return super().start(port)
+
+    def stop(self):
+        "Close every open connection, then stop (see `BackgroundServer.stop`)."
+        self._stopping.set()
+        super().stop()
+
+    def reset_log(self):
+        "Forget every attempt and every model's first request (so `down` and `flap` start again)."
+        self.attempts.clear()
+        self._first_seen.clear()
+
+    def attempts_for(self, model:str) -> list[Attempt]:
+        "The attempts for `model`, oldest first."
+        return [a for a in self.attempts if a.model == model]
+
+    def gaps(self, model:str) -> list[float]:
+        "Seconds (on the server's clock) between consecutive attempts for `model`."
+        ts = [a.t for a in self.attempts_for(model)]
+        return [b-a for a,b in zip(ts, ts[1:])]
+
+# %% ../nbs/04_testing.ipynb #43efdd68
+@patch
+def is_down(self:FaultServer, model:str, spec:FaultSpec, t:float) -> bool:
+    "Is `model` (a `down` or `flap` fault) down at clock time `t`? Its first request (or call) starts the timetable."
+    since = t - self._first_seen.setdefault(model, t)
+    if spec.name == 'down': return since < spec.params['secs']
+    if spec.name == 'flap':
+        up,down = spec.params['up'],spec.params['down']
+        return since % (up + down) >= up
+    return False
+
+# %% ../nbs/04_testing.ipynb #8c92c228
+_GARBAGE = ['{not json', '<html><body><h1>502 Bad Gateway</h1></body></html>', '{"choices": [{"delta": ', 'null null', '}{']
+_MALFORMED = '{"choices": [{"index": 0, "delta": {"content": '   # a chunk cut off halfway
+
+def _chunk(base:dict, delta:dict|None=None, finish:str|None=None, **extra) -> dict:
+    "One `chat.completion.chunk` with one choice."
+    return dict(base, choices=[dict(index=0, delta=delta or {}, finish_reason=finish)], **extra)
+
+def _usage_of(n_prompt:int, n_completion:int) -> dict:
+    "The `usage` of an answer."
+    return dict(prompt_tokens=n_prompt, completion_tokens=n_completion, total_tokens=n_prompt + n_completion)
+
+@patch
+def _base(self:FaultServer, model:str, obj:str) -> dict:
+    "The fields every chunk or completion of one answer shares."
+    return dict(id=f'chatcmpl-fault{next(self._ids)}', object=obj, created=int(time.time()), model=model)
+
+# %% ../nbs/04_testing.ipynb #ab44e911
+async def _left(wire:_Wire, att:Attempt):
+    "The client left or the server is stopping: say so unless the fault already has, and close."
+    if att.outcome is None: att.outcome = 'left' if wire.gone.is_set() else 'stopped'
+    await wire.close()
+
+@patch
+async def _stream(self:FaultServer, wire:_Wire, att:Attempt, spec:FaultSpec, body:dict, tokens:list, usage:dict):
+    "The canonical stream for `tokens`, as fault `spec` bends it."
+    name,p = spec
+    base = self._base(att.model, 'chat.completion.chunk')
+    if not wire.started: await wire.head(200, _SSE_TYPE)
+    await wire.write(_sse(_chunk(base, {'role': 'assistant', 'content': ''})))
+    stop_at = min(p.get('after', 0), len(tokens)) if name in ('stall', 'no-token', 'cut') else None
+    bad_at = min(p['at'], len(tokens)) if name == 'malformed-once' else None
+    for i in range(len(tokens) + 1):
+        if i == bad_at: await wire.write(_sse(_MALFORMED))
+        if i == stop_at:
+            att.outcome = 'cut' if name == 'cut' else 'stalled'
+            if name != 'cut': await wire.pause(p.get('secs', 3600.0))
+            return await wire.close()
+        if i == len(tokens): break
+        await wire.write(_sse(_chunk(base, {'content': tokens[i]})))
+        if not await wire.pause(self.token_delay): return await _left(wire, att)
+    att.outcome = 'ok' if bad_at is None else 'malformed'
+    await wire.write(_sse(_chunk(base, finish='stop')))
+    if (body.get('stream_options') or {}).get('include_usage'): await wire.write(_sse(dict(base, choices=[], usage=usage)))
+    await wire.write(_sse('[DONE]'), more=False)
+
+# %% ../nbs/04_testing.ipynb #4f2462dd
+@patch
+async def _read_prompt(self:FaultServer, wire:_Wire, att:Attempt, secs:float, body:dict, n_prompt:int) -> bool:
+    "`slow-prompt`: take `secs` over the prompt, with progress chunks if asked for; False if the client left first."
+    if not (att.stream and body.get('return_progress')): return await wire.pause(secs)
+    base = self._base(att.model, 'chat.completion.chunk')
+    await wire.head(200, _SSE_TYPE)
+    steps,t0 = max(1, round(secs / 0.2)),time.monotonic()
+    for i in range(steps + 1):
+        if i and not await wire.pause(secs / steps): return False
+        progress = dict(total=n_prompt, cache=0, processed=n_prompt * i // steps, time_ms=int((time.monotonic() - t0) * 1000))
+        await wire.write(_sse(_chunk(base, {'role': 'assistant', 'content': None}, prompt_progress=progress)))
+    return True
+
+# %% ../nbs/04_testing.ipynb #c8e08b46
+@patch
+async def _whole(self:FaultServer, wire:_Wire, att:Attempt, tokens:list, usage:dict):
+    "A whole `chat.completion` with the canonical answer."
+    att.outcome = 'ok'
+    choice = dict(index=0, message=dict(role='assistant', content=''.join(tokens)), finish_reason='stop')
+    await wire.json(200, dict(self._base(att.model, 'chat.completion'), choices=[choice], usage=usage))
+
+async def _silence(wire:_Wire, att:Attempt, secs:float):
+    "Send nothing for `secs` (or until the client leaves or the server stops), then close."
+    att.outcome = 'stalled'
+    await wire.pause(secs)
+    await wire.close()
+
+async def _garbage(wire:_Wire, att:Attempt, stream:bool):
+    "A 200 whose events (or whole body) are not JSON."
+    att.outcome = 'garbage'
+    if not stream:
+        await wire.head(200, 'application/json')
+        return await wire.write(_GARBAGE[0].encode(), more=False)
+    await wire.head(200, _SSE_TYPE)
+    for g in _GARBAGE: await wire.write(_sse(g))
+    await wire.write(b'', more=False)
+
+# %% ../nbs/04_testing.ipynb #92e9031f
+def _check_chat(body) -> _Refusal|None:
+    "The 400 a chat request gets for its shape, if any."
+    if not isinstance(body, dict):
+        return _oai_error(400, 'We could not parse the JSON body of your request.', 'invalid_request_error', None)
+    if not isinstance(body.get('model'), str):
+        return _oai_error(400, 'you must provide a model parameter', 'invalid_request_error', None)
+    msgs = body.get('messages')
+    if not isinstance(msgs, list) or not msgs or not all(isinstance(m, dict) for m in msgs):
+        return _oai_error(400, "'messages' must be a non-empty array of objects", 'invalid_request_error', None, param='messages')
+    return None
+
+@patch
+def _arrive(self:FaultServer, model, spec:FaultSpec|None, stream:bool, prefill:str|None) -> Attempt:
+    "Log a chat request as it arrives; the first request for a fault model starts its `down` or `flap` timetable."
+    att = Attempt(self.clock(), model, spec.name if spec else None, stream, prefill)
+    if spec: self._first_seen.setdefault(model, att.t)
+    self.attempts.append(att)
+    return att
+
+# %% ../nbs/04_testing.ipynb #bbf265a9
+@patch
+async def _chat(self:FaultServer, scope, receive, send):
+    "POST /v1/chat/completions: log the attempt, then answer as the model name's fault says."
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    body = _parse(await Request(scope, receive).body())
+    bad,spec,fields = _check_chat(body),None,(body if isinstance(body, dict) else {})
+    if bad is None:
+        try: spec = parse_fault(body['model'])
+        except TestingError as e:
+            bad = _oai_error(404, f"The model `{body['model']}` does not exist or you do not have access to it. ({e})",
+                             'invalid_request_error', 'model_not_found')
+    att = self._arrive(fields.get('model'), spec, bool(fields.get('stream')), _prefill(body['messages']) if spec else None)
+    if spec and spec.name in ('down', 'flap'):
+        down = self.is_down(att.model, spec, att.t)
+        spec = FaultSpec('reset' if self.down_as == 'reset' else 'unavailable', {}) if down else FaultSpec('ok', {})
+    if spec and (spec.name == 'reset' or (spec.name == 'cut' and not att.stream)):
+        att.outcome = 'reset'
+        return await _drop(scope, receive)
+    bad = bad or _refusal(spec, body['messages'], att.prefill)
+    if bad:
+        att.outcome = bad.status
+        return await JSONResponse(bad.body, bad.status, headers=bad.headers)(scope, receive, send)
+    tokens,n_prompt = canonical_tokens(att.prefill or ''),_prompt_tokens(body['messages'])
+    wire = _Wire(scope, receive, send, self._stopping)
+    try: await self._answer(wire, att, spec, body, tokens, _usage_of(n_prompt, len(tokens)))
+    finally: wire.done()
+
+@patch
+async def _answer(self:FaultServer, wire:_Wire, att:Attempt, spec:FaultSpec, body:dict, tokens:list, usage:dict):
+    "Answer `tokens` as fault `spec` says: silence, a slow prompt, garbage, a whole answer or a (bent) stream."
+    name,p = spec
+    if name == 'no-head' or (not att.stream and name in ('stall', 'no-token')):
+        return await _silence(wire, att, p.get('secs', 3600.0))
+    if name == 'slow-prompt' and not await self._read_prompt(wire, att, p['secs'], body, usage['prompt_tokens']):
+        return await _left(wire, att)
+    if name == 'garbage': return await _garbage(wire, att, att.stream)
+    if not att.stream: return await self._whole(wire, att, tokens, usage)
+    await self._stream(wire, att, spec, body, tokens, usage)
+
+# %% ../nbs/04_testing.ipynb #e7993895
+@patch
+def app(self:FaultServer):
+    "The ASGI app: chat completions, the model list and health."
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+    async def health(req): return JSONResponse({'status': 'ok'})
+    async def models(req):
+        data = [dict(id=n, object='model', created=0, owned_by='fault-server') for n in FAULT_NAMES]
+        return JSONResponse({'object': 'list', 'data': data})
+    return Starlette(routes=[Route('/health', health), Route('/v1/models', models),
+                             Route('/v1/chat/completions', _ASGI(self._chat), methods=['POST'])])
