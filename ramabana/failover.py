@@ -50,7 +50,8 @@ def worth_another_model(e:GatewayError) -> bool:
 def counts_against(e:GatewayError) -> bool:
     "Whether `e` says the upstream is unhealthy (its circuit counts it); a bad request or an overflow does not."
     if isinstance(e, UpstreamUnavailable): return not (e.stale or isinstance(e, CircuitOpen))
-    if isinstance(e, (RateLimited, BrokenStream)): return True
+    if isinstance(e, BrokenStream): return e.code != 'continuation_mismatch'   # a model that wandered is not unwell
+    if isinstance(e, RateLimited): return True
     return isinstance(e, UpstreamError) and e.status >= 500 and not isinstance(e, BadToolCall)
 
 def _reason(e:GatewayError) -> str:
@@ -202,7 +203,8 @@ class Seam:
             if not text: continue
             n = min(len(text), len(self.pending))
             if text[:n] != self.pending[:n]:
-                raise BrokenStream('the continuation did not start with the answer it was asked to continue')
+                raise BrokenStream('the continuation did not start with the answer it was asked to continue',
+                                   code='continuation_mismatch')
             self.pending = self.pending[n:]
             ch = {**ch, 'choices': [{**c, 'delta': {**d, 'content': text[n:]}}]}
         if not has_output(ch) and not ch.get('usage') and not ch.get('prompt_progress'): return None

@@ -168,6 +168,7 @@ def upstream(self:Gateway, spec:ModelSpec) -> Upstream:
                               clock=self.clock)
         else: made = upstream_for(spec, self._client)
         self._upstreams[spec.name] = up = (key, made)
+        self.breakers.pop(spec.name, None)   # a model defined anew starts with a closed circuit
     return up[1]
 
 @patch
@@ -378,11 +379,11 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
                                              f"in {br.retry_in():.0f} s", retry_after=br.retry_in())
             continue
         if solo: call.info['circuit'] = 'open'   # nowhere else to go: asked once, without resends
-        n, body = {}, t.body
+        n, body, prefills = {}, t.body, t.caps.assistant_prefill
         while True:
-            prefix = seam = None
+            prefix, cause = None, last   # a continuation that fails hides nothing: the client hears what cut the answer
             if _output(self.asm):   # part of the answer went out
-                prefix = prefix_of(self.asm) if t.caps.assistant_prefill else None
+                prefix = prefix_of(self.asm) if prefills else None
                 if prefix is None:
                     if self.committed and not self.discard_ok: raise failure or last
                     yield DISCARD
@@ -398,9 +399,11 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
                 last = e
                 if counts_against(e): br.failed()
                 step = next_step(gw.retry, e, n, body, more)
-                if solo and step.action == 'resend': step = step._replace(action='give_up')
-                if prefix and isinstance(e, (InvalidRequest, UpstreamError)) and e.status < 500:
-                    step = step._replace(action='fallback' if more else 'give_up', reason='prefill_rejected')
+                if solo and step.action == 'resend' and step.reason != 'stale_connection': step = step._replace(action='give_up')
+                if prefix and isinstance(e, (InvalidRequest, UpstreamError)) and e.status < 500:   # the prefill refused
+                    again = not self.committed or self.discard_ok   # then from the start, if the client can drop its part
+                    step = step._replace(action='resend' if again else 'fallback' if more else 'give_up', reason='prefill_rejected')
+                    prefills = False
                 call.retry(step.reason, str(e), step.action, model=t.spec.name, upstream=t.up.runtime, status=e.status,
                            ms=round((time.perf_counter() - started) * 1000, 1))
                 if step.action == 'resend':
@@ -410,7 +413,7 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
                     body = step.body or body
                     continue
                 log.info('call %s: %s; %s', call.id, e, 'trying the next fallback' if step.action == 'fallback' else 'giving up')
-                if step.action == 'give_up': raise failure or e
+                if step.action == 'give_up': raise failure or (cause if prefix and cause else e)
                 failure, failed = failure or e, t
                 break
             else:

@@ -340,6 +340,7 @@ class FakeLlamaServer(BackgroundServer):
         self.slots = [Slot(i, n_ctx//n_slots) for i in range(n_slots)]
         self.reply_fn = reply or _echo
         self.replies: deque = deque()
+        self._last_reply: Reply|None = None   # what a continuation (a prefill of its start) continues
         self.faults: deque = deque()
         self.cancelled = 0  # requests abandoned by their client mid-way
         self.loading = False  # True: answer every request 503 "Loading model", as llama-server does while it loads
@@ -369,8 +370,13 @@ class FakeLlamaServer(BackgroundServer):
         return f
 
     def _next_reply(self, body) -> Reply:
-        "The next scripted answer, else the reply function's."
-        return self.replies.popleft() if self.replies else as_reply(self.reply_fn(body))
+        "The next scripted answer, else the reply function's; a request that ends with part of the last answer continues it."
+        msgs = body.get('messages') or []
+        pre = _text(msgs[-1].get('content')) if msgs and isinstance(msgs[-1], dict) and msgs[-1].get('role') == 'assistant' else ''
+        last = self._last_reply
+        if pre and last is not None and last.text.startswith(pre): return last   # the same answer, its start repeated
+        self._last_reply = r = self.replies.popleft() if self.replies else as_reply(self.reply_fn(body))
+        return r
 
 # %% ../nbs/04_testing.ipynb #97e6c35e
 @patch
