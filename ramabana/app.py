@@ -19,7 +19,7 @@ __all__ = ['CALL_FILTERS', 'DOORS', 'model_capabilities', 'model_entry', 'list_m
            'tokenize', 'door_endpoint', 'make_app', 'GatewayApp', 'listen_url', 'check_bind', 'gateway_token',
            'GatewayServer', 'start_gateway', 'app_from_settings', 'serve']
 
-# %% ../nbs/05k_app.ipynb #fd744b89
+# %% ../nbs/05k_app.ipynb #85a6e111
 async def model_capabilities(gw:Gateway, spec:ModelSpec) -> dict|None:
     "What `spec`'s upstream says it supports, as a dict; None when it cannot say now, or would have to start a server."
     try:
@@ -61,9 +61,10 @@ async def get_model(request):
     return _json(model_entry(spec, await model_capabilities(gw, spec), ladder['model'].profile))
 
 async def health(request):
-    "GET /health."
-    check_auth(request.app.state.gateway, request)
-    return _json({'status': 'ok'})
+    "GET /health: the server runs; and the circuit of each model asked so far."
+    gw = request.app.state.gateway
+    check_auth(gw, request)
+    return _json({'status': 'ok', 'circuits': gw.circuits()})
 
 CALL_FILTERS = ('model', 'purpose', 'task', 'status', 'upstream')
 

@@ -11,7 +11,7 @@ from .sampling import sampling_tables
 # %% auto #0
 __all__ = ['COMMANDS', 'DEMO_QUESTION', 'command', 'parser', 'main', 'cmd_config', 'check_models', 'KernelRun', 'prepare',
            'ensure_model', 'terminate_as_exit', 'ram_cell', 'ask_notebook', 'question_text', 'cmd_ask', 'demo_notebook',
-           'cmd_demo', 'cmd_serve', 'check_listen', 'cmd_setup', 'cmd_calls']
+           'cmd_demo', 'cmd_serve', 'check_listen', 'cmd_setup', 'cmd_calls', 'cmd_status']
 
 # %% ../nbs/10_cli.ipynb #252c881f
 COMMANDS: dict = {}
@@ -334,6 +334,12 @@ def cmd_calls(a):
     from ramabana.display import calls_table, ledger_rows
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
     print(calls_table(ledger_rows(a.n)))
+
+# %% ../nbs/10_cli.ipynb #091e9fe7
+@command('status', "each model's circuit at the running gateway: closed, open or half-open")
+def cmd_status(a):
+    from ramabana.display import circuits_table, gateway_circuits
+    print(circuits_table(gateway_circuits()))
 
 # %% ../nbs/10_cli.ipynb #cc625c53
 if __name__ == '__main__': sys.exit(main())

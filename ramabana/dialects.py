@@ -295,7 +295,7 @@ def message_from_events(datas:list) -> dict:
     msg['content'] = [blocks[i] for i in sorted(blocks)]
     return msg
 
-# %% ../nbs/05j_dialects.ipynb #a7a8e353
+# %% ../nbs/05j_dialects.ipynb #194f20d0
 class MessagesDoor(Door):
     "Anthropic's Messages API."
     name = dialect = 'messages'
@@ -304,11 +304,11 @@ class MessagesDoor(Door):
     def prepare(self, ex, req):
         if getattr(ex.up, 'dialect', None) == 'messages': ex.call.native = Native(req)   # Anthropic: passed through as written
     def stream(self, ex, head, agen, req):
-        events = NativeEvents(ex.call) if ex.call.native is not None else MessageEvents(req['model'], self.answer_id(ex))
+        events = NativeEvents(ex.call) if ex.call.native is not None else MessageEvents(ex.answered_as(req['model']), self.answer_id(ex))
         return door_stream(ex, head, agen, events)
     def whole(self, ex, req):
         if ex.call.native is not None: return message_from_events(ex.call.native.events)
-        return completion_to_message(ex.asm.completion(ex.model), req['model'], self.answer_id(ex))
+        return completion_to_message(ex.asm.completion(ex.model), ex.answered_as(req['model']), self.answer_id(ex))
     def error_body(self, e): return anthropic_error(e)
 
 # %% ../nbs/05j_dialects.ipynb #d8e4fa19
@@ -596,7 +596,7 @@ class ResponseEvents:
         "An error after the stream started: Responses' `error` event."
         return self._ev('error', code=e.code, message=e.message, param=e.param)
 
-# %% ../nbs/05j_dialects.ipynb #6299c47c
+# %% ../nbs/05j_dialects.ipynb #98165812
 class ResponsesDoor(Door):
     "OpenAI's Responses API, stateless; errors in OpenAI's shape, which the Responses API shares (`Door.error`)."
     name = dialect = 'responses'
@@ -606,5 +606,5 @@ class ResponsesDoor(Door):
         body = responses_to_chat(req, dropped)
         if dropped: notes['dropped_tools'] = dropped
         return body
-    def stream(self, ex, head, agen, req): return door_stream(ex, head, agen, ResponseEvents(req['model'], self.answer_id(ex)))
-    def whole(self, ex, req): return completion_to_response(ex.asm.completion(ex.model), req['model'], self.answer_id(ex))
+    def stream(self, ex, head, agen, req): return door_stream(ex, head, agen, ResponseEvents(ex.answered_as(req['model']), self.answer_id(ex)))
+    def whole(self, ex, req): return completion_to_response(ex.asm.completion(ex.model), ex.answered_as(req['model']), self.answer_id(ex))

@@ -13,7 +13,8 @@ from .ledger import LedgerError
 
 # %% auto #0
 __all__ = ['CALL_COLUMNS', 'ktok', 'progress_text', 'ipython_show', 'clip', 'tool_line', 'escape_tags', 'CellView',
-           'TerminalShow', 'TurnResult', 'say', 'why', 'default_confirm', 'run_turn', 'ledger_rows', 'calls_table']
+           'TerminalShow', 'TurnResult', 'say', 'why', 'default_confirm', 'run_turn', 'gateway_json', 'ledger_rows',
+           'calls_table', 'gateway_circuits', 'circuits_table']
 
 # %% ../nbs/09c_display.ipynb #e1ea3684
 def ktok(n:int) -> str:
@@ -299,27 +300,30 @@ CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('
                 ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
 
+def gateway_json(url:str, path:str, params:dict|None=None, token:str|None=None, err=LedgerError) -> dict:
+    "GET `path` of the gateway at `url` as JSON; `err` (naming what was wrong) when it is down or is not a gateway."
+    import httpx
+    from ramabana.app import gateway_token
+    tok = gateway_token(token)
+    try: r = httpx.get(url.rstrip('/') + path, params=params, timeout=30,
+                       headers={'Authorization': f'Bearer {tok}'} if tok else None)
+    except httpx.HTTPError as e: raise err(f'cannot reach the gateway at {url}: {e}; is it running? (`ramabana serve` starts one)') from None
+    try: body = r.json()
+    except ValueError: body = None   # a web page, not a gateway: said below
+    if not isinstance(body, dict):
+        raise err(f'{url} answered {r.status_code} with something that is not JSON; is it a ramabana gateway '
+                  '(the gateway.url setting)?')
+    if r.status_code != 200:
+        e = body.get('error')
+        raise err(f'the gateway at {url} answered {r.status_code}: '
+                  + ' '.join(str(e.get('message') if isinstance(e, dict) else e or body).split())[:200])
+    return body
+
 def ledger_rows(n:int=10, url:str|None=None, token:str|None=None) -> list[dict]:
     "The newest `n` ledger rows (newest first): from the gateway at `url`, else `gateway.url`, else the in-process one, else the ledger file."
     from ramabana.backend import local_gateway_url
     url = url or get('gateway.url') or local_gateway_url()
-    if url:
-        import httpx
-        from ramabana.app import gateway_token
-        tok = gateway_token(token)
-        try: r = httpx.get(url.rstrip('/') + '/calls', params={'limit': n}, timeout=30,
-                           headers={'Authorization': f'Bearer {tok}'} if tok else None)
-        except httpx.HTTPError as e: raise LedgerError(f'cannot reach the gateway at {url} for its ledger: {e}') from None
-        try: body = r.json()
-        except ValueError: body = None   # a web page, not a gateway: said below
-        if not isinstance(body, dict):
-            raise LedgerError(f'{url} answered {r.status_code} with something that is not JSON; is it a ramabana gateway '
-                             '(the gateway.url setting)?')
-        if r.status_code != 200:
-            err = body.get('error')
-            raise LedgerError(f'the gateway at {url} answered {r.status_code}: '
-                             + ' '.join(str(err.get('message') if isinstance(err, dict) else err or body).split())[:200])
-        return body.get('data') or []
+    if url: return gateway_json(url, '/calls', {'limit': n}, token).get('data') or []
     from ramabana.ledger import default_path, open_ledger
     if not get('ledger.url') and not default_path().exists(): return []
     led = open_ledger()
@@ -343,3 +347,20 @@ def calls_table(rows:list[dict], today=None) -> str:
         if isinstance(v, (int, float)) and not isinstance(v, bool): return f'{v:,.0f}'   # 2,809 as the status line writes it
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
+
+# %% ../nbs/09c_display.ipynb #80ada6d6
+def gateway_circuits(url:str|None=None, token:str|None=None) -> dict:
+    "The circuits of the gateway at `url` (default: `gateway.url`, else where `ramabana serve` listens)."
+    from ramabana.upstream import server_root
+    url = url or get('gateway.url') or f"http://{get('gateway.host')}:{get('gateway.port')}/v1"
+    return gateway_json(server_root(url), '/health', token=token, err=RamabanaError).get('circuits') or {}
+
+def circuits_table(circuits:dict) -> str:
+    "The circuits as a text table, each server of a replicated model under it."
+    if not circuits: return 'no model asked yet'
+    rows = []
+    for name, c in circuits.items():
+        rows.append((name, c['state'], str(c['failures']), f"{c['retry_in']:g}" if c['state'] == 'open' else '', str(c['opened'])))
+        for url, r in (c.get('replicas') or {}).items():
+            rows.append((f'  {url}', r['state'], str(r['failures']), f"{r['retry_in']:g}" if r['state'] == 'open' else '', str(r['opened'])))
+    return format_table(rows, ('model', 'circuit', 'failures', 'probe in s', 'opened'))

@@ -185,9 +185,12 @@ def prefix_of(asm) -> str|None:
     if asm.tools or not asm.content: return None
     return ''.join(asm.content)
 
-def continuation(body:dict, prefix:str) -> dict:
-    "`body` asking for the rest of an answer that starts with `prefix`."
-    return {**body, 'messages': [*body['messages'], {'role': 'assistant', 'content': prefix}]}
+def continuation(body:dict, prefix:str, used:int=0) -> dict:
+    "`body` asking for the rest of an answer that starts with `prefix`, `used` tokens of its length limit spent."
+    out = {**body, 'messages': [*body['messages'], {'role': 'assistant', 'content': prefix}]}
+    for k in ('max_tokens', 'max_completion_tokens'):   # the whole answer keeps the client's limit
+        if isinstance(out.get(k), int): out[k] = max(1, out[k] - used)
+    return out
 
 class Seam:
     "Drops an upstream's echo of the prefill from the start of a continuation; raises if the echo is not the prefill."

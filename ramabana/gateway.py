@@ -332,7 +332,7 @@ async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[dict]:
             async for ch in agen: yield ch
     finally: gw._inflight[server] -= 1
 
-# %% ../nbs/05h_gateway.ipynb #142d0f13
+# %% ../nbs/05h_gateway.ipynb #6330c5cd
 def _window(t:Target) -> int|None:
     return context_window(t.spec, dataclasses.asdict(t.caps))[0]
 
@@ -357,6 +357,11 @@ def switch(self:Exchange, t:Target) -> None:
     "Make `t` the target answering now."
     if t.spec is not self.call.spec: self.asm.model = None   # the answer names the model that gave it
     self.up, self.body, self.sampling, self.issues, self.call.spec = t.up, t.body, t.sampling, t.issues, t.spec
+
+@patch
+def answered_as(self:Exchange, asked:str) -> str:
+    "The model name a door reports: the fallback's when one answers, else the name the client asked for."
+    return asked if self.target is None or self.call.spec is self.target.spec else self.call.spec.name
 
 # %% ../nbs/05h_gateway.ipynb #83ee677b
 def _output(asm) -> bool: return bool(asm.content or asm.reasoning or asm.tools)
@@ -388,7 +393,8 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
                     if self.committed and not self.discard_ok: raise failure or last
                     yield DISCARD
             self.switch(t)
-            send, seam = (continuation(body, prefix), Seam(prefix, t.caps.prefill_echo)) if prefix else (body, None)
+            used = len(self.asm.content)   # chunks of text so far: about as many tokens of the client's limit
+            send, seam = (continuation(body, prefix, used), Seam(prefix, t.caps.prefill_echo)) if prefix else (body, None)
             started = time.perf_counter()
             try:
                 async for ch in self.attempt(t, send):

@@ -20,7 +20,7 @@ __all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 
            'cached_server', 'find_llama_server', 'templates_dir', 'file_lock', 'cached_install', 'restamp',
            'check_build_tools', 'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server',
            'model_path', 'check_model', 'fetch_model', 'chat_template_file', 'server_command', 'run_dir', 'free_port',
-           'server_env', 'Server', 'check_gguf', 'server_url', 'stop', 'stop_all', 'prove', 'proven_server',
+           'server_env', 'Server', 'check_gguf', 'server_url', 'running', 'stop', 'stop_all', 'prove', 'proven_server',
            'fall_back', 'setup', 'sampling_mismatches', 'slot_mismatches', 'slots_readback', 'nest_schema',
            'caps_from_props', 'LlamaCppUpstream']
 
@@ -662,7 +662,7 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT,
         if s.proc and not _atexit_registered: atexit.register(stop_all); _atexit_registered = True
         return s.url
 
-# %% ../nbs/06_llamacpp.ipynb #3908bbc5
+# %% ../nbs/06_llamacpp.ipynb #d5cd9376
 def _stop(s:Server):
     "Stop `s` if this process started it, and remove its pid file."
     if s.proc is None: return  # adopted: the process that started it stops it
@@ -670,6 +670,10 @@ def _stop(s:Server):
     with contextlib.suppress(subprocess.TimeoutExpired): s.proc.wait(1)
     pidf = s.log.with_suffix('.json')
     if (rec := _read_pidfile(pidf)) and rec.get('pid') == s.pid: pidf.unlink(missing_ok=True)
+
+def running(spec:ModelSpec) -> Server|None:
+    "The server of `spec` this process started or adopted, if any (it may have died since)."
+    with _glock: return _servers.get(spec.name)
 
 def stop(spec:ModelSpec):
     "Stop the server of `spec` if this process started it."
