@@ -419,8 +419,9 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
                     body = step.body or body
                     continue
                 log.info('call %s: %s; %s', call.id, e, 'trying the next fallback' if step.action == 'fallback' else 'giving up')
-                if step.action == 'give_up': raise failure or (cause if prefix and cause else e)
-                failure, failed = failure or e, t
+                why = cause if prefix and cause else e   # what sent the call onward: never a continuation's own refusal
+                if step.action == 'give_up': raise failure or why
+                failure, failed = failure or why, t
                 break
             else:
                 br.succeeded()
