@@ -311,7 +311,7 @@ _THINKS = {'stream_idle': 300.0}
 BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     _B('smollm2', 'llamacpp', 8192, model_id='SmolLM2-135M-Instruct', threads=2, slots=1,
        # a 135M model can ramble until its window is full: cap replies so a turn ends in seconds on a CPU
-       sampling=dict(temperature=0.2, top_p=0.9, max_tokens=512)),
+       sampling=dict(temperature=0.2, top_p=0.9, max_tokens=512, repeat_penalty=1.1)),
     # these stream nothing while they reason, which can take minutes: a silence is not a stall
     _B('gpt-5', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS),
     _B('gpt-5-mini', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS),
