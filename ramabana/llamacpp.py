@@ -117,7 +117,7 @@ def templates_dir(pin:str=PIN) -> Path:
     "The chat templates shipped in the sdist (`models/templates/`), kept with each build (all builds hold the same ones)."
     return next((d/'templates' for d in cache_builds(pin) if (d/'templates').is_dir()), build_dir(pin)/'templates')
 
-# %% ../nbs/06_llamacpp.ipynb #e77b3587
+# %% ../nbs/06_llamacpp.ipynb #68c5724e
 @contextlib.contextmanager
 def file_lock(path:Path):
     "Hold an exclusive lock on `path` (created if needed) while in the block; waits for other holders."
@@ -142,6 +142,8 @@ def cached_install(final:Path, # the directory to fill, once
             os.rename(work, final)
         finally: shutil.rmtree(work, ignore_errors=True)
     return st
+
+def _utc() -> str: return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
 
 def restamp(final:Path, **fields) -> dict:
     "Add `fields` to the stamp of the install in `final`, under its lock; readers see the old stamp or the new one, whole."
@@ -221,7 +223,7 @@ def cmake_build(src:Path, build:Path, targets=('llama-server',), log=None, progr
     _run_logged(['cmake', '--build', build, '-j', str(jobs or os.cpu_count() or 2), '--target', *targets],
                 log, progress, 'build ' + ' '.join(targets))
 
-# %% ../nbs/06_llamacpp.ipynb #ca9857c8
+# %% ../nbs/06_llamacpp.ipynb #bf413773
 def compile_llama_server(out:Path, flags:tuple, log, pin:str=PIN, progress:bool=True):
     "Download the pinned sdist, build llama-server with cmake `flags`, and put `bin/llama-server` and `templates/` into `out`."
     check_build_tools()  # before anything is downloaded
@@ -248,7 +250,7 @@ def build_llama_server(pin:str=PIN, progress:bool=True,
         shutil.copy2(logf, out/'build.log')
         ver = subprocess.run([out/'bin'/'llama-server', '--version'], capture_output=True, text=True)
         return dict(pin=pin, cpu_flags=cpu_flags_hash(), flags=list(flags), portable=portable, seconds=round(time.time() - t0),
-                    built=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                    built=_utc(),
                     version=(ver.stdout + ver.stderr).strip().splitlines()[-2:])
     st = cached_install(final, make)
     # only a build is news: a server found in the cache is not announced, like a model already fetched
@@ -687,15 +689,13 @@ def stop_all():
         _servers.clear()
     for s in servers: _stop(s)
 
-# %% ../nbs/06_llamacpp.ipynb #0b87a12d
+# %% ../nbs/06_llamacpp.ipynb #bd80df20
 CPU_FAULTS = (signal.SIGILL, signal.SIGSEGV, signal.SIGBUS)
 PROOF = ModelSpec('proof', 'llamacpp', ctx=512, slots=1)  # the proof needs one token: a small window loads quickly
 
 def _fault(rc:int|None) -> str|None:
     "The name of the CPU-fault signal a process with return code `rc` died by ('SIGILL'), else None."
     return signal.Signals(-rc).name if rc is not None and rc < 0 and -rc in CPU_FAULTS else None
-
-def _utc() -> str: return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
 
 def prove(exe:Path, logf:Path, model:Path|None=None, timeout:float=HEALTH_TIMEOUT) -> str|None:
     "Start `exe` on the embedded `model` and ask for one greedy token: None if it answered, else how it died of a CPU fault."
@@ -721,7 +721,7 @@ def prove(exe:Path, logf:Path, model:Path|None=None, timeout:float=HEALTH_TIMEOU
         if proc.poll() is None: _kill(proc.pid)
         with contextlib.suppress(subprocess.TimeoutExpired): proc.wait(5)
 
-# %% ../nbs/06_llamacpp.ipynb #491dc55c
+# %% ../nbs/06_llamacpp.ipynb #d5f5d63b
 def _answered(logf:Path) -> bool:
     "True if a llama-server log shows a finished task (a slot logs `stop processing` when it releases one)."
     try:
@@ -749,7 +749,8 @@ def _mark_crashed(d:Path, how:str, logf:Path, tell:Callable):
     "Record in the stamp of build `d` how it died; `BuildError` if it was the portable build, else say what comes next."
     st = restamp(d, crashed=how, crash_log=str(logf))
     if st.get('portable'): raise _portable_died(d, st)
-    nxt = 'using the portable build' if _stamp(cache_builds()[1]) else 'rebuilding with portable flags (several minutes)'
+    built = _stamp(build_dir(st.get('pin', PIN), cmake_flags(portable=True)))
+    nxt = 'using the portable build' if built else 'rebuilding with portable flags (several minutes)'
     tell(f'llama-server: the native build {how}; {nxt}')
 
 def proven_server(pin:str=PIN, progress:bool=True, compile:Callable=compile_llama_server,
