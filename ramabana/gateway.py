@@ -467,11 +467,14 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
     ptd, ctd = u.get('prompt_tokens_details') or {}, u.get('completion_tokens_details') or {}
     ms = lambda x: None if x is None else round(x * 1000, 3)
     c = self.call
+    tokens = dict(prompt_tokens=u.get('prompt_tokens'), cached_tokens=ptd.get('cached_tokens', t.get('cache_n')),
+                  completion_tokens=u.get('completion_tokens'), reasoning_tokens=ctd.get('reasoning_tokens'),
+                  cache_write_tokens=u.get('cache_write_tokens'))
+    cost = c.spec.cost(**tokens)   # `c.spec` is the model answering now: a fallback, once one took over
+    if status != 200 and all(v is None for v in tokens.values()): cost = 0.0   # nothing counted, nothing billed
     self.ticket = self.gw.ledger.record(dict(
         id=c.id, time=now_iso(c.started), model=self.model, upstream=self.up.runtime, purpose=c.purpose, task=c.task,
-        status=status, stream=self.stream, finish_reason=self.asm.finish, prompt_tokens=u.get('prompt_tokens'),
-        cached_tokens=ptd.get('cached_tokens', t.get('cache_n')), completion_tokens=u.get('completion_tokens'),
-        reasoning_tokens=ctd.get('reasoning_tokens'), cache_write_tokens=u.get('cache_write_tokens'),
+        status=status, stream=self.stream, finish_reason=self.asm.finish, **tokens, cost_usd=cost,
         evaluated_tokens=t.get('prompt_n'), ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'),
         decode_ms=t.get('predicted_ms'), total_ms=ms(time.perf_counter() - self.t0),
         messages=len(self.body.get('messages') or ()), changed=self.changed, retried=c.retried, retries=c.retries,
