@@ -16,7 +16,8 @@ __all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MOD
            'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError', 'UnknownModel', 'config_path', 'cache_dir',
            'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic', 'append_jsonl', 'Setting', 'Config',
            'load_config', 'NamedToken', 'Resolved', 'env_name', 'setting', 'get', 'ModelSpec', 'price_of', 'call_cost',
-           'model_from_table', 'check_price', 'catalog', 'split_profile', 'resolve', 'config_table', 'format_table']
+           'model_from_table', 'check_price', 'catalog', 'split_profile', 'resolve', 'config_table', 'format_table',
+           'usd']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -488,3 +489,9 @@ def format_table(rows, header) -> str:
     ws = [max(len(str(h)), *(len(r[i]) for r in rows)) if rows else len(str(h)) for i, h in enumerate(header)]
     fmt = lambda r: '  '.join(str(v).ljust(w) for v, w in zip(r, ws)).rstrip()
     return '\n'.join([fmt(header), fmt(['-'*w for w in ws]), *map(fmt, rows)])
+
+# %% ../nbs/00_core.ipynb #8da21156
+def usd(v:float|None) -> str:
+    "A cost in dollars for a table: '' when unknown, '0' when free, six decimals below a cent, else four."
+    if v is None: return ''
+    return '0' if v == 0 else f'{v:.6f}' if abs(v) < 0.01 else f'{v:,.4f}'

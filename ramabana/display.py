@@ -8,7 +8,7 @@ from __future__ import annotations
 import os, re, sys, json, time, queue, threading
 from dataclasses import dataclass
 from typing import Any, Callable
-from .core import RamabanaError, format_table, get
+from .core import RamabanaError, format_table, get, usd
 from .ledger import LedgerError
 
 # %% auto #0
@@ -297,7 +297,7 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, on
 
 # %% ../nbs/09c_display.ipynb #20008102
 CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('status', 'status'),
-                ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'),
+                ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'), ('cost_usd', 'USD'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
 
 def gateway_json(url:str, path:str, params:dict|None=None, token:str|None=None, err=LedgerError) -> dict:
@@ -344,6 +344,7 @@ def calls_table(rows:list[dict], today=None) -> str:
         v = r.get(k)
         if v is None: return ''
         if k == 'time': return _local_time(str(v), today)
+        if k == 'cost_usd': return usd(v)
         if isinstance(v, (int, float)) and not isinstance(v, bool): return f'{v:,.0f}'   # 2,809 as the status line writes it
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
