@@ -427,14 +427,14 @@ def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=N
 
 def check_price(t:dict, where:str, base:dict|None=None) -> dict:
     "A model's `price` table checked and over `base` (a built-in model's): numbers of USD per million tokens."
-    def usd(k, v):
+    def dollars(k, v):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float('inf'):
             raise ConfigError(f"{where}: 'price.{k}' should be a number of USD per million tokens, 0 or more, got {v!r}")
         return float(v)
     def rates(t, at, extra=()):
         if unknown := [k for k in t if k not in (*PRICE_KEYS, *extra)]:
             raise ConfigError(f"{where}: unknown key 'price.{at}{unknown[0]}' (known: {', '.join((*PRICE_KEYS, *extra))})")
-        return {k: usd(at + k, v) for k, v in t.items() if k not in extra}
+        return {k: dollars(at + k, v) for k, v in t.items() if k not in extra}
     res = {**(base or {}), **rates(t, '', ('long_prompt',))}
     if 'long_prompt' in t:
         lp = t['long_prompt']
