@@ -690,7 +690,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     mkflt = lambda: ThinkFilter() if self.think else _InlineThink()
     flt, asm, text, guard = mkflt(), Assembler(), [], LoopGuard()
     self._text = text
-    self._thought, self._finish = 0, None
+    self._thought, self._finish, self._cost = 0, None, None
     if self._cancel.is_set(): return asm.message(''), None
     if self._stale:   # a cancel shut this client's connections: a new one, and the old one released
         old, self.client, self._stale = self.client, self._client(), False
@@ -709,6 +709,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
                 self._text = text
                 if n: yield Discard(n)
                 continue
+            if (cost := (d.get('ramabana') or {}).get('cost_usd')) is not None: self._cost = cost   # the gateway priced it
             asm.add(d)
             for c in d.get('choices') or []:
                 # thinking on its own channel: the server took the template's `<think>` off, so no `</think>` will come
@@ -794,7 +795,7 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             raise
         self._said = said = self._said or bool(m.get('content'))
         if u:
-            self._turn_usage = self._turn_usage + Usage.from_openai(u, model=self.spec.name, turns=0)
+            self._turn_usage = self._turn_usage + Usage.from_openai(u, model=self.spec.name, cost=self._cost or 0.0, turns=0)
             self._reported = ((u.get('prompt_tokens') or 0) + (u.get('completion_tokens') or 0), len(self.hist) + 1)
         if self._cancel.is_set():
             if m.get('content') or m.get('tool_calls'): self.hist.append({'role': 'assistant', 'content': m.get('content') or ''})
@@ -839,7 +840,7 @@ def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
     try:
         while True: next(gen)
     except StopIteration as s: m, u = s.value
-    if u: self._turn_usage = Usage.from_openai(u, model=self.spec.name, turns=0)
+    if u: self._turn_usage = Usage.from_openai(u, model=self.spec.name, cost=self._cost or 0.0, turns=0)
     if self._cancel.is_set(): return ''
     return m.get('content') or ''
 

@@ -12,11 +12,12 @@ try: import tomllib
 except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 
 # %% auto #0
-__all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'BUILTIN_MODELS', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError',
-           'ConfigError', 'UnknownModel', 'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback',
-           'write_json_atomic', 'append_jsonl', 'Setting', 'Config', 'load_config', 'NamedToken', 'Resolved',
-           'env_name', 'setting', 'get', 'ModelSpec', 'model_from_table', 'catalog', 'split_profile', 'resolve',
-           'config_table', 'format_table']
+__all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS', 'PRICE_KEYS', 'LOCAL_RUNTIMES', 'FREE',
+           'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError', 'UnknownModel', 'config_path', 'cache_dir',
+           'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic', 'append_jsonl', 'Setting', 'Config',
+           'load_config', 'NamedToken', 'Resolved', 'env_name', 'setting', 'get', 'ModelSpec', 'price_of', 'call_cost',
+           'model_from_table', 'check_price', 'catalog', 'split_profile', 'resolve', 'config_table', 'format_table',
+           'usd']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -293,6 +294,7 @@ class ModelSpec:
     replicas: tuple = ()               # several servers of this model (base URLs): the gateway spreads conversations over them
     fallbacks: tuple = ()              # other catalog models, tried in order when this one fails in a way they can fix
     timeouts: dict = field(default_factory=dict)   # this model's own `first_byte`, `first_token`, `stream_idle` seconds
+    price: dict|None = None            # USD per million tokens (`PRICE_KEYS`); None: free if local, else unknown
 
     def __post_init__(self):
         if self.model_id is None: object.__setattr__(self, 'model_id', self.name)
@@ -302,33 +304,77 @@ class ModelSpec:
         "The key from the environment, read at the moment of use."
         return os.environ.get(self.api_key_env) if self.api_key_env else None
 
+    def cost(self, **tokens) -> float|None:
+        "USD for one call of this model with these token counts (`call_cost`'s keywords); None when unknown."
+        return call_cost(price_of(self), **tokens)
+
     def __repr__(self):
         return f"ModelSpec({self.name!r}, runtime={self.runtime!r}, model_id={self.model_id!r}, ctx={self.ctx})"
 
 # %% ../nbs/00_core.ipynb #a787bc37
 _B = lambda name, runtime, ctx, **kw: ModelSpec(name, runtime, ctx=ctx, builtin=True, **kw)
 _THINKS = {'stream_idle': 300.0}
+PRICES_CHECKED = '2026-12-01'   # the day the built-in prices below were last compared with their sources
 BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     _B('smollm2', 'llamacpp', 8192, model_id='SmolLM2-135M-Instruct', threads=2, slots=1,
        # a 135M model can ramble until its window is full: cap replies so a turn ends in seconds on a CPU
        sampling=dict(temperature=0.2, top_p=0.9, max_tokens=512, repeat_penalty=1.1)),
     # these stream nothing while they reason, which can take minutes: a silence is not a stall
-    _B('gpt-5', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS),
-    _B('gpt-5-mini', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS),
-    _B('gpt-4.1', 'openai', 1_047_576, api_key_env='OPENAI_API_KEY', pictures=True),
-    _B('gpt-4.1-mini', 'openai', 1_047_576, api_key_env='OPENAI_API_KEY', pictures=True),
-    _B('claude-sonnet-4-5', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True),
-    _B('claude-haiku-4-5', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True),
-    _B('claude-opus-4-1', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True),
-    _B('gemini-2.5-pro', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS),
-    _B('gemini-2.5-flash', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS),
+    _B('gpt-5', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS,
+       price=dict(input=1.25, cached_input=0.125, output=10.0)),
+    _B('gpt-5-mini', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS,
+       price=dict(input=0.25, cached_input=0.025, output=2.0)),
+    _B('gpt-4.1', 'openai', 1_047_576, api_key_env='OPENAI_API_KEY', pictures=True,
+       price=dict(input=2.0, cached_input=0.5, output=8.0)),
+    _B('gpt-4.1-mini', 'openai', 1_047_576, api_key_env='OPENAI_API_KEY', pictures=True,
+       price=dict(input=0.4, cached_input=0.1, output=1.6)),
+    # cache writes at the 5-minute rate: the only lifetime the gateway asks for (`cache_control: ephemeral`)
+    _B('claude-sonnet-4-5', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
+       price=dict(input=3.0, cached_input=0.3, cache_write=3.75, output=15.0)),
+    _B('claude-haiku-4-5', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
+       price=dict(input=1.0, cached_input=0.1, cache_write=1.25, output=5.0)),
+    _B('claude-opus-4-1', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
+       price=dict(input=15.0, cached_input=1.5, cache_write=18.75, output=75.0)),
+    # no cached_input: the rate could not be confirmed (see below), so cached tokens count at the input rate
+    _B('gemini-2.5-pro', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS,
+       price=dict(input=1.25, output=10.0, long_prompt=dict(above=200_000, input=2.5, output=15.0))),
+    _B('gemini-2.5-flash', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS,
+       price=dict(input=0.3, output=2.5)),
 ]}
 del _B, _THINKS
 
-# %% ../nbs/00_core.ipynb #0b1e52c0
+# %% ../nbs/00_core.ipynb #c2e13cbf
+PRICE_KEYS = ('input', 'cached_input', 'cache_write', 'output', 'reasoning')
+LOCAL_RUNTIMES = ('llamacpp', 'ollama', 'litert')   # they run on the user's own machines: no bill
+FREE = {'input': 0.0, 'output': 0.0}
+
+def price_of(spec:ModelSpec) -> dict|None:
+    "The price table that applies to `spec`: its own, else free for a local runtime, else None (unknown)."
+    if spec.price is not None: return spec.price
+    return FREE if spec.runtime in LOCAL_RUNTIMES else None
+
+def call_cost(price:dict|None,                  # a price table (`PRICE_KEYS`, `long_prompt`), USD per million tokens
+              prompt_tokens:int|None=None,      # every prompt token, the cached and written ones among them
+              cached_tokens:int|None=None,      # prompt tokens read from the provider's cache
+              cache_write_tokens:int|None=None, # prompt tokens written to the provider's cache
+              completion_tokens:int|None=None,  # every generated token, the reasoning among them
+              reasoning_tokens:int|None=None    # generated thinking tokens
+             ) -> float|None:
+    "USD for one call's token counts at `price`; None when the price is unknown or no count was reported."
+    counts = (prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens, reasoning_tokens)
+    if price is None or all(c is None for c in counts): return None
+    prompt, cached, write, completion, reasoning = (c or 0 for c in counts)
+    if (long := price.get('long_prompt')) and prompt > long['above']: price = {**price, **long}
+    rate = lambda k, made_of: price.get(k, price[made_of])
+    usd = ((max(prompt - cached - write, 0) * price['input'] + cached * rate('cached_input', 'input')
+            + write * rate('cache_write', 'input') + max(completion - reasoning, 0) * price['output']
+            + reasoning * rate('reasoning', 'output')) / 1e6)
+    return round(usd, 9)   # a billionth of a dollar: below any provider's rounding, above float noise
+
+# %% ../nbs/00_core.ipynb #76340e34
 _FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, chat_template=str, threads=int,
                     slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict,
-                    replicas=list, fallbacks=list, timeouts=dict)
+                    replicas=list, fallbacks=list, timeouts=dict, price=dict)
 TIMEOUT_KEYS = ('first_byte', 'first_token', 'stream_idle')   # a model's `timeouts` table: seconds, over `gateway.*_timeout`
 
 REPLICA_KEYS = {'runtime', 'base_url', 'model_id', 'api_key_env'}   # what one replica of a model may set for itself
@@ -372,11 +418,34 @@ def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=N
                 raise ConfigError(f"{where}: 'replicas[{j}]' should be a server URL (\"http://h1:8080/v1\") or an upstream table, got {u!r}")
         t = {**t, 'replicas': tuple(r)}
     t = {('profiles' if k == 'profile' else k): v for k, v in t.items()}   # the table is `profile.P`, the field `profiles`
+    if 'price' in t: t['price'] = check_price(t['price'], where, getattr(base, 'price', None))
     if base is None: return ModelSpec(name, **t)
     # refining a built-in model: its own tables add to the built-in ones, so setting one sampling field keeps the rest
     for k in ('sampling', 'server', 'profiles', 'timeouts'):
         if k in t and getattr(base, k): t[k] = {**getattr(base, k), **t[k]}
     return dataclasses.replace(base, **t, builtin=False)
+
+def check_price(t:dict, where:str, base:dict|None=None) -> dict:
+    "A model's `price` table checked and over `base` (a built-in model's): numbers of USD per million tokens."
+    def dollars(k, v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float('inf'):
+            raise ConfigError(f"{where}: 'price.{k}' should be a number of USD per million tokens, 0 or more, got {v!r}")
+        return float(v)
+    def rates(t, at, extra=()):
+        if unknown := [k for k in t if k not in (*PRICE_KEYS, *extra)]:
+            raise ConfigError(f"{where}: unknown key 'price.{at}{unknown[0]}' (known: {', '.join((*PRICE_KEYS, *extra))})")
+        return {k: dollars(at + k, v) for k, v in t.items() if k not in extra}
+    res = {**(base or {}), **rates(t, '', ('long_prompt',))}
+    if 'long_prompt' in t:
+        lp = t['long_prompt']
+        if not isinstance(lp, dict): raise ConfigError(f"{where}: 'price.long_prompt' should be a table, got {lp!r}")
+        above = lp.get('above')
+        if isinstance(above, bool) or not isinstance(above, int) or above < 1:
+            raise ConfigError(f"{where}: 'price.long_prompt.above' should be a number of prompt tokens above 0, got {above!r}")
+        res['long_prompt'] = {'above': above, **rates(lp, 'long_prompt.', ('above',))}
+    if missing := [k for k in ('input', 'output') if k not in res]:
+        raise ConfigError(f"{where}: 'price' should name {' and '.join(missing)} (USD per million tokens)")
+    return res
 
 def catalog(cfg:Config|None=None) -> dict[str, ModelSpec]:
     "Every known model: the built-in ones, then config.toml's `[model.NAME]` tables over them."
@@ -420,3 +489,9 @@ def format_table(rows, header) -> str:
     ws = [max(len(str(h)), *(len(r[i]) for r in rows)) if rows else len(str(h)) for i, h in enumerate(header)]
     fmt = lambda r: '  '.join(str(v).ljust(w) for v, w in zip(r, ws)).rstrip()
     return '\n'.join([fmt(header), fmt(['-'*w for w in ws]), *map(fmt, rows)])
+
+# %% ../nbs/00_core.ipynb #8da21156
+def usd(v:float|None) -> str:
+    "A cost in dollars for a table: '' when unknown, '0' when free, six decimals below a cent, else four."
+    if v is None: return ''
+    return '0' if v == 0 else f'{v:.6f}' if abs(v) < 0.01 else f'{v:,.4f}'

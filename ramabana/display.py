@@ -8,13 +8,13 @@ from __future__ import annotations
 import os, re, sys, json, time, queue, threading
 from dataclasses import dataclass
 from typing import Any, Callable
-from .core import RamabanaError, format_table, get
+from .core import RamabanaError, format_table, get, usd
 from .ledger import LedgerError
 
 # %% auto #0
-__all__ = ['CALL_COLUMNS', 'ktok', 'progress_text', 'ipython_show', 'clip', 'tool_line', 'escape_tags', 'CellView',
+__all__ = ['CALL_COLUMNS', 'SPEND_HEADS', 'ktok', 'progress_text', 'ipython_show', 'clip', 'tool_line', 'escape_tags', 'CellView',
            'TerminalShow', 'TurnResult', 'say', 'why', 'default_confirm', 'run_turn', 'gateway_json', 'ledger_rows',
-           'calls_table', 'gateway_circuits', 'circuits_table']
+           'calls_table', 'spend_table', 'gateway_circuits', 'circuits_table']
 
 # %% ../nbs/09c_display.ipynb #e1ea3684
 def ktok(n:int) -> str:
@@ -297,7 +297,7 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, on
 
 # %% ../nbs/09c_display.ipynb #20008102
 CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('status', 'status'),
-                ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'),
+                ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'), ('cost_usd', 'USD'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
 
 def gateway_json(url:str, path:str, params:dict|None=None, token:str|None=None, err=LedgerError) -> dict:
@@ -344,9 +344,22 @@ def calls_table(rows:list[dict], today=None) -> str:
         v = r.get(k)
         if v is None: return ''
         if k == 'time': return _local_time(str(v), today)
+        if k == 'cost_usd': return usd(v)
         if isinstance(v, (int, float)) and not isinstance(v, bool): return f'{v:,.0f}'   # 2,809 as the status line writes it
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
+
+# %% ../nbs/09c_display.ipynb #179ffed9
+SPEND_HEADS = {'token': 'token', 'model': 'model', 'day': 'day (UTC)'}
+
+def spend_table(rows:list[dict], by:str='model') -> str:
+    "`Ledger.spend` rows grouped `by` token, model or day, as a text table with a total line."
+    n = lambda v: '' if not v else f'{v:,}'
+    tot = lambda k: sum(r[k] or 0 for r in rows)
+    body = [('(none)' if r['grp'] is None else str(r['grp']), n(r['calls']), n(r['prompt_tokens']), n(r['completion_tokens']),
+             usd(r['cost_usd']), n(r['unpriced'])) for r in rows]
+    body.append(('total', n(tot('calls')), n(tot('prompt_tokens')), n(tot('completion_tokens')), usd(tot('cost_usd')), n(tot('unpriced'))))
+    return format_table(body, (SPEND_HEADS[by], 'calls', 'in', 'out', 'USD', 'unpriced'))
 
 # %% ../nbs/09c_display.ipynb #80ada6d6
 def gateway_circuits(url:str|None=None, token:str|None=None) -> dict:

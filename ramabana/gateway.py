@@ -21,7 +21,7 @@ from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso, 
 
 # %% auto #0
 __all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'context_window', 'Target', 'Exchange', 'wants_usage',
-           'check_model_allowed', 'server_of']
+           'check_model_allowed', 'server_of', 'usage_tokens']
 
 # %% ../nbs/05h_gateway.ipynb #5fc87ac7
 class Catalog(NamedTuple):
@@ -430,7 +430,7 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
                 return
     raise failure or last
 
-# %% ../nbs/05h_gateway.ipynb #8a72473c
+# %% ../nbs/05h_gateway.ipynb #f751cdf6
 @patch
 async def chunks(self:Exchange) -> AsyncIterator[dict]:
     "The answer's chunks (and `DISCARD` events), repaired and assembled as they pass."
@@ -446,8 +446,23 @@ async def chunks(self:Exchange) -> AsyncIterator[dict]:
             yield extra
         if self.ttft is None and has_output(ch): self.ttft = time.perf_counter() - self.t0
         self.asm.add(ch)
+        if self.discard_ok and ch.get('usage'): ch = self.priced(ch)   # ramabana's own client shows what it cost
         yield ch
     await self.remember_reasoning()
+
+def usage_tokens(u:dict|None, timings:dict|None=None) -> dict:
+    "The token counts of an OpenAI `usage` (and llama.cpp `timings`) as the ledger's columns name them."
+    u, t = u if isinstance(u, dict) else {}, timings if isinstance(timings, dict) else {}
+    ptd, ctd = u.get('prompt_tokens_details') or {}, u.get('completion_tokens_details') or {}
+    return dict(prompt_tokens=u.get('prompt_tokens'), cached_tokens=ptd.get('cached_tokens', t.get('cache_n')),
+                completion_tokens=u.get('completion_tokens'), reasoning_tokens=ctd.get('reasoning_tokens'),
+                cache_write_tokens=u.get('cache_write_tokens'))
+
+@patch
+def priced(self:Exchange, ch:dict) -> dict:
+    "The usage chunk `ch` with its cost at the answering model's price, and that model's name, under `ramabana`."
+    cost = self.call.spec.cost(**usage_tokens(ch['usage'], self.asm.timings))
+    return {**ch, 'ramabana': {**(ch.get('ramabana') or {}), 'cost_usd': cost, 'model': self.call.spec.name}}
 
 @patch
 async def remember_reasoning(self:Exchange):
@@ -462,16 +477,15 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
     "Write the ledger row (only the first time)."
     if self.done: return
     self.done = True
-    u = self.asm.usage if isinstance(self.asm.usage, dict) else {}
     t = self.asm.timings if isinstance(self.asm.timings, dict) else {}
-    ptd, ctd = u.get('prompt_tokens_details') or {}, u.get('completion_tokens_details') or {}
     ms = lambda x: None if x is None else round(x * 1000, 3)
     c = self.call
+    tokens = usage_tokens(self.asm.usage, t)
+    cost = c.spec.cost(**tokens)   # `c.spec` is the model answering now: a fallback, once one took over
+    if status != 200 and all(v is None for v in tokens.values()): cost = 0.0   # nothing counted, nothing billed
     self.ticket = self.gw.ledger.record(dict(
         id=c.id, time=now_iso(c.started), model=self.model, upstream=self.up.runtime, purpose=c.purpose, task=c.task,
-        status=status, stream=self.stream, finish_reason=self.asm.finish, prompt_tokens=u.get('prompt_tokens'),
-        cached_tokens=ptd.get('cached_tokens', t.get('cache_n')), completion_tokens=u.get('completion_tokens'),
-        reasoning_tokens=ctd.get('reasoning_tokens'), cache_write_tokens=u.get('cache_write_tokens'),
+        status=status, stream=self.stream, finish_reason=self.asm.finish, **tokens, cost_usd=cost,
         evaluated_tokens=t.get('prompt_n'), ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'),
         decode_ms=t.get('predicted_ms'), total_ms=ms(time.perf_counter() - self.t0),
         messages=len(self.body.get('messages') or ()), changed=self.changed, retried=c.retried, retries=c.retries,

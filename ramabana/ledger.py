@@ -14,9 +14,9 @@ from .core import append_jsonl, data_dir, get, RamabanaError
 log = logging.getLogger('ramabana.ledger')
 
 # %% auto #0
-__all__ = ['log', 'COLUMNS', 'SCHEMA_VERSION', 'SPOOL_BATCH', 'RETRY_MAX', 'ADOPT_EVERY', 'LedgerError', 'message_hashes',
-           'first_change', 'default_path', 'Ledger', 'now_iso', 'shown_url', 'spool_prefix', 'PgLedger', 'read_spool',
-           'Spool', 'open_ledger']
+__all__ = ['log', 'COLUMNS', 'SPEND_GROUPS', 'SCHEMA_VERSION', 'SPOOL_BATCH', 'RETRY_MAX', 'ADOPT_EVERY', 'LedgerError',
+           'message_hashes', 'first_change', 'default_path', 'Ledger', 'now_iso', 'since_utc', 'shown_url',
+           'spool_prefix', 'PgLedger', 'read_spool', 'Spool', 'open_ledger']
 
 # %% ../nbs/05g_ledger.ipynb #00fcc25e
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -51,6 +51,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     'dialect': ('TEXT', "the API the client spoke: chat (OpenAI chat completions), messages (Anthropic's) or responses (OpenAI Responses)"),
     'token': ('TEXT', 'the name of the gateway token that made the call ([gateway.tokens]); null for the single token or none'),
     'answered_by': ('TEXT', 'the model that answered: the one asked for, or a fallback; null when none did'),
+    'cost_usd': ('REAL', "USD at the price of the model that answered (or was asked last), from the tokens reported; 0 for a failure that reported none; null when its price is unknown"),
 }
 
 class LedgerError(RamabanaError):
@@ -336,9 +337,45 @@ def now_iso(t:float|None=None) -> str:
     "`t` (default now) as ISO 8601 UTC with milliseconds."
     return dt.datetime.fromtimestamp(time.time() if t is None else t, dt.timezone.utc).isoformat(timespec='milliseconds')
 
-# %% ../nbs/05g_ledger.ipynb #e848551a
+# %% ../nbs/05g_ledger.ipynb #faf2420b
+SPEND_GROUPS = {'token': 'token', 'model': 'COALESCE(answered_by, model)', 'day': 'substr(time, 1, 10)'}
+
+def _spend_sql(by:str, since:str|None, mark:str='?') -> str:
+    "The one query behind `spend`: calls, tokens and cost per group, the costliest first."
+    if by not in SPEND_GROUPS: raise LedgerError(f"spend: group by {', '.join(SPEND_GROUPS)}, not {by!r}")
+    # spelled out for both stores: PostgreSQL sorts nulls first when descending, SQLite last
+    order = 'grp' if by == 'day' else 'sum(cost_usd) IS NULL, sum(cost_usd) DESC, grp'
+    # PostgreSQL sums integers as `numeric` (Python's Decimal): cast back, which SQLite takes as it is
+    return (f'SELECT {SPEND_GROUPS[by]} AS grp, count(*) AS calls, CAST(sum(prompt_tokens) AS BIGINT) AS prompt_tokens, '
+            'CAST(sum(completion_tokens) AS BIGINT) AS completion_tokens, sum(cost_usd) AS cost_usd, '
+            'count(*) - count(cost_usd) AS unpriced '
+            f'FROM model_calls {"WHERE time >= " + mark if since else ""} GROUP BY grp ORDER BY {order}')
+
+def since_utc(since:str|None) -> str|None:
+    "`since` (YYYY-MM-DD, or an ISO 8601 time) as the ledger's UTC text to compare `time` with; `LedgerError` if it is neither."
+    if since is None: return None
+    try: t = dt.datetime.fromisoformat(since[:-1] + '+00:00' if since.endswith('Z') else since)   # Python 3.10 knows no Z
+    except ValueError: raise LedgerError(f"since should be a date (YYYY-MM-DD) or an ISO 8601 time, got {since!r}") from None
+    if t.tzinfo is None: t = t.replace(tzinfo=dt.timezone.utc)   # a bare date or time is UTC, as the ledger is
+    return t.astimezone(dt.timezone.utc).isoformat(timespec='milliseconds')
+
+@patch
+def spend(self:Ledger,
+          by:str='model',         # token, model (the one that answered) or day (UTC)
+          since:str|None=None     # only calls from this UTC date or ISO 8601 time on
+         ) -> list[dict]:
+    "Calls, tokens in and out, cost and unpriced calls per group, in one query."
+    sql, args = _spend_sql(by, since), [since_utc(since)] if since else []
+    with _readable(self.path):
+        con = sqlite3.connect(self.path, timeout=30)
+        try:
+            con.row_factory = sqlite3.Row
+            return [dict(r) for r in con.execute(sql, args)]
+        finally: con.close()
+
+# %% ../nbs/05g_ledger.ipynb #0e9cef19
 _PG_TYPES = {'TEXT PRIMARY KEY': 'TEXT PRIMARY KEY', 'TEXT': 'TEXT', 'INTEGER': 'BIGINT', 'REAL': 'DOUBLE PRECISION'}
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2   # 1: the table and its indexes; 2: cost_usd
 _PG_INDEXES = {'model_calls_time': '(time)', 'model_calls_model_time': '(model, time)', 'model_calls_purpose_time': '(purpose, time)'}
 
 def shown_url(url:str) -> str:
@@ -653,7 +690,7 @@ def _writer(self:PgLedger):
         if self._dialing: self._drop(self._dialing[0])
         if self._spool is not None: self._spool.close()   # the lock goes; the file stays for the next gateway
 
-# %% ../nbs/05g_ledger.ipynb #5f1e54d7
+# %% ../nbs/05g_ledger.ipynb #0adb8dde
 @patch
 def recent(self:PgLedger, limit:int=50, **where) -> list[dict]:
     _known(where)
@@ -670,6 +707,12 @@ def recent(self:PgLedger, limit:int=50, **where) -> list[dict]:
 @patch
 def count(self:PgLedger) -> int:
     with self._connect_db() as con: return con.execute('SELECT count(*) FROM model_calls').fetchone()[0]
+
+@patch
+def spend(self:PgLedger, by:str='model', since:str|None=None) -> list[dict]:
+    from psycopg.rows import dict_row
+    sql, args = _spend_sql(by, since, '%s'), [since_utc(since)] if since else []
+    with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur: return cur.execute(sql, args).fetchall()
 
 def open_ledger(url:str|None=None) -> Ledger:
     "The ledger the settings name: PostgreSQL for a `postgresql://` `ledger.url`, else the SQLite file."

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 from fastcore.basics import patch
-from .core import RamabanaError, format_table, get, resolve
+from .core import RamabanaError, format_table, get, resolve, price_of, usd
 from .notebook import (Seen, find_notebook, session_path, read_notebook, nb_cells, merge_history, current_cells,
                                block_of, shown_path, notebook_changes, changes_block, omit, seen_after, asking_cell,
                                set_compact, ramabana_cell)
@@ -18,8 +18,8 @@ from .display import (CellView, TerminalShow, TurnResult, ipython_show, tool_lin
 
 # %% auto #0
 __all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'cell_reader', 'Report',
-           'Session', 'no_notebook_note', 'subcommand', 'model_named', 'as_typed', 'cell_args', 'session', 'ram',
-           'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
+           'Session', 'no_notebook_note', 'subcommand', 'model_named', 'cost_line', 'as_typed', 'cell_args', 'session',
+           'ram', 'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
@@ -228,12 +228,24 @@ WINDOW_SOURCES = {'config': "the model's ctx in config.toml", 'catalog': "ramaba
                   'server': "the server's n_ctx", 'trained': 'the length the model was trained for',
                   'ollama': "Ollama's num_ctx for the model"}
 
-@subcommand('usage', '', "the conversation's tokens so far, how full the window is, and the model")
+def cost_line(agent) -> str|None:
+    "What the session and its last turn cost, in a line; None while they cost nothing on a model with a price (a local one)."
+    total, last, name = agent.usage.cost, agent.backend.last_usage.cost, agent.spec.name
+    if price_of(agent.spec) is None:
+        why = f"the model '{name}' has no price (`price = {{ input = ..., output = ... }}` in its [model.\"{name}\"] table)"
+        return f'cost: ${usd(total)} this session for the calls with a price; {why}' if total else f'cost: unknown, {why}'
+    if total: return f'cost: ${usd(total)} this session, ${usd(last)} the last turn'
+    return None
+
+@subcommand('usage', '', "the conversation's tokens so far, how full the window is, the model, and what it cost")
 def _usage(s:Session):
     be = s.agent.backend if s.agent is not None else None
-    if be is None or not be.spec.ctx: return Report(s.status())
-    why = WINDOW_SOURCES.get(be.window_source, be.window_source or 'unknown')
-    return Report(f'{s.status()}\nwindow: {be.spec.ctx:,} tokens, from {why}')
+    lines = [s.status()]
+    if be is not None and be.spec.ctx:
+        why = WINDOW_SOURCES.get(be.window_source, be.window_source or 'unknown')
+        lines.append(f'window: {be.spec.ctx:,} tokens, from {why}')
+    if be is not None and (cost := cost_line(s.agent)): lines.append(cost)
+    return Report('\n'.join(lines))
 
 @subcommand('compact', '[FOCUS...]', 'compact the conversation now, keeping FOCUS in the summary')
 def _compact(s:Session, *focus):

@@ -122,3 +122,26 @@ def test_gateway_keeps_answering_while_postgres_restarts(pg, tmp_path):
             p.send_signal(signal.SIGTERM); p.wait(60)
     new = set(rows(pg.url)) - before
     assert new == set(ids) and len(ids) == 120, (len(new), len(ids))
+
+def test_spend_in_postgres(pg, tmp_path):
+    "`spend` gives the same sums from PostgreSQL as from SQLite: one query, nulls last, integers back as integers."
+    import psycopg
+    from ramabana.ledger import Ledger, PgLedger, now_iso
+    with psycopg.connect(pg.url, autocommit=True) as con: con.execute('CREATE DATABASE spend')   # only this test's rows
+    day = 1_764_547_200   # 2025-12-01 00:00 UTC
+    rows_ = [dict(id=f's{i}', time=now_iso(day + 3600 * i), token=tok, model=m, answered_by=m, prompt_tokens=p,
+                  completion_tokens=c, cost_usd=usd)
+             for i, (tok, m, p, c, usd) in enumerate([('alice', 'gpt-4.1', 1000, 100, 0.0028), ('ci', 'svc', 500, 50, None),
+                                                       ('ci', 'gpt-4.1', 3000, 300, 0.0084), (None, 'smollm2', None, None, 0.0)])]
+    got = {}
+    for name, led in (('pg', PgLedger(pg.url.rsplit('/', 1)[0] + '/spend', log_path=tmp_path/'pg.jsonl')),
+                      ('sqlite', Ledger(tmp_path/'l.sqlite'))):
+        try:
+            for r in rows_: led.record(r)
+            led.flush()
+            got[name] = [led.spend(by, since) for by, since in (('model', None), ('token', '2025-12-01T01:00:00Z'), ('day', None))]
+        finally: led.close()
+    assert got['pg'] == got['sqlite'], got
+    assert [(r['grp'], r['calls'], r['prompt_tokens'], r['unpriced']) for r in got['pg'][0]] == \
+           [('gpt-4.1', 2, 4000, 0), ('smollm2', 1, None, 0), ('svc', 1, 500, 1)], got['pg'][0]
+    assert [r['grp'] for r in got['pg'][1]] == ['ci', None] and isinstance(got['pg'][0][0]['prompt_tokens'], int)
