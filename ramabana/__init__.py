@@ -1,3 +1,21 @@
+"""An LLM agent for any Jupyter notebook, behind one OpenAI-compatible gateway
+
+Modules:
+
+- `ramabana.agent`: The agent: a backend with built-in tools over a Python namespace, approvals, runs that can be cancelled, compaction when the window fills, and a session file that survives a crash.
+- `ramabana.app`: The gateway served over HTTP: the routes to its doors and small endpoints, one table of doors, and running it, in a thread, in the foreground, or as several workers.
+- `ramabana.backend`: The contract the agent uses to talk to a model, and the one backend that meets it: the gateway, reached with the official `openai` SDK.
+- `ramabana.chat`: The OpenAI chat-completions format the gateway speaks inside: checking a request, the chunks of a stream and the answer they fold into, tool calls repaired, content as text, and JSON written the way every door writes it.
+- `ramabana.display`: What a `%%ram` run shows and how it runs: the answer streaming into the cell, tool lines and a status line, the turn on a thread of its own, and the call ledger as a table.
+- `ramabana.doors`: The gateway's front doors over HTTP: reading a request, who is asking, one error reply, the event stream a client reads, and `serve_door`, the one request path every door shares.
+- `ramabana.failover`: When an upstream fails: what to do about each failure (resend, ask a fallback model, or tell the client), the deadlines that end a silent call, the circuit breakers that stop asking a server that keeps failing, and how an answer cut in the middle is continued by the next model.
+- `ramabana.gateway`: The engine: one catalog of models, the sampling ladder, the reasoning history, fallbacks and the failure table, turning a checked chat request into an answer from the first model that can give it, and one ledger row.
+- `ramabana.notebook`: The notebook a question is about: which file is open, its cells as a model reads them, the `<notebook>` block, and what changed since the model last saw it.
+- `ramabana.providers`: Hosted models behind the gateway: OpenAI, any OpenAI-compatible service, Anthropic and Gemini, over one shared translation skeleton.
+- `ramabana.replay`: What models wrote beside their answers, kept per task and given back to the model that wrote it: reasoning, signed thinking blocks, thought signatures.
+- `ramabana.replicas`: One model, several servers: a conversation stays on the server that has its prefix cached, a server that fails is left alone for a while, and a request that found a server down goes to another.
+- `ramabana.runtime`: What happens around one model call: sizing the conversation, notices on the prompt, thinking taken off the answer, the engine's native output, token usage, and the tree of runs that can be cancelled."""
+
 __version__ = "0.1.0"
 
 def load_ipython_extension(ip):

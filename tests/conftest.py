@@ -7,10 +7,17 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ['PATH'] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get('PATH', '')
 
 
+def build_docs(out:Path, cache:Path) -> Path:
+    "The offline docs site in `out`, its notebooks run afresh into `cache` (`./dev docs` keeps its runs in _exec/)."
+    r = subprocess.run([sys.executable, 'tools/docs.py', '--out', str(out), '--cache', str(cache)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=1800)
+    assert r.returncode == 0, r.stdout[-5000:] + r.stderr[-20000:]
+    return out
+
+@pytest.fixture(scope='session')
+def docs_builder(): return build_docs
+
 @pytest.fixture(scope='session')
 def docs_site(tmp_path_factory) -> Path:
-    "The offline docs site, built once per run (about 40 s) for the tests that read it."
-    out = tmp_path_factory.mktemp('docs')
-    r = subprocess.run([sys.executable, 'tools/docs.py', '--out', str(out)], cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return out
+    "The offline docs site, built once per run with every notebook run for its outputs (2-4 min) for the tests that read it."
+    return build_docs(tmp_path_factory.mktemp('docs'), tmp_path_factory.mktemp('docs-runs'))

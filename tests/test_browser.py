@@ -221,16 +221,55 @@ def docs(docs_site):
 PAGE_CHECK = """
 const main = document.querySelector('main');
 const prose = main.cloneNode(true);
-prose.querySelectorAll('pre, code, .highlight').forEach(e => e.remove());
+prose.querySelectorAll('pre, code, .highlight, .output_wrapper').forEach(e => e.remove());
+const cells = [...main.querySelectorAll('.code_cell')];
+const examples = cells.filter(c => !c.classList.contains('celltag_doc') && c.querySelector('.input_area'));
 return {title: document.title, h1: main.querySelector('h1')?.innerText.replace('¶', '').trim(), links: [...document.querySelectorAll('nav a')].map(a => a.href),
         prose: prose.innerText, code: [...main.querySelectorAll('.input_area pre, .jp-InputArea pre')].map(e => e.innerText),
         outputs: [...main.querySelectorAll('.output_area, .jp-OutputArea-output')].map(e => e.innerText),
+        examples: examples.length, example_outputs: examples.flatMap(c => [...c.querySelectorAll('.output_area')].map(o => o.innerText.trim())).filter(t => t),
+        entries: [...main.querySelectorAll('.celltag_doc')].map(c => ({head: c.querySelector('h2, h3, h4')?.innerText.replace('¶', '').trim(),
+                                                                        sig: c.querySelector('pre')?.innerText || ''})),
         highlighted: [...main.querySelectorAll('.highlight .k')].some(e => getComputedStyle(e).color !== getComputedStyle(main).color)}
 """
 
+def pages() -> dict:
+    "Each notebook's page (nbdev's name for it: 00_core.ipynb is core.html) and the module it exports, if any."
+    from nbdev.config import nbpath2html
+    res = {}
+    for p in sorted((ROOT/'nbs').glob('*.ipynb')):
+        m = re.search(r'#\|\s*default_exp\s+(\w[\w.]*)', p.read_text())
+        res[nbpath2html(Path(p.name)).name] = f'ramabana.{m[1]}' if m else None
+    return res
+
+def from_the_run(texts:list[str], sources:str) -> list[str]:
+    "What in `texts` (a page's outputs) only the run that made it could have written: this machine's paths, an address, its day, a time,"
+    " a loopback port or an epoch time its own code and prose never wrote."
+    import datetime as dt
+    machine = [re.escape(str(ROOT)), re.escape(str(Path.home()).rstrip('/')) + '/', re.escape(tempfile.gettempdir()) + r'/\w',
+               re.escape(sys.prefix), r'\b0x[0-9a-fA-F]{6,}\b']
+    days = [str(dt.date.today() + dt.timedelta(days=d)) for d in (-1, 0, 1)]
+    bad = []
+    for t in texts:
+        bad += [m[0] for rx in machine for m in re.finditer(rx, t)]
+        bad += [d for d in days if d in t]
+        bad += [m[0] for m in re.finditer(r'\b\d{2}:\d{2}:\d{2}\b', t) if m[0] not in sources]
+        bad += [m[0] for m in re.finditer(r'\b(?:127\.0\.0\.1|localhost):(\d+)', t) if not re.search(rf'\b{m[1]}\b', sources)]
+        bad += [m[0] for m in re.finditer(r'\b1[6-9]\d{8}\b', t) if m[0] not in sources]
+    return bad
+
+def test_docs_check_finds_what_the_run_left():
+    "The check above, on made-up outputs: each kind is found, and a value the page's own code writes is not."
+    import datetime as dt
+    outs = [f'{ROOT}/nbs', f'{tempfile.gettempdir()}/tmpab12', '<A at 0x7f00aabbccdd>', f'{dt.date.today()}', 'at 12:34:56',
+            'http://127.0.0.1:41234/v1', 'created 1796147044', 'http://127.0.0.1:8788/v1 at 15:47:54, /tmp/… and 0x…']
+    test = from_the_run(outs, sources="port 8788, the row at '15:47:54'")
+    assert len(test) == 7 and not [b for b in test if '8788' in b or '15:47' in b], test
+
 def test_docs_site_in_a_browser(browser, docs):
-    "Every notebook has a page the sidebar reaches; pages show rendered prose and code, no directives; the front page has the two commands."
-    import httpx
+    "Every notebook has a page the sidebar reaches, with rendered prose and code and no directives; each page with examples shows what"
+    " they produced, every name its module exports has an entry with its signature, and nothing from the machine that built it shows."
+    import httpx, importlib
     d = browser
     d.get(f'{docs}/index.html')
     front = js(d, PAGE_CHECK)
@@ -238,20 +277,38 @@ def test_docs_site_in_a_browser(browser, docs):
     assert front['h1'] == 'ramabana', front['h1']
     shown = js(d, "return [...document.querySelectorAll('main pre')].map(e => e.innerText.trim())")
     assert './dev demo' in shown and './dev test' in shown, shown   # the README's two commands, as code blocks
-    want = {f'{docs}/{p.stem}.html' for p in (ROOT/'nbs').glob('*.ipynb')}
+    # the product at work, recorded: a %%ram question, its answer and status line, the calls table; and the diagram
+    assert any(s.startswith('%%ram\n') for s in shown), shown
+    assert any(re.search(r'in [\d,]+ .*· out [\d,]+ · 1 turn · \d+% of [\d,]+ · smollm2', o) for o in front['outputs']), front['outputs']
+    assert any(s.split()[:4] == ['time', 'model', 'purpose', 'status'] and 'smollm2' in s for s in shown), shown
+    assert any('magic ─► agent' in s and 'gateway ─► upstream' in s for s in shown), shown
+    names = pages()
+    want = {f'{docs}/{n}' for n in names}
     assert set(front['links']) == want, set(front['links']) ^ want
     for url in sorted(want):
-        assert httpx.get(url, timeout=10).status_code == 200, url
-        d.get(url)
-        page = js(d, PAGE_CHECK)
+        r = httpx.get(url, timeout=10)
+        assert r.status_code == 200, url
         name = url.rsplit('/', 1)[1]
+        d.get(url)
+        cells = r.text.count('class="cell ')   # the whole page, not the part read so far
+        wait_for(d, lambda d: js(d, "return document.querySelectorAll('main .cell').length") == cells, 30, f'{name} to show its {cells} cells')
+        page = js(d, PAGE_CHECK)
         assert page['h1'] and page['title'].startswith(page['h1']), (name, page['title'], page['h1'])
         assert set(page['links']) == want, name   # the same sidebar everywhere
         raw = [l for l in page['prose'].splitlines() if re.match(r'\s*(#{1,6} |#\||```|In \[ *\d* *\]:)', l) or re.search(r'\*\*\w', l)]
         assert not raw, f'{name} shows raw Markdown or directives: {raw[:3]}'
-        if name != 'index.html':
-            assert page['code'] and page['highlighted'], f'{name} shows no code cell, or no highlighted one'
-            assert not [c for c in page['code'] if re.search(r'^\s*#\|', c, re.M)], f'{name} shows a #| directive in code'
-            assert all(o.strip() for o in page['outputs']), f'{name} shows an empty output'
-    d.get(f'{docs}/09_magic.html')
-    shot(d, 'docs-09_magic')
+        # the page's code, prose and signatures are the sources: a port or a time they write is not the run's
+        bad = from_the_run(page['outputs'], '\n'.join([*page['code'], page['prose'], *(e['sig'] for e in page['entries'])]))
+        assert not bad, f'{name} shows what only the run that built it knew: {bad[:5]}'
+        if name == 'index.html': continue
+        assert page['code'] and page['highlighted'], f'{name} shows no code cell, or no highlighted one'
+        assert not [c for c in page['code'] if re.search(r'^\s*#\|', c, re.M)], f'{name} shows a #| directive in code'
+        assert all(o.strip() for o in page['outputs']), f'{name} shows an empty output'
+        assert not page['examples'] or page['example_outputs'], f'{name} has {page["examples"]} examples and shows what none of them produced'
+        if mod := names[name]:
+            sigs = {e['head']: e['sig'] for e in page['entries']}
+            missing = [n for n in importlib.import_module(mod).__all__
+                       if not re.search(rf'(^|\s){re.escape(n)}\s*[(=:,]', sigs.get(n, ''), re.M)]   # def n(, n = , n: T, n, m = ...
+            assert not missing, f'{name}: no entry with a signature for {missing} of {mod}.__all__'
+    d.get(f'{docs}/magic.html')
+    shot(d, 'docs-magic')

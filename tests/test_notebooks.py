@@ -66,10 +66,11 @@ def test_readme_renders():
     assert text.count('\n```') % 2 == 0
 
 def test_readme_follows_index():
-    "nbs/index.ipynb (the docs front page) is README.md without its Developing section: each Markdown cell stands in it."
+    "nbs/index.ipynb (the docs front page) is README.md without its Developing section: each Markdown cell stands in it, and its code shows only outputs."
     readme, cells = (ROOT/'README.md').read_text(), _index_markdown()
     assert len(cells) >= 3 and all(c in readme for c in cells), [c[:60] for c in cells if c not in readme]
     assert _outline(_markdown('\n\n'.join(cells))) == _outline(_markdown(readme[:readme.index('## Developing')]))
     from fastcore.nbio import read_nb
     code = [c.source for c in read_nb(ROOT/'nbs/index.ipynb').cells if c.cell_type == 'code']
-    assert all(c.startswith('#| hide') for c in code), code   # the front page shows no code cells
+    # the front page shows no code: a cell is hidden, or shows only its output (a recorded run of the product)
+    assert all(re.match(r'#\| (hide|echo: false)\n', c) for c in code), code

@@ -19,14 +19,15 @@ def test_failing_example_fails(tmp_path):
     assert r.returncode != 0
 
 def test_docs_site(docs_site):
-    "The offline docs build gives every notebook a page and an index linking them."
+    "The offline docs build gives every notebook a page, under nbdev's name for it (00_core.ipynb: core.html), and an index linking them."
+    from nbdev.config import nbpath2html
     tmp_path = docs_site
     index = (tmp_path/'index.html').read_text()
     for nb in (ROOT/'nbs').glob('*.ipynb'):
-        page = tmp_path/(nb.stem + '.html')
-        assert page.exists(), page
-        assert f'href="{nb.stem}.html"' in index
-    # the front page is prose: the %%ram example, the CLI table and the config sample, no code cell or directive
+        name = nbpath2html(Path(nb.name)).name
+        assert (tmp_path/name).exists(), name
+        assert f'href="{name}"' in index
+    # the front page is prose and recorded outputs: the %%ram example, the CLI table and the config sample, no code or directive
     text = html.unescape(re.sub(r'<[^>]+>', '', index))
     assert '%%ram\nWhy does the last cell' in text and '<table' in index and '[model."qwen-local"]' in text, text
-    assert 'code_cell' not in index and '#|' not in text
+    assert 'input_area' not in index and '#|' not in text

@@ -1,11 +1,11 @@
-"""The developer tools: tools/nb.py's text round trip and tools/testclock.py's moved clock."""
+"""The developer tools: tools/nb.py's text round trip, tools/testclock.py's moved clock and tools/docs.py's site."""
 import json, os, subprocess, sys, time
 from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT/'tools'))
-import nb as nbtext, testclock
+import nb as nbtext, testclock, docs
 
 def _nb(*cells) -> dict:
     "A notebook of `(cell_type, source)` cells."
@@ -96,3 +96,52 @@ def test_bad_clock_stops_python():
     r = subprocess.run([sys.executable, '-c', 'print(1)'], capture_output=True, text=True, timeout=60,
                        env={**os.environ, 'RAMABANA_TEST_CLOCK': 'next year'})
     assert r.returncode == 2 and r.stdout == '' and "RAMABANA_TEST_CLOCK='next year'" in r.stderr, r
+
+# ---- tools/docs.py: the offline docs site ----
+
+def test_scrub_placeholders(tmp_path):
+    "What only one machine or one moment would show becomes a placeholder; what the sources write stays."
+    import datetime as dt
+    sc = docs.Scrub('port 8788, checked 2026-11-29, the row at 15:47:54', root='/work/repo', home='/home/ann', tmp='/tmp',
+                    prefixes=['/opt/venv/lib/python3.11/site-packages', '/opt/py/lib/python3.11'], today=dt.date(2030, 5, 1))
+    cases = [('/work/repo/nbs/x.ipynb and /work/repository', '…/nbs/x.ipynb and /work/repository'),
+             ('File "/opt/venv/lib/python3.11/site-packages/httpx/_client.py"', 'File "…/site-packages/httpx/_client.py"'),
+             ('/opt/py/lib/python3.11/asyncio/locks.py', '…/python3.11/asyncio/locks.py'),
+             ('/home/ann/.cache/ramabana and /home/annie', '~/.cache/ramabana and /home/annie'),
+             ("log /tmp/tmp3i5o5ulv/x.crashed.log, '/tmp/pytest-of-ann'", "log /tmp/…/x.crashed.log, '/tmp/…'"),
+             ('<Agent at 0x7f3a2b1c9d00>', '<Agent at 0x…>'),
+             ('http://127.0.0.1:41234/v1 and http://127.0.0.1:8788/v1', 'http://127.0.0.1:…/v1 and http://127.0.0.1:8788/v1'),
+             ('at 2030-05-01T12:03:04.5+00:00, checked 2026-11-29', 'at YYYY-MM-DDThh:mm:ss.f+hh:mm, checked 2026-11-29'),
+             ('2030-04-30 and 12:03:04, not 15:47:54', 'YYYY-MM-DD and hh:mm:ss, not 15:47:54'),
+             ("'created': 1796147044", "'created': …"),
+             ('\x1b[31mred\x1b[0m', 'red')]
+    for raw, want in cases: assert sc(raw) == want, (raw, sc(raw), want)
+    noisy = {'output_type': 'stream', 'name': 'stderr', 'text': 'socket.send() raised exception.\n' * 7}
+    assert sc.outputs([noisy, {'output_type': 'stream', 'name': 'stdout', 'text': ['a ', '/tmp/tmpx\n']}]) == \
+        [{'output_type': 'stream', 'name': 'stdout', 'text': 'a /tmp/…\n'}]   # asyncio's count of failed writes is timing
+    today = docs.Scrub('2030-05-01 is in the sources', today=dt.date(2030, 5, 1))
+    assert today('run on 2030-05-01') == 'run on YYYY-MM-DD'   # a date of the run's own day is scrubbed, sources or not
+
+def test_docs_build_is_repeatable(docs_site, docs_builder, tmp_path):
+    "Building the site again, every notebook run again, gives the same HTML: nothing a run leaves only to itself reaches a page."
+    import difflib
+    again = docs_builder(tmp_path/'site', tmp_path/'runs')
+    a, b = ({p.name: p.read_text() for p in d.glob('*.html')} for d in (docs_site, again))
+    assert a.keys() == b.keys() and len(a) > 1, (sorted(a), sorted(b))
+    differ = [n for n in sorted(a) if a[n] != b[n]]
+    diff = '' if not differ else '\n'.join(list(difflib.unified_diff(a[differ[0]].splitlines(), b[differ[0]].splitlines(), lineterm=''))[:40])
+    assert not differ, f'{differ} differ between two builds; the first:\n{diff}'
+
+def test_recordings_are_current():
+    "Each recorded output (nbs/cassettes/outputs/) belongs to a flagged cell as it reads now: a changed cell is recorded again."
+    from fastcore.nbio import read_nb
+    stale = []
+    for p in sorted(docs.CASSETTES.glob('*.json')):
+        nb = ROOT/'nbs'/f'{p.stem}.ipynb'
+        assert nb.exists(), f'{p.name} records a notebook that is gone'
+        flagged = {c.id: c.source for c in docs._flagged(read_nb(nb))}
+        for cid, r in json.loads(p.read_text())['cells'].items():
+            if docs._sha(flagged.get(cid, '')) != r['source']: stale.append(f'{nb.name} cell {cid}')
+    assert not stale, f'recorded for another version of the cell: {stale}; `python tools/docs.py --record nbs/NB.ipynb` records it again'
+    front = json.loads(docs.FRONT.read_text())
+    assert front['ask']['source'].startswith('%%ram\n') and front['calls']['output'], front
