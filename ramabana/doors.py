@@ -63,10 +63,11 @@ def error_response(e:GatewayError, headers:dict|None=None, body:dict|None=None):
     return Response(json_bytes(body if body is not None else e.to_openai()), e.status, headers=error_headers(e, headers),
                     media_type='application/json')
 
-# %% ../nbs/05i_doors.ipynb #ef09a7e6
+# %% ../nbs/05i_doors.ipynb #575ef3ea
 def call_headers(ex:Exchange) -> dict:
-    "The headers of an answer to the call `ex`: its id, where each sampling value came from, and the sampling issues."
+    "The headers of an answer to the call `ex`: its id, the sampling's sources and issues, and once its row is written the gateway's own time."
     h = {'x-ramabana-call-id': ex.call.id}
+    if ex.overhead_ms is not None: h['x-ramabana-overhead-ms'] = f'{ex.overhead_ms:.3f}'
     if ex.sampling:   # each value's rung, by name: {"temperature": "profile:creative", "top_p": "model_user"}
         p = ex.sampling.get('profile')
         h['x-ramabana-sampling-sources'] = json.dumps({k: f'profile:{p}' if v == 'profile' and p else v

@@ -78,6 +78,7 @@ class Gateway:
         self.breakers: dict[str, Breaker] = {}   # model name -> its circuit
         self.extra_models, self.readback, self.readback_timeout = dict(models or {}), readback, readback_timeout
         self.ledger = ledger if ledger is not None else open_ledger()
+        self.observers: list = []              # called with each finished call's ledger row (`Exchange.finish`)
         self._readbacks: set = set()           # sampling readbacks in flight (tasks)
         self._upstreams: dict = {}             # model name -> (what the upstream was made from, the upstream)
         self._client: httpx.AsyncClient|None = None
@@ -200,7 +201,7 @@ def context_window(spec:ModelSpec, caps:dict|None) -> tuple[int|None, str|None]:
                                      (caps.get('ctx_trained'), 'trained')) if n]
     return min(known, key=lambda k: k[0]) if known else (None, None)   # min keeps the first of equals
 
-# %% ../nbs/05h_gateway.ipynb #25e01804
+# %% ../nbs/05h_gateway.ipynb #dabe11da
 @dataclass
 class Target:
     "One model a call may be answered by: the model, its upstream and capabilities, the body as sent, its sampling."
@@ -211,6 +212,7 @@ class Target:
     sampling: dict|None = None # each sampling field's value and rung
     issues: list = field(default_factory=list)
     timeouts: Timeouts = Timeouts()
+    waited: float = 0.0        # seconds spent asking the upstream for its capabilities
 
 @dataclass
 class Exchange:
@@ -235,8 +237,10 @@ class Exchange:
     progress: bool = False     # the client asked for prompt progress (`return_progress`)
     discard_ok: bool = False   # the client drops what it showed on a `DISCARD` (`x-ramabana-discard: accept`)
     committed: bool = False    # the client's stream has started: what went out cannot be taken back silently
+    upstream_s: float = 0.0    # seconds spent waiting on upstreams: attempts, their capabilities, pauses before resends
+    overhead_ms: float|None = None  # the gateway's own time (total less upstream), once the row is written
 
-# %% ../nbs/05h_gateway.ipynb #45647b34
+# %% ../nbs/05h_gateway.ipynb #4566d7bd
 _NAME_RX = re.compile(r'[A-Za-z0-9][A-Za-z0-9._\-]{0,127}')
 
 def _header_name(headers, key, default=None):
@@ -266,10 +270,12 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
     from ramabana.sampling import sampling_for_request   # lazy: keeps `import ramabana.gateway` light
     spec, ladder = routed or self.route(name)
     up = self.upstream(spec)
+    asked = time.perf_counter()   # a server not asked before is asked now: upstream time, not the gateway's
     try: caps = await up.capabilities()
     except GatewayError as e:   # the server may be down now; the attempt itself retries, so assume for this call
         log.info('call %s: capabilities of %s unknown (%s)', call.id, spec.name, e)
         caps = Capabilities(source='assumed')
+    waited = time.perf_counter() - asked
     try: s = sampling_for_request(body, trust_client=self.trust_client, **ladder)
     except ConfigError as e:   # the model's sampling table in config.toml is wrong: the operator's to fix, said plainly
         raise GatewayError(str(e), status=500, code='config_error') from None   # it names the model and the field
@@ -287,7 +293,7 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
     if caps.prompt_progress: out['return_progress'] = True
     else: out.pop('return_progress', None)
     out['model'] = spec.model_id
-    return Target(spec, up, caps, out, prov, s.issues, self.timeouts.for_model(spec))
+    return Target(spec, up, caps, out, prov, s.issues, self.timeouts.for_model(spec), waited)
 
 @patch
 async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str='chat',
@@ -308,11 +314,11 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
     self._seen[key] = hashes
     if len(self._seen) > 4096: self._seen.pop(next(iter(self._seen)))   # the oldest task's purpose goes
     return Exchange(self, call, t.up, t.body, body['model'], body.get('stream') is True, t0, changed, t.sampling,
-                    t.issues, usage=wants_usage(body), target=t, request=body,
+                    t.issues, usage=wants_usage(body), target=t, request=body, upstream_s=t.waited,
                     progress=body.get('return_progress') is True,
                     discard_ok=headers.get('x-ramabana-discard') == 'accept')
 
-# %% ../nbs/05h_gateway.ipynb #775baba5
+# %% ../nbs/05h_gateway.ipynb #0bd6b015
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def server_of(spec:ModelSpec) -> str:
@@ -321,16 +327,23 @@ def server_of(spec:ModelSpec) -> str:
 
 @patch
 async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[dict]:
-    "One attempt on `t` with `body`: its chunks, watched for silence, counted for its server."
-    gw, server = self.gw, server_of(t.spec)
+    "One attempt on `t` with `body`: its chunks, watched for silence, counted for its server, its waits timed."
+    gw, server, clock = self.gw, server_of(t.spec), time.perf_counter
     gw._sent[server] += 1
     gw._inflight[server] += 1
+    asked = clock()   # when the upstream was last asked for more; None while the gateway holds a chunk
     try:
         agen = t.up.stream(body, self.call)
         if not getattr(t.up, 'watches_itself', False): agen = watch(agen, t.timeouts, t.spec.name)
         async with contextlib.aclosing(agen):
-            async for ch in agen: yield ch
-    finally: gw._inflight[server] -= 1
+            async for ch in agen:
+                self.upstream_s += clock() - asked
+                asked = None
+                yield ch
+                asked = clock()
+    finally:
+        if asked is not None: self.upstream_s += clock() - asked   # the wait that ended the attempt, or failed it
+        gw._inflight[server] -= 1
 
 # %% ../nbs/05h_gateway.ipynb #6330c5cd
 def _window(t:Target) -> int|None:
@@ -347,6 +360,7 @@ async def fallback(self:Exchange, name:str, failed:Target, failure:GatewayError|
     except GatewayError as e:   # a fallback the token may not use, or whose table is wrong
         self.call.info.setdefault('skipped', []).append({'model': name, 'reason': e.code})
         return None
+    self.upstream_s += t.waited
     if isinstance(failure, ContextOverflow) and (big := _window(failed)) and (_window(t) or 0) <= big:
         self.call.info.setdefault('skipped', []).append({'model': name, 'reason': 'window_not_larger'})
         return None
@@ -411,11 +425,14 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
                     step = step._replace(action='resend' if again else 'fallback' if more else 'give_up', reason='prefill_rejected')
                     prefills = False
                 call.retry(step.reason, str(e), step.action, model=t.spec.name, upstream=t.up.runtime, status=e.status,
-                           ms=round((time.perf_counter() - started) * 1000, 1))
+                           at=round((started - self.t0) * 1000, 1), ms=round((time.perf_counter() - started) * 1000, 1),
+                           wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0)
                 if step.action == 'resend':
                     log.info('call %s: %s; sending again in %.2f s', call.id, e, step.wait)
+                    paused = time.perf_counter()   # a restart and a backoff are the upstream's doing
                     if isinstance(e, UpstreamUnavailable): await t.up.recover()
                     if step.wait: await asyncio.sleep(step.wait)
+                    self.upstream_s += time.perf_counter() - paused
                     body = step.body or body
                     continue
                 log.info('call %s: %s; %s', call.id, e, 'trying the next fallback' if step.action == 'fallback' else 'giving up')
@@ -479,19 +496,25 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
     self.done = True
     t = self.asm.timings if isinstance(self.asm.timings, dict) else {}
     ms = lambda x: None if x is None else round(x * 1000, 3)
-    c = self.call
+    c, total = self.call, time.perf_counter() - self.t0
+    self.overhead_ms = ms(total - self.upstream_s)
     tokens = usage_tokens(self.asm.usage, t)
     cost = c.spec.cost(**tokens)   # `c.spec` is the model answering now: a fallback, once one took over
     if status != 200 and all(v is None for v in tokens.values()): cost = 0.0   # nothing counted, nothing billed
-    self.ticket = self.gw.ledger.record(dict(
+    row = dict(
         id=c.id, time=now_iso(c.started), model=self.model, upstream=self.up.runtime, purpose=c.purpose, task=c.task,
         status=status, stream=self.stream, finish_reason=self.asm.finish, **tokens, cost_usd=cost,
         evaluated_tokens=t.get('prompt_n'), ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'),
-        decode_ms=t.get('predicted_ms'), total_ms=ms(time.perf_counter() - self.t0),
+        decode_ms=t.get('predicted_ms'), total_ms=ms(total), upstream_ms=ms(self.upstream_s),
         messages=len(self.body.get('messages') or ()), changed=self.changed, retried=c.retried, retries=c.retries,
         error=error, sampling=self.sampling, sampling_issues=self.issues, info=c.info or None, dialect=c.dialect,
         answered_by=c.spec.name if status == 200 else None,
-        token=c.token))
+        token=c.token)
+    self.ticket = self.gw.ledger.record(row)
+    for observe in self.gw.observers:
+        try: observe(row)
+        except Exception as e:   # an observer's bug must not reach a call that has ended: logged with its traceback
+            log.warning('call %s: the row observer %r failed', c.id, observe, exc_info=e)
     if status == 200: self.gw.check_sampling(self)
 
 # %% ../nbs/05h_gateway.ipynb #1695c7de
