@@ -8,15 +8,15 @@ answer cut in the middle is continued by the next model."""
 from __future__ import annotations
 import asyncio, contextlib, dataclasses, random, time
 from typing import AsyncIterator, Callable, NamedTuple
-from .core import ModelSpec, get
+from .core import LOCAL_RUNTIMES, ModelSpec, get
 from .errors import (BadToolCall, BrokenStream, CircuitOpen, ContextOverflow, GatewayError, InvalidRequest,
                              LlamaServerError, RateLimited, SchemaRejected, UpstreamError, UpstreamTimeout,
                              UpstreamUnavailable)
 from .chat import has_output
 
 # %% auto #0
-__all__ = ['Retries', 'Step', 'worth_another_model', 'counts_against', 'next_step', 'Timeouts', 'watch', 'Breaker', 'prefix_of',
-           'continuation', 'Seam']
+__all__ = ['LOCAL_FLOOR', 'Retries', 'Step', 'worth_another_model', 'counts_against', 'next_step', 'Timeouts', 'watch', 'Breaker',
+           'prefix_of', 'continuation', 'Seam']
 
 # %% ../nbs/05e_failover.ipynb #0d38edb9
 class Retries(NamedTuple):
@@ -96,8 +96,13 @@ class Timeouts(NamedTuple):
         return cls(get('gateway.first_byte_timeout'), get('gateway.first_token_timeout'), get('gateway.stream_idle_timeout'))
 
     def for_model(self, spec:ModelSpec) -> Timeouts:
-        "These timeouts with the model's own `timeouts` table over them."
-        return self._replace(**spec.timeouts) if spec.timeouts else self
+        "These timeouts for `spec`: at least `LOCAL_FLOOR` for an engine on this machine, its own `timeouts` table over all."
+        t = self
+        if spec.runtime in LOCAL_RUNTIMES:   # a CPU reading a prompt is slow, not stalled
+            t = t._replace(**{k: max(v, getattr(t, k) or 0) for k, v in LOCAL_FLOOR._asdict().items() if v})
+        return t._replace(**spec.timeouts) if spec.timeouts else t
+
+LOCAL_FLOOR = Timeouts(first_byte=600.0, first_token=None, stream_idle=120.0)
 
 # %% ../nbs/05e_failover.ipynb #5aa1e0e3
 def _deadline(t:Timeouts, t0:float, last:float|None, token:bool) -> tuple[float|None, str]:
