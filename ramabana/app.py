@@ -11,7 +11,7 @@ from .core import ConfigError, ModelSpec, get, is_loopback, load_config
 from .errors import GatewayError, InvalidRequest, UpstreamUnavailable, internal_error, log
 from .chat import json_bytes
 from .gateway import Gateway, context_window
-from .doors import CHAT_DOOR, Door, check_auth, error_response, read_json, serve_door
+from .doors import CHAT_DOOR, Door, check_auth, client_address, error_response, read_json, serve_door
 from .dialects import MessagesDoor, ResponsesDoor, count_tokens
 from .telemetry import call_tracer, metrics_for
 
@@ -77,13 +77,21 @@ async def prometheus_metrics(request):
 CALL_FILTERS = ('model', 'purpose', 'task', 'status', 'upstream')
 
 async def list_calls(request):
-    "GET /v1/calls: the newest ledger rows."
+    "GET /v1/calls: the newest ledger rows (`refused=true`: the newest refusal rows)."
     gw = request.app.state.gateway
     check_auth(gw, request)
     q = dict(request.query_params)
     try: limit = int(q.pop('limit', 50))
     except ValueError: raise InvalidRequest("'limit' should be an integer", param='limit') from None
     if not 1 <= limit <= 10_000: raise InvalidRequest("'limit' should be between 1 and 10000", param='limit')
+    if (refused := q.pop('refused', 'false')) not in ('true', 'false'):
+        raise InvalidRequest("'refused' should be true or false", param='refused')
+    if refused == 'true':
+        if q: raise InvalidRequest(f"the refusals take no filter: {', '.join(sorted(q))}", param=sorted(q)[0])
+        def read_refused():
+            gw.ledger.flush()
+            return gw.ledger.refusals(limit)
+        return _json({'object': 'list', 'data': await asyncio.to_thread(read_refused)})
     if bad := set(q) - set(CALL_FILTERS):
         raise InvalidRequest(f"unknown filter: {', '.join(sorted(bad))}", param=sorted(bad)[0])
     if 'status' in q:
@@ -132,7 +140,9 @@ def make_app(gw:Gateway,
     def guarded(f):
         async def endpoint(request):
             try: return await f(request)
-            except GatewayError as e: return error_response(e)
+            except GatewayError as e:
+                if e.status == 401: gw.refusals.record(e, door=f.__name__, client=client_address(request))   # counted like the doors'
+                return error_response(e)
         endpoint.__name__ = f.__name__
         return endpoint
     async def http_error(request, exc):

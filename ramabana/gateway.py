@@ -18,6 +18,7 @@ from .failover import Breaker, Retries, Seam, Timeouts, continuation, counts_aga
 from .replay import ReplayStore, prepare_history, store_for
 from .upstream import Call, Capabilities, Upstream, new_client, upstream_for
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso, open_ledger
+from .limits import Admission, Limits, Refusals
 
 # %% auto #0
 __all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'context_window', 'Target', 'Exchange', 'wants_usage',
@@ -57,11 +58,13 @@ class Gateway:
                  timeouts:Timeouts=Timeouts(),    # how long an upstream may stay silent
                  breaker_failures:int=3,          # failures in a row that open a model's circuit
                  breaker_cooldown:float=30.0,     # seconds an open circuit waits before one request probes it
-                 clock=time.monotonic,            # the circuits' clock
+                 clock=time.monotonic,            # the circuits' clock, and the named tokens' rpm and tpm windows'
+                 now=time.time,                   # Unix seconds: a token budget's UTC day or month, the refusals' minutes
                  readback:str='managed',          # sampling readback after llama.cpp calls: managed, all, or off
                  readback_timeout:float=5.0,      # seconds a sampling readback may take
                  models:dict[str, ModelSpec]|None=None,  # extra or replacement catalog entries
-                 tokens:dict[str, tuple]|None=None):      # named tokens: NAME -> (secret, model patterns or None)
+                 tokens:dict[str, tuple]|None=None,       # named tokens: NAME -> (secret, model patterns or None)
+                 limits:dict|None=None):                  # named tokens' limits: NAME -> `NamedToken` (rpm, tpm, max_parallel, budget)
         if reasoning_history not in ('auto', 'keep', 'drop'):
             raise ConfigError(f"reasoning_history should be auto, keep or drop, got {reasoning_history!r}")
         if readback not in ('managed', 'all', 'off'):
@@ -79,6 +82,8 @@ class Gateway:
         self.extra_models, self.readback, self.readback_timeout = dict(models or {}), readback, readback_timeout
         self.ledger = ledger if ledger is not None else open_ledger()
         self.observers: list = []              # called with each finished call's ledger row (`Exchange.finish`)
+        self.limits = Limits(limits or {}, self.ledger, clock=clock, now=now)   # each limited token's windows and budget
+        self.refusals = Refusals(self.ledger, now=now)   # what the doors refuse before a call, counted
         self._readbacks: set = set()           # sampling readbacks in flight (tasks)
         self._upstreams: dict = {}             # model name -> (what the upstream was made from, the upstream)
         self._client: httpx.AsyncClient|None = None
@@ -97,11 +102,13 @@ class Gateway:
                  max_retry_wait=get('gateway.max_retry_wait'), timeouts=Timeouts.from_settings(),
                  breaker_failures=get('gateway.breaker_failures'), breaker_cooldown=get('gateway.breaker_cooldown'))
         if 'tokens' not in kw: s['tokens'] = named_tokens()
+        if 'limits' not in kw: s['limits'] = load_config().tokens
         return cls(**{**s, **kw})
 
     async def aclose(self):
         "Close the upstreams and the shared HTTP client (the ledger belongs to whoever made it)."
         await self.settle()
+        await self.limits.settled()   # the budget settlements of the calls that ended
         for _, up in self._upstreams.values(): await up.aclose()
         self._upstreams.clear()
         if self._client is not None:
@@ -239,6 +246,7 @@ class Exchange:
     committed: bool = False    # the client's stream has started: what went out cannot be taken back silently
     upstream_s: float = 0.0    # seconds spent waiting on upstreams: attempts, their capabilities, pauses before resends
     overhead_ms: float|None = None  # the gateway's own time (total less upstream), once the row is written
+    admission: Admission|None = None   # what a limited token's call took (`limits`): given back by `finish`
 
 # %% ../nbs/05h_gateway.ipynb #4566d7bd
 _NAME_RX = re.compile(r'[A-Za-z0-9][A-Za-z0-9._\-]{0,127}')
@@ -263,6 +271,18 @@ def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
     if allowed is not None and not any(fnmatch.fnmatchcase(base, p) for p in allowed):
         raise InvalidRequest(f"the token '{token}' may not use the model '{spec.name}'", status=403,
                              code='model_not_allowed', param='model')
+
+@patch
+def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[ModelSpec, ...]:
+    "The fallbacks of `spec` that `token` may use, as models (the ones `answers` may ask)."
+    res = []
+    for name in spec.fallbacks:
+        try:
+            f = self.route(name)[0]
+            check_model_allowed(self, token, f)
+        except GatewayError: continue   # a profile nobody defined, or a model the token may not use: never asked
+        res.append(f)
+    return tuple(res)
 
 @patch
 async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None=None) -> Target:
@@ -309,6 +329,10 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
             raise InvalidRequest("header 'x-ramabana-task' should not contain '..'", param='x-ramabana-task')
         call.task_dir = task_dir(call.task)
     t = await self.target(body['model'], body, call, routed)
+    admission = None
+    if token in self.limits.tokens:   # its rates and budget: refused here, before any upstream is asked
+        admission = await self.limits.admit(token, spec, t.body, context_window(spec, dataclasses.asdict(t.caps))[0],
+                                            self.usable_fallbacks(spec, token), body)
     key, hashes = (call.task, call.purpose, spec.name), message_hashes(body['messages'])
     changed = first_change(self._seen.get(key), hashes)
     self._seen[key] = hashes
@@ -316,7 +340,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
     return Exchange(self, call, t.up, t.body, body['model'], body.get('stream') is True, t0, changed, t.sampling,
                     t.issues, usage=wants_usage(body), target=t, request=body, upstream_s=t.waited,
                     progress=body.get('return_progress') is True,
-                    discard_ok=headers.get('x-ramabana-discard') == 'accept')
+                    discard_ok=headers.get('x-ramabana-discard') == 'accept', admission=admission)
 
 # %% ../nbs/05h_gateway.ipynb #0bd6b015
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
@@ -501,6 +525,7 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
     tokens = usage_tokens(self.asm.usage, t)
     cost = c.spec.cost(**tokens)   # `c.spec` is the model answering now: a fallback, once one took over
     if status != 200 and all(v is None for v in tokens.values()): cost = 0.0   # nothing counted, nothing billed
+    if self.admission is not None: self.admission.release(tokens, cost)   # a limited token's place, tokens and budget
     row = dict(
         id=c.id, time=now_iso(c.started), model=self.model, upstream=self.up.runtime, purpose=c.purpose, task=c.task,
         status=status, stream=self.stream, finish_reason=self.asm.finish, **tokens, cost_usd=cost,
