@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio, collections, contextlib, json, math, time
 from typing import AsyncIterator
 from .errors import GatewayError, InvalidRequest, internal_error, log
-from .chat import RawChunk, check_request, json_bytes
+from .chat import RawChunk, check_request, json_bytes, json_loads
 from .chat import has_output
 from .gateway import DISCARD, Exchange, Gateway
 
@@ -17,9 +17,7 @@ __all__ = ['DISCARDED', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'erro
            'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunk', 'ChatEvents', 'until_disconnect',
            'EventStream', 'unless_gone', 'Door', 'refused_before_call', 'client_address', 'serve_door', 'ChatDoor']
 
-# %% ../nbs/05i_doors.ipynb #f4df7000
-def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
-
+# %% ../nbs/05i_doors.ipynb #12a83336
 async def read_json(request, limit:int):
     "The request body parsed as JSON; 413 beyond `limit` bytes, 400 when it is not JSON."
     cl = request.headers.get('content-length', '')
@@ -31,7 +29,7 @@ async def read_json(request, limit:int):
         n += len(p)
         if n > limit: raise too_big()
         parts.append(p)
-    try: return json.loads(b''.join(parts), parse_constant=_reject_constant)
+    try: return json_loads(parts[0] if len(parts) == 1 else b''.join(parts))
     except (ValueError, RecursionError) as e:   # UnicodeDecodeError is a ValueError; deep nesting a RecursionError
         raise InvalidRequest(f'the request body is not valid JSON: {str(e)[:200]}', code='invalid_json') from None
 

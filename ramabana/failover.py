@@ -116,23 +116,36 @@ async def watch(agen, t:Timeouts, where:str='the upstream') -> AsyncIterator[dic
     "The chunks of `agen`, or `UpstreamTimeout` when it stays silent past one of the deadlines in `t`."
     loop = asyncio.get_running_loop()
     t0, last, token = loop.time(), None, False
+    waiter = timer = kind = None   # the task waiting on `agen` now; the one timer; the limit that passed
+
+    def ring():
+        "At the deadline the timer was armed for: cancel the waiting task if it is still the deadline, else arm again."
+        nonlocal timer, kind
+        timer = None
+        if waiter is None: return   # nobody waits: the next wait arms the timer again
+        at, k = _deadline(t, t0, last, token)
+        if at is None: return
+        if at > loop.time(): timer = loop.call_at(at, ring)   # a chunk came since, and moved the deadline on
+        else: kind = k; waiter.cancel()
+
     async with contextlib.aclosing(agen):
-        while True:
-            at, kind = _deadline(t, t0, last, token)
-            task, fired = asyncio.current_task(), []
-            timer = loop.call_at(at, lambda: (fired.append(1), task.cancel())) if at is not None else None
-            try: ch = await agen.__anext__()
-            except StopAsyncIteration: return
-            except asyncio.CancelledError:
-                if fired and task.uncancel() == 0:   # our deadline, and nobody else's cancel
-                    limit = getattr(t, kind)
-                    raise UpstreamTimeout(f'{where} sent nothing for {limit:g} s ({_SAYS[kind]})', kind=kind) from None
-                raise
-            finally:
-                if timer is not None: timer.cancel()
-            last = loop.time()
-            token = token or has_output(ch)
-            yield ch
+        try:
+            while True:
+                if timer is None and (at := _deadline(t, t0, last, token)[0]) is not None: timer = loop.call_at(at, ring)
+                waiter = asyncio.current_task()
+                try: ch = await agen.__anext__()
+                except StopAsyncIteration: return
+                except asyncio.CancelledError:
+                    if kind and waiter.uncancel() == 0:   # our deadline, and nobody else's cancel
+                        raise UpstreamTimeout(f'{where} sent nothing for {getattr(t, kind):g} s ({_SAYS[kind]})', kind=kind) from None
+                    raise
+                finally: waiter = None
+                if last is None and timer is not None: timer.cancel(); timer = None   # the first event may bring the deadline forward
+                last = loop.time()
+                token = token or has_output(ch)
+                yield ch
+        finally:
+            if timer is not None: timer.cancel()
 
 _SAYS = {'first_byte': 'gateway.first_byte_timeout', 'first_token': 'no token: gateway.first_token_timeout',
          'stream_idle': 'gateway.stream_idle_timeout'}

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import asyncio, contextlib, json, logging, os, secrets, sqlite3, threading, time, hashlib, itertools, collections, datetime as dt
 from pathlib import Path
+import msgspec
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 from fastcore.basics import patch
@@ -86,10 +87,12 @@ def budget_tables(real:str='REAL') -> list[str]:
             f'usd {real} NOT NULL, expires {real} NOT NULL)',
             'CREATE INDEX IF NOT EXISTS token_holds_token ON token_holds (token, period)']
 
-# %% ../nbs/05g_ledger.ipynb #0fa38911
+# %% ../nbs/05g_ledger.ipynb #038c7b49
+_canonical = msgspec.json.Encoder(enc_hook=str, order='sorted').encode   # keys sorted; what JSON has no type for, as its str
+
 def message_hashes(messages:list) -> list[str]:
     "A short fingerprint of each message."
-    return [hashlib.blake2b(json.dumps(m, sort_keys=True, default=str).encode(), digest_size=8).hexdigest() for m in messages]
+    return [hashlib.blake2b(_canonical(m), digest_size=8).hexdigest() for m in messages]
 
 def first_change(prev:list[str]|None, cur:list[str]) -> int:
     "Index of the first message of `cur` that differs from `prev`; -1 when `cur` only extends `prev` (or there is no `prev`)."
@@ -251,8 +254,11 @@ def _writer(self:Ledger):
     finally:
         con.close(); log.close()
 
+_row_json = msgspec.json.Encoder(enc_hook=str).encode   # what JSON has no type for, as its str
+
 def _cell(v):
-    return json.dumps(v, default=str) if isinstance(v, (list, dict)) else int(v) if isinstance(v, bool) else v
+    "A row's value as its column holds it: lists and dicts as JSON text, booleans as 0 or 1."
+    return _row_json(v).decode() if isinstance(v, (list, dict)) else int(v) if isinstance(v, bool) else v
 
 def _settle(fut, ok=True):
     if not fut.done(): fut.set_result(ok)
