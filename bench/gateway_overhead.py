@@ -9,6 +9,10 @@ compares going through the gateway with going straight to the same upstream.
 process and with the files of several workers, then the added p50 with metrics on and off, in alternating runs, and
 the gateway's own time as `x-ramabana-overhead-ms` reports it.
 
+`--limits` measures what a named token's limits cost (about a minute): three gateways with one token each, without
+limits, with rates (`rpm`, `tpm`, `max_parallel`, never reached) and with a budget too (a hold in the ledger's store
+before each call, settled after it), their added p50 in alternating runs.
+
 Goals: <= 0.5 ms p50 added per request and <= 5 us per streamed chunk (best of `--runs`), 2 workers carrying >= 1.3x
 what 1 carries, gateway RSS <= 80 MiB idle. The throughput table (bench/gateway_throughput.py, wrk) follows, with a
 "floor" row: the least any Python proxy on uvicorn does, which bounds what the gateway can carry next to direct.
@@ -88,14 +92,22 @@ def serve_proxy(port, upstream):
     import uvicorn
     uvicorn.run(proxy_app(upstream), host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='off')
 
-def serve_gateway(port, upstream, metrics=True):
+LIMITS = {'none': {}, 'rates': dict(rpm=10**6, tpm=10**9, max_parallel=1000),   # never reached: only their cost counts
+          'budget': dict(rpm=10**6, tpm=10**9, max_parallel=1000, budget_usd=10**6, budget_period='month')}
+BENCH_TOKEN = 'bench-secret-token'
+
+def serve_gateway(port, upstream, metrics=True, limits=None):
+    "The gateway on `port`; with `limits` (a key of LIMITS), every request must carry BENCH_TOKEN, whose limits those are."
     import uvicorn
-    from ramabana.core import ModelSpec
+    from ramabana.core import ModelSpec, NamedToken
     from ramabana.gateway import Gateway
     from ramabana.app import make_app
     from ramabana.ledger import Ledger
     d = Path(tempfile.mkdtemp())
-    gw = Gateway(ledger=Ledger(d/'ledger.sqlite'), models={'fake': ModelSpec('fake', 'llamacpp', base_url=upstream)})
+    fake = ModelSpec('fake', 'llamacpp', base_url=upstream, price=dict(input=1.0, output=2.0))   # a budget needs a price
+    kw = {} if limits is None else dict(tokens={'bench': (BENCH_TOKEN, None)},
+                                        limits={'bench': NamedToken('bench', 'BENCH_TOKEN', **LIMITS[limits])})
+    gw = Gateway(ledger=Ledger(d/'ledger.sqlite'), models={'fake': fake}, **kw)
     uvicorn.run(make_app(gw, metrics=metrics), host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='on')
 
 def start(args, url, env=None, prefix=()):
@@ -243,7 +255,7 @@ def interleaved(urls, n_req, stream=True):
     "p50 seconds of each of `urls` (a dict name -> URL), their requests interleaved (rotating order) so the machine's load falls on all alike."
     names, ts = list(urls), {k: [] for k in urls}
     own = []   # x-ramabana-overhead-ms of the answers that carry it
-    with httpx.Client(timeout=60) as c:
+    with httpx.Client(timeout=60, headers={'Authorization': f'Bearer {BENCH_TOKEN}'}) as c:
         for i in range(20 + n_req):
             for k in names[i % len(names):] + names[:i % len(names)]:
                 t = time.perf_counter()
@@ -289,8 +301,38 @@ def metrics_cost(n_req=500, runs=5):
     print(f'whole answers, metrics on: client p50 {whole["metrics on"]*1e3:.2f} ms, {(whole["metrics on"] - whole["direct"])*1e3:.2f} ms over '
           f'direct; x-ramabana-overhead-ms median {own:.3f} ms (the gateway\'s own time; the rest is the second HTTP hop and uvicorn)')
 
+# --- what a limited token costs (--limits) ---
+
+def limits_cost(n_req=500, runs=5):
+    "The added p50 of a token without limits, with rates (rpm, tpm, max_parallel) and with a budget too (alternating runs)."
+    up_port = free_port()
+    up_url = f'http://127.0.0.1:{up_port}'
+    procs, rows = [start(['--serve-upstream', str(up_port)], up_url + '/health')], []
+    try:
+        urls = {'direct': up_url + '/v1/chat/completions'}
+        for kind in LIMITS:
+            port = free_port()
+            procs.append(start(['--serve-gateway', str(port), up_url, 'limits', kind], f'http://127.0.0.1:{port}/metrics'))
+            urls[f'limits {kind}'] = f'http://127.0.0.1:{port}/v1/chat/completions'
+        for run in range(runs):
+            got = interleaved(urls, n_req)[0]
+            rows.append(got)
+            print(f'run {run + 1}: direct {got["direct"]*1e3:.2f} ms p50; added: ' +
+                  ', '.join(f'{k} {(got[k] - got["direct"])*1e3:.3f} ms' for k in urls if k != 'direct'), flush=True)
+    finally:
+        for p in procs: p.send_signal(signal.SIGINT)
+        for p in procs:
+            try: p.wait(10)
+            except subprocess.TimeoutExpired: p.kill()
+    added = {k: statistics.median((r[k] - r['direct']) * 1e3 for r in rows) for k in urls if k != 'direct'}
+    base = added['limits none']
+    print(f'\nmedian of {runs} runs, added p50 (streamed answers of 4 chunks): ' +
+          ', '.join(f'{k} {v:.3f} ms ({v - base:+.3f})' for k, v in added.items()))
+
 if __name__ == '__main__':
     if len(sys.argv) > 1 and sys.argv[1] == '--serve-upstream': serve_upstream(int(sys.argv[2]))
+    elif len(sys.argv) > 1 and sys.argv[1] == '--serve-gateway' and sys.argv[4:5] == ['limits']:
+        serve_gateway(int(sys.argv[2]), sys.argv[3], True, sys.argv[5])
     elif len(sys.argv) > 1 and sys.argv[1] == '--serve-gateway': serve_gateway(int(sys.argv[2]), sys.argv[3], sys.argv[4:] != ['off'])
     elif len(sys.argv) > 1 and sys.argv[1] == '--observe-cost': print(observe_cost())
     elif len(sys.argv) > 1 and sys.argv[1] == '--serve-proxy': serve_proxy(int(sys.argv[2]), sys.argv[3])
@@ -301,6 +343,8 @@ if __name__ == '__main__':
         ap.add_argument('--runs', type=int, default=3, help='runs of the latency and relay rows (the best counts)')
         ap.add_argument('--seconds', type=int, default=5, help='seconds of load for each throughput measurement')
         ap.add_argument('--metrics', action='store_true', help="only what the gateway's metrics cost: per row, and added p50 on and off")
+        ap.add_argument('--limits', action='store_true', help="only what a limited token costs: added p50 without limits, with rates, with a budget")
         a = ap.parse_args()
         if a.metrics: metrics_cost(a.requests, max(a.runs, 2))
+        elif a.limits: limits_cost(a.requests, max(a.runs, 2))
         else: raise SystemExit(0 if main(a.requests, a.litellm, a.runs, a.seconds) else 1)
