@@ -442,7 +442,7 @@ def refusals(self:Ledger, limit:int=50) -> list[dict]:
             return _refusal_rows(con.execute(_REFUSALS_SQL.format(m='?'), (int(limit),)).fetchall())
         finally: con.close()
 
-# %% ../nbs/05g_ledger.ipynb #d75d6d86
+# %% ../nbs/05g_ledger.ipynb #180d2027
 HOLD_TTL = 3600.0   # seconds a budget hold lasts when its call never settles (a gateway killed mid-call)
 
 class BudgetState(NamedTuple):
@@ -479,6 +479,7 @@ def _budget_tx(self:Ledger, body, *args):
     try:
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         try:
+            con.execute('PRAGMA synchronous=NORMAL')   # as the ledger's writer: a commit survives the process, without an fsync
             con.execute('BEGIN IMMEDIATE')   # the write lock first: no other process reads a hold it is about to take
             try: res = body(con, *args)
             except BaseException: con.execute('ROLLBACK'); raise
