@@ -5,6 +5,14 @@ installed in that throwaway venv (see ../shared/FINDINGS.md). Three processes: a
 uvicorn), the gateway (the same code `ramabana serve` runs, ledger in a temporary dir), and this client. Each row
 compares going through the gateway with going straight to the same upstream.
 
+`--metrics` measures instead what the gateway's metrics cost (about a minute): what counting one row takes, in one
+process and with the files of several workers, then the added p50 with metrics on and off, in alternating runs, and
+the gateway's own time as `x-ramabana-overhead-ms` reports it.
+
+`--limits` measures what a named token's limits cost (about a minute): three gateways with one token each, without
+limits, with rates (`rpm`, `tpm`, `max_parallel`, never reached) and with a budget too (a hold in the ledger's store
+before each call, settled after it), their added p50 in alternating runs.
+
 Goals: <= 0.5 ms p50 added per request and <= 5 us per streamed chunk (best of `--runs`), 2 workers carrying >= 1.3x
 what 1 carries, gateway RSS <= 80 MiB idle. The throughput table (bench/gateway_throughput.py, wrk) follows, with a
 "floor" row: the least any Python proxy on uvicorn does, which bounds what the gateway can carry next to direct.
@@ -84,15 +92,23 @@ def serve_proxy(port, upstream):
     import uvicorn
     uvicorn.run(proxy_app(upstream), host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='off')
 
-def serve_gateway(port, upstream):
+LIMITS = {'none': {}, 'rates': dict(rpm=10**6, tpm=10**9, max_parallel=1000),   # never reached: only their cost counts
+          'budget': dict(rpm=10**6, tpm=10**9, max_parallel=1000, budget_usd=10**6, budget_period='month')}
+BENCH_TOKEN = 'bench-secret-token'
+
+def serve_gateway(port, upstream, metrics=True, limits=None):
+    "The gateway on `port`; with `limits` (a key of LIMITS), every request must carry BENCH_TOKEN, whose limits those are."
     import uvicorn
-    from ramabana.core import ModelSpec
+    from ramabana.core import ModelSpec, NamedToken
     from ramabana.gateway import Gateway
     from ramabana.app import make_app
     from ramabana.ledger import Ledger
     d = Path(tempfile.mkdtemp())
-    gw = Gateway(ledger=Ledger(d/'ledger.sqlite'), models={'fake': ModelSpec('fake', 'llamacpp', base_url=upstream)})
-    uvicorn.run(make_app(gw), host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='on')
+    fake = ModelSpec('fake', 'llamacpp', base_url=upstream, price=dict(input=1.0, output=2.0))   # a budget needs a price
+    kw = {} if limits is None else dict(tokens={'bench': (BENCH_TOKEN, None)},
+                                        limits={'bench': NamedToken('bench', 'BENCH_TOKEN', **LIMITS[limits])})
+    gw = Gateway(ledger=Ledger(d/'ledger.sqlite'), models={'fake': fake}, **kw)
+    uvicorn.run(make_app(gw, metrics=metrics), host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='on')
 
 def start(args, url, env=None, prefix=()):
     "This script with `args` in a process of its own (behind `prefix`, e.g. taskset), once `url` answers."
@@ -216,9 +232,109 @@ def main(n_req=500, litellm=None, runs=3, seconds=5):
     print('\n' + '  '.join(f'{n}: {"PASS" if ok else "FAIL"}' for n, ok in checks))
     return all(ok for _, ok in checks)
 
+# --- what the metrics cost (--metrics) ---
+
+def observe_cost(n=20_000):
+    "Microseconds `GatewayMetrics.observe` takes for one row of a llama.cpp call (every metric counts something)."
+    from ramabana.core import ModelSpec
+    from ramabana.gateway import Gateway
+    from ramabana.ledger import Ledger
+    from ramabana.telemetry import metrics_for
+    gw = Gateway(ledger=Ledger(Path(tempfile.mkdtemp())/'ledger.sqlite'), models={'fake': ModelSpec('fake', 'llamacpp')})
+    gw.breaker('fake')
+    m = metrics_for(gw)
+    row = dict(id='call-1', model='fake', upstream='llamacpp', status=200, dialect='chat', token='alice', prompt_tokens=50,
+               cached_tokens=20, completion_tokens=30, total_ms=120.0, upstream_ms=119.0, ttft_ms=40.0, prefill_ms=30.0,
+               decode_ms=80.0, retries=[], answered_by='fake')
+    m.observe(row)   # the children exist from here on, as in a gateway that has served a while
+    t = time.perf_counter()
+    for _ in range(n): m.observe(row)
+    return (time.perf_counter() - t) / n * 1e6
+
+def interleaved(urls, n_req, stream=True):
+    "p50 seconds of each of `urls` (a dict name -> URL), their requests interleaved (rotating order) so the machine's load falls on all alike."
+    names, ts = list(urls), {k: [] for k in urls}
+    own = []   # x-ramabana-overhead-ms of the answers that carry it
+    with httpx.Client(timeout=60, headers={'Authorization': f'Bearer {BENCH_TOKEN}'}) as c:
+        for i in range(20 + n_req):
+            for k in names[i % len(names):] + names[:i % len(names)]:
+                t = time.perf_counter()
+                with c.stream('POST', urls[k], json=body(4, stream)) as r:
+                    assert r.status_code == 200, (r.status_code, r.read())
+                    for _ in r.iter_bytes(): pass
+                if i < 20: continue   # warming up connections and caches
+                ts[k].append(time.perf_counter() - t)
+                if 'x-ramabana-overhead-ms' in r.headers: own.append(float(r.headers['x-ramabana-overhead-ms']))
+    return {k: statistics.median(v) for k, v in ts.items()}, (statistics.median(own) if own else None)
+
+def metrics_cost(n_req=500, runs=5):
+    "What counting a row costs, and the added p50 with the metrics on and off (alternating runs, one gateway each)."
+    here = [observe_cost() for _ in range(3)]
+    shared_env = {**os.environ, 'PROMETHEUS_MULTIPROC_DIR': tempfile.mkdtemp()}
+    shared = [float(subprocess.run([sys.executable, __file__, '--observe-cost'], env=shared_env, capture_output=True,
+                                   text=True, check=True).stdout) for _ in range(3)]
+    print(f'GatewayMetrics.observe, one row: {min(here):.1f} us in one process, {min(shared):.1f} us with the files of '
+          f'several workers (best of 3; runs {", ".join(f"{x:.1f}" for x in here)} / {", ".join(f"{x:.1f}" for x in shared)})\n')
+    up_port, on_port, off_port = free_port(), free_port(), free_port()
+    up_url = f'http://127.0.0.1:{up_port}'
+    procs = [start(['--serve-upstream', str(up_port)], up_url + '/health')]
+    rows = []
+    try:
+        procs.append(start(['--serve-gateway', str(on_port), up_url], f'http://127.0.0.1:{on_port}/health'))
+        procs.append(start(['--serve-gateway', str(off_port), up_url, 'off'], f'http://127.0.0.1:{off_port}/health'))
+        urls = {name: url + '/v1/chat/completions' for name, url in
+                (('direct', up_url), ('metrics on', f'http://127.0.0.1:{on_port}'), ('metrics off', f'http://127.0.0.1:{off_port}'))}
+        for run in range(runs):
+            got = interleaved(urls, n_req)[0]
+            rows.append(got)
+            print(f'run {run + 1}: direct {got["direct"]*1e3:.2f} ms p50; added: metrics on {(got["metrics on"] - got["direct"])*1e3:.3f} ms, '
+                  f'off {(got["metrics off"] - got["direct"])*1e3:.3f} ms', flush=True)
+        whole, own = interleaved({k: urls[k] for k in ('direct', 'metrics on')}, n_req, stream=False)
+    finally:
+        for p in procs: p.send_signal(signal.SIGINT)
+        for p in procs:
+            try: p.wait(10)
+            except subprocess.TimeoutExpired: p.kill()
+    added = {k: statistics.median((r[k] - r['direct']) * 1e3 for r in rows) for k in ('metrics on', 'metrics off')}
+    print(f'\nmedian of {runs} runs, added p50 (streamed answers of 4 chunks): metrics on {added["metrics on"]:.3f} ms, '
+          f'off {added["metrics off"]:.3f} ms, difference {added["metrics on"] - added["metrics off"]:+.3f} ms')
+    print(f'whole answers, metrics on: client p50 {whole["metrics on"]*1e3:.2f} ms, {(whole["metrics on"] - whole["direct"])*1e3:.2f} ms over '
+          f'direct; x-ramabana-overhead-ms median {own:.3f} ms (the gateway\'s own time; the rest is the second HTTP hop and uvicorn)')
+
+# --- what a limited token costs (--limits) ---
+
+def limits_cost(n_req=500, runs=5):
+    "The added p50 of a token without limits, with rates (rpm, tpm, max_parallel) and with a budget too (alternating runs)."
+    up_port = free_port()
+    up_url = f'http://127.0.0.1:{up_port}'
+    procs, rows = [start(['--serve-upstream', str(up_port)], up_url + '/health')], []
+    try:
+        urls = {'direct': up_url + '/v1/chat/completions'}
+        for kind in LIMITS:
+            port = free_port()
+            procs.append(start(['--serve-gateway', str(port), up_url, 'limits', kind], f'http://127.0.0.1:{port}/metrics'))
+            urls[f'limits {kind}'] = f'http://127.0.0.1:{port}/v1/chat/completions'
+        for run in range(runs):
+            got = interleaved(urls, n_req)[0]
+            rows.append(got)
+            print(f'run {run + 1}: direct {got["direct"]*1e3:.2f} ms p50; added: ' +
+                  ', '.join(f'{k} {(got[k] - got["direct"])*1e3:.3f} ms' for k in urls if k != 'direct'), flush=True)
+    finally:
+        for p in procs: p.send_signal(signal.SIGINT)
+        for p in procs:
+            try: p.wait(10)
+            except subprocess.TimeoutExpired: p.kill()
+    added = {k: statistics.median((r[k] - r['direct']) * 1e3 for r in rows) for k in urls if k != 'direct'}
+    base = added['limits none']
+    print(f'\nmedian of {runs} runs, added p50 (streamed answers of 4 chunks): ' +
+          ', '.join(f'{k} {v:.3f} ms ({v - base:+.3f})' for k, v in added.items()))
+
 if __name__ == '__main__':
     if len(sys.argv) > 1 and sys.argv[1] == '--serve-upstream': serve_upstream(int(sys.argv[2]))
-    elif len(sys.argv) > 1 and sys.argv[1] == '--serve-gateway': serve_gateway(int(sys.argv[2]), sys.argv[3])
+    elif len(sys.argv) > 1 and sys.argv[1] == '--serve-gateway' and sys.argv[4:5] == ['limits']:
+        serve_gateway(int(sys.argv[2]), sys.argv[3], True, sys.argv[5])
+    elif len(sys.argv) > 1 and sys.argv[1] == '--serve-gateway': serve_gateway(int(sys.argv[2]), sys.argv[3], sys.argv[4:] != ['off'])
+    elif len(sys.argv) > 1 and sys.argv[1] == '--observe-cost': print(observe_cost())
     elif len(sys.argv) > 1 and sys.argv[1] == '--serve-proxy': serve_proxy(int(sys.argv[2]), sys.argv[3])
     else:
         ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -226,5 +342,9 @@ if __name__ == '__main__':
         ap.add_argument('--litellm', help='a venv with litellm 1.110.2 installed, to add its rows')
         ap.add_argument('--runs', type=int, default=3, help='runs of the latency and relay rows (the best counts)')
         ap.add_argument('--seconds', type=int, default=5, help='seconds of load for each throughput measurement')
+        ap.add_argument('--metrics', action='store_true', help="only what the gateway's metrics cost: per row, and added p50 on and off")
+        ap.add_argument('--limits', action='store_true', help="only what a limited token costs: added p50 without limits, with rates, with a budget")
         a = ap.parse_args()
-        raise SystemExit(0 if main(a.requests, a.litellm, a.runs, a.seconds) else 1)
+        if a.metrics: metrics_cost(a.requests, max(a.runs, 2))
+        elif a.limits: limits_cost(a.requests, max(a.runs, 2))
+        else: raise SystemExit(0 if main(a.requests, a.litellm, a.runs, a.seconds) else 1)

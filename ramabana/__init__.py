@@ -10,11 +10,13 @@ Modules:
 - `ramabana.doors`: The gateway's front doors over HTTP: reading a request, who is asking, one error reply, the event stream a client reads, and `serve_door`, the one request path every door shares.
 - `ramabana.failover`: When an upstream fails: what to do about each failure (resend, ask a fallback model, or tell the client), the deadlines that end a silent call, the circuit breakers that stop asking a server that keeps failing, and how an answer cut in the middle is continued by the next model.
 - `ramabana.gateway`: The engine: one catalog of models, the sampling ladder, the reasoning history, fallbacks and the failure table, turning a checked chat request into an answer from the first model that can give it, and one ledger row.
+- `ramabana.limits`: What each named token may do: requests and tokens a minute, calls in flight, dollars a day or a month; the reservation that keeps a budget across gateways; and the refusals, counted.
 - `ramabana.notebook`: The notebook a question is about: which file is open, its cells as a model reads them, the `<notebook>` block, and what changed since the model last saw it.
 - `ramabana.providers`: Hosted models behind the gateway: OpenAI, any OpenAI-compatible service, Anthropic and Gemini, over one shared translation skeleton.
 - `ramabana.replay`: What models wrote beside their answers, kept per task and given back to the model that wrote it: reasoning, signed thinking blocks, thought signatures.
 - `ramabana.replicas`: One model, several servers: a conversation stays on the server that has its prefix cached, a server that fails is left alone for a while, and a request that found a server down goes to another.
-- `ramabana.runtime`: What happens around one model call: sizing the conversation, notices on the prompt, thinking taken off the answer, the engine's native output, token usage, and the tree of runs that can be cancelled."""
+- `ramabana.runtime`: What happens around one model call: sizing the conversation, notices on the prompt, thinking taken off the answer, the engine's native output, token usage, and the tree of runs that can be cancelled.
+- `ramabana.telemetry`: The gateway's metrics, in Prometheus's format at `GET /metrics`, and its traces, as OpenTelemetry spans: both made from each call's ledger row, so the engine imports neither."""
 
 __version__ = "0.1.0"
 

@@ -331,11 +331,12 @@ def cmd_setup(a):
     print(f"llama-server: {res['server']}\nmodel: {res['model']}")
 
 # %% ../nbs/10_cli.ipynb #07bdb9b6
-@command('calls', 'the newest model calls from the ledger', (['n'], dict(nargs='?', type=int, default=10, help='how many (default 10)')))
+@command('calls', 'the newest model calls from the ledger', (['n'], dict(nargs='?', type=int, default=10, help='how many (default 10)')),
+         (['--refused'], dict(action='store_true', help='the requests refused before a call (401, 403, 429), the latest first')))
 def cmd_calls(a):
-    from ramabana.display import calls_table, ledger_rows
+    from ramabana.display import calls_table, ledger_rows, refusals_table
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
-    print(calls_table(ledger_rows(a.n)))
+    print(refusals_table(ledger_rows(a.n, refused=True)) if a.refused else calls_table(ledger_rows(a.n)))
 
 # %% ../nbs/10_cli.ipynb #9f22d294
 def since_day(s:str|None) -> str|None:

@@ -14,12 +14,12 @@ try: import tomllib
 except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 
 # %% auto #0
-__all__ = ['SETTINGS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS', 'PRICE_KEYS', 'LOCAL_RUNTIMES', 'FREE',
-           'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError', 'UnknownModel', 'config_path', 'cache_dir',
-           'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic', 'append_jsonl', 'Setting', 'Config',
-           'load_config', 'NamedToken', 'Resolved', 'env_name', 'setting', 'get', 'ModelSpec', 'price_of', 'call_cost',
-           'model_from_table', 'check_price', 'catalog', 'split_profile', 'resolve', 'config_table', 'format_table',
-           'usd']
+__all__ = ['SETTINGS', 'TOKEN_KEYS', 'BUDGET_PERIODS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS',
+           'PRICE_KEYS', 'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError',
+           'UnknownModel', 'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic',
+           'append_jsonl', 'Setting', 'Config', 'load_config', 'NamedToken', 'Resolved', 'env_name', 'setting', 'get',
+           'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'catalog', 'split_profile',
+           'resolve', 'config_table', 'format_table', 'usd']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -205,12 +205,42 @@ def _sampling_tables(inf, path) -> dict:
         if not isinstance(t, dict): raise ConfigError(f"{path}: 'inference.profile.{name}' should be a table of sampling fields")
     return res
 
-# %% ../nbs/00_core.ipynb #3b026400
+# %% ../nbs/00_core.ipynb #efb8cdef
 class NamedToken(NamedTuple):
-    "A named gateway token: the variable holding its secret, and the models it may use (None: all)."
+    "A named gateway token: the variable holding its secret, the models it may use (None: all), and its limits (None: none)."
     name: str
     env: str
     models: tuple|None = None
+    rpm: int|None = None                # requests in any 60 seconds
+    tpm: int|None = None                # prompt and completion tokens in any 60 seconds
+    max_parallel: int|None = None       # calls in flight at once
+    budget_usd: float|None = None       # dollars of calls per `budget_period`
+    budget_period: str|None = None      # 'day' or 'month' (UTC), when there is a budget
+
+    @property
+    def limited(self) -> bool:
+        "Whether any limit applies to this token."
+        return any(v is not None for v in (self.rpm, self.tpm, self.max_parallel, self.budget_usd))
+
+TOKEN_KEYS = ('env', 'models', 'rpm', 'tpm', 'max_parallel', 'budget_usd', 'budget_period')
+BUDGET_PERIODS = ('day', 'month')
+
+def _token_limits(v:dict, where:str) -> dict:
+    "The limits of one `[gateway.tokens.NAME]` table, checked; `where` names it."
+    res = {}
+    for k in ('rpm', 'tpm', 'max_parallel'):
+        if (n := v.get(k)) is not None:
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise ConfigError(f"{where}.{k}' should be a whole number above 0, got {n!r}")
+            res[k] = n
+    if (usd := v.get('budget_usd')) is not None:
+        if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not 0 < usd < float('inf'):
+            raise ConfigError(f"{where}.budget_usd' should be a number of USD above 0, got {usd!r}")
+        res['budget_usd'], res['budget_period'] = float(usd), v.get('budget_period', 'month')
+    if (p := v.get('budget_period')) is not None:
+        if p not in BUDGET_PERIODS: raise ConfigError(f"{where}.budget_period' should be day or month, got {p!r}")
+        if usd is None: raise ConfigError(f"{where}.budget_period' needs a budget_usd")
+    return res
 
 def _token_table(gw, path) -> dict:
     "Take `[gateway.tokens]` out of the `gateway` table, checked: NAME -> `NamedToken`."
@@ -223,12 +253,12 @@ def _token_table(gw, path) -> dict:
         if isinstance(v, str): v = {'env': v}
         if not isinstance(v, dict) or not isinstance(v.get('env'), str) or not v['env']:
             raise ConfigError(f"{where}.{name}' should name the environment variable holding its secret, as \"ENV_VAR\" or {{ env = \"ENV_VAR\" }}")
-        if unknown := set(v) - {'env', 'models'}:
-            raise ConfigError(f"{where}.{name}' has unknown keys: {', '.join(sorted(unknown))} (env, models)")
+        if unknown := set(v) - set(TOKEN_KEYS):
+            raise ConfigError(f"{where}.{name}' has unknown keys: {', '.join(sorted(unknown))} ({', '.join(TOKEN_KEYS)})")
         m = v.get('models')
         if m is not None and not (isinstance(m, list) and m and all(isinstance(x, str) and x for x in m)):
             raise ConfigError(f"{where}.{name}.models' should be a non-empty list of model names or patterns")
-        res[name] = NamedToken(name, v['env'], tuple(m) if m else None)
+        res[name] = NamedToken(name, v['env'], tuple(m) if m else None, **_token_limits(v, f'{where}.{name}'))
     return res
 
 # %% ../nbs/00_core.ipynb #477fe279

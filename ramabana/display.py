@@ -14,9 +14,10 @@ from .core import RamabanaError, format_table, get, usd
 from .ledger import LedgerError
 
 # %% auto #0
-__all__ = ['CALL_COLUMNS', 'SPEND_HEADS', 'ktok', 'progress_text', 'ipython_show', 'clip', 'tool_line', 'escape_tags', 'CellView',
-           'TerminalShow', 'TurnResult', 'say', 'why', 'default_confirm', 'run_turn', 'gateway_json', 'ledger_rows',
-           'calls_table', 'spend_table', 'gateway_circuits', 'circuits_table']
+__all__ = ['CALL_COLUMNS', 'REFUSAL_SHOWN', 'SPEND_HEADS', 'ktok', 'progress_text', 'ipython_show', 'clip', 'tool_line',
+           'escape_tags', 'CellView', 'TerminalShow', 'TurnResult', 'say', 'why', 'default_confirm', 'run_turn',
+           'gateway_json', 'ledger_rows', 'calls_table', 'refusals_table', 'spend_table', 'gateway_circuits',
+           'circuits_table']
 
 # %% ../nbs/09c_display.ipynb #e1ea3684
 def ktok(n:int) -> str:
@@ -321,15 +322,15 @@ def gateway_json(url:str, path:str, params:dict|None=None, token:str|None=None, 
                   + ' '.join(str(e.get('message') if isinstance(e, dict) else e or body).split())[:200])
     return body
 
-def ledger_rows(n:int=10, url:str|None=None, token:str|None=None) -> list[dict]:
-    "The newest `n` ledger rows (newest first): from the gateway at `url`, else `gateway.url`, else the in-process one, else the ledger file."
+def ledger_rows(n:int=10, url:str|None=None, token:str|None=None, refused:bool=False) -> list[dict]:
+    "The newest `n` ledger rows (`refused`: refusal rows), newest first: from the gateway at `url`, else `gateway.url`, else the in-process one, else the ledger."
     from ramabana.backend import local_gateway_url
     url = url or get('gateway.url') or local_gateway_url()
-    if url: return gateway_json(url, '/calls', {'limit': n}, token).get('data') or []
+    if url: return gateway_json(url, '/calls', {'limit': n, **({'refused': 'true'} if refused else {})}, token).get('data') or []
     from ramabana.ledger import default_path, open_ledger
     if not get('ledger.url') and not default_path().exists(): return []
     led = open_ledger()
-    try: return led.recent(n)
+    try: return led.refusals(n) if refused else led.recent(n)
     finally: led.close()
 
 def _local_time(iso:str, today=None) -> str:
@@ -350,6 +351,24 @@ def calls_table(rows:list[dict], today=None) -> str:
         if isinstance(v, (int, float)) and not isinstance(v, bool): return f'{v:,.0f}'   # 2,809 as the status line writes it
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
+
+# %% ../nbs/09c_display.ipynb #f1743fee
+REFUSAL_SHOWN = (('last_time', 'last'), ('count', 'count'), ('token', 'token'), ('model', 'model'), ('status', 'status'),
+                 ('error', 'error'), ('dialect', 'door'), ('clients', 'from'))
+
+def refusals_table(rows:list[dict], today=None) -> str:
+    "Refusal rows as a text table: when, how many, who, which model, why, from where."
+    if not rows: return 'no refusals recorded'
+    def cell(r, k):
+        v = r.get(k)
+        if v is None: return ''
+        if k == 'last_time': return _local_time(str(v), today)
+        if k == 'clients':
+            top = sorted(v.items(), key=lambda c: -c[1])
+            return ', '.join(f'{a} ({n:,})' for a, n in top[:3]) + (f', {len(top) - 3} more' if len(top) > 3 else '')
+        if k == 'count': return f'{v:,}'
+        return str(v)
+    return format_table([tuple(cell(r, k) for k, _ in REFUSAL_SHOWN) for r in rows], tuple(h for _, h in REFUSAL_SHOWN))
 
 # %% ../nbs/09c_display.ipynb #179ffed9
 SPEND_HEADS = {'token': 'token', 'model': 'model', 'day': 'day (UTC)'}

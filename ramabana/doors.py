@@ -10,18 +10,16 @@ from __future__ import annotations
 import asyncio, collections, contextlib, json, math, time
 from typing import AsyncIterator
 from .errors import GatewayError, InvalidRequest, internal_error, log
-from .chat import RawChunk, check_request, json_bytes
+from .chat import RawChunk, check_request, json_bytes, json_loads
 from .chat import has_output
 from .gateway import DISCARD, Exchange, Gateway
 
 # %% auto #0
-__all__ = ['DISCARDED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response', 'call_headers', 'commits',
-           'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunk', 'ChatEvents', 'until_disconnect', 'EventStream',
-           'unless_gone', 'Door', 'serve_door', 'ChatDoor']
+__all__ = ['DISCARDED', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response', 'call_headers',
+           'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunk', 'ChatEvents', 'until_disconnect',
+           'EventStream', 'unless_gone', 'Door', 'refused_before_call', 'client_address', 'serve_door', 'ChatDoor']
 
-# %% ../nbs/05i_doors.ipynb #f4df7000
-def _reject_constant(c): raise ValueError(f'{c} is not valid JSON')
-
+# %% ../nbs/05i_doors.ipynb #12a83336
 async def read_json(request, limit:int):
     "The request body parsed as JSON; 413 beyond `limit` bytes, 400 when it is not JSON."
     cl = request.headers.get('content-length', '')
@@ -33,7 +31,7 @@ async def read_json(request, limit:int):
         n += len(p)
         if n > limit: raise too_big()
         parts.append(p)
-    try: return json.loads(b''.join(parts), parse_constant=_reject_constant)
+    try: return json_loads(parts[0] if len(parts) == 1 else b''.join(parts))
     except (ValueError, RecursionError) as e:   # UnicodeDecodeError is a ValueError; deep nesting a RecursionError
         raise InvalidRequest(f'the request body is not valid JSON: {str(e)[:200]}', code='invalid_json') from None
 
@@ -52,10 +50,10 @@ def check_auth(gw:Gateway, request) -> str|None:
                              code='invalid_api_key')
     return who
 
-# %% ../nbs/05i_doors.ipynb #97ba07a0
+# %% ../nbs/05i_doors.ipynb #25c0cb2b
 def error_headers(e:GatewayError, headers:dict|None=None) -> dict:
-    "The headers of an error reply: `headers`, and `retry-after` in whole seconds (rounded up) when `e` has a wait."
-    h = dict(headers or {})
+    "The headers of an error reply: `e`'s own, `headers`, and `retry-after` in whole seconds (rounded up) when `e` has a wait."
+    h = {**e.headers, **(headers or {})}
     if e.retry_after is not None: h['retry-after'] = str(max(0, math.ceil(e.retry_after)))
     return h
 
@@ -65,10 +63,11 @@ def error_response(e:GatewayError, headers:dict|None=None, body:dict|None=None):
     return Response(json_bytes(body if body is not None else e.to_openai()), e.status, headers=error_headers(e, headers),
                     media_type='application/json')
 
-# %% ../nbs/05i_doors.ipynb #ef09a7e6
+# %% ../nbs/05i_doors.ipynb #575ef3ea
 def call_headers(ex:Exchange) -> dict:
-    "The headers of an answer to the call `ex`: its id, where each sampling value came from, and the sampling issues."
+    "The headers of an answer to the call `ex`: its id, the sampling's sources and issues, and once its row is written the gateway's own time."
     h = {'x-ramabana-call-id': ex.call.id}
+    if ex.overhead_ms is not None: h['x-ramabana-overhead-ms'] = f'{ex.overhead_ms:.3f}'
     if ex.sampling:   # each value's rung, by name: {"temperature": "profile:creative", "top_p": "model_user"}
         p = ex.sampling.get('profile')
         h['x-ramabana-sampling-sources'] = json.dumps({k: f'profile:{p}' if v == 'profile' and p else v
@@ -76,6 +75,7 @@ def call_headers(ex:Exchange) -> dict:
     if ex.issues:
         txt = json.dumps(ex.issues, default=str, separators=(',', ':'))  # ASCII: a header must be latin-1
         h['x-ramabana-sampling'] = txt if len(txt) < 4000 else json.dumps([{'truncated': len(ex.issues)}])
+    if ex.admission is not None: h.update(ex.admission.headers)
     return h
 
 # %% ../nbs/05i_doors.ipynb #0d7e81e5
@@ -268,15 +268,26 @@ class Door:
         "An error as this door answers it."
         return error_response(e, headers, self.error_body(e))
 
-# %% ../nbs/05i_doors.ipynb #fd78c18d
+# %% ../nbs/05i_doors.ipynb #5bd5d9ad
+REFUSED = (401, 403, 429)   # refused before a call starts: counted by the gateway's `Refusals`, not a call row
+
+def refused_before_call(e:GatewayError) -> bool:
+    "Whether `e`, raised before a call started, is a refusal to count: no valid token, a model not allowed, a limit, a budget that cannot be checked."
+    return e.status in REFUSED or e.code == 'budget_unavailable'
+
+def client_address(request) -> str|None:
+    "The address the request came from (no port), when the server knows it."
+    return request.client.host if request.client else None
+
 async def serve_door(door:Door, request):
     "One request through `door`: checked, translated, sent through `open_call`, answered whole or streamed."
     from starlette.responses import Response
-    gw, t0, ex = request.app.state.gateway, time.perf_counter(), None
+    gw, t0, ex, who, model = request.app.state.gateway, time.perf_counter(), None, None, None
     try:
         who = check_auth(gw, request)
         req, notes = await read_json(request, gw.max_body), {}
         body = check_request(door.translate(req, notes))
+        model = body['model']
         ex = await gw.open_call(body, request.headers, t0, dialect=door.dialect, token=who)
         ex.call.info.update(notes)
         ex.progress, ex.discard_ok = door.progress(body), ex.discard_ok and door.relays_discard
@@ -300,6 +311,7 @@ async def serve_door(door:Door, request):
         return Response(json_bytes(door.whole(ex, req)), headers=call_headers(ex), media_type='application/json')
     except GatewayError as e:
         if ex is not None: ex.finish(e.status, e.code)
+        elif refused_before_call(e): gw.refusals.record(e, who, model, door.dialect, client_address(request))
         log.info('%s: %s %s', door.name, e.status, e)
         return door.error(e, call_headers(ex) if ex else None)
     except Exception as e:  # a bug: logged with its traceback, answered without it

@@ -52,10 +52,11 @@ class GatewayError(RamabanaError):
     code: str = 'upstream_error'
     from_event: bool = False   # raised from an error event inside a stream
     def __init__(self, message:str, status:int|None=None, code:str|None=None, retry_after:float|None=None,
-                 param:str|None=None):
+                 param:str|None=None, headers:dict|None=None):
         message = redact(message)
         super().__init__(message)
         self.message, self.retry_after, self.param = message, retry_after, param
+        self.headers = dict(headers or {})   # more headers the client gets with it (a token's `x-ratelimit-*` with its 429)
         if status is not None: self.status = status
         if code is not None: self.code = code
 

@@ -10,15 +10,15 @@ Docs: https://ramabana.github.io/ramabana/failover.html.md"""
 from __future__ import annotations
 import asyncio, contextlib, dataclasses, random, time
 from typing import AsyncIterator, Callable, NamedTuple
-from .core import ModelSpec, get
+from .core import LOCAL_RUNTIMES, ModelSpec, get
 from .errors import (BadToolCall, BrokenStream, CircuitOpen, ContextOverflow, GatewayError, InvalidRequest,
                              LlamaServerError, RateLimited, SchemaRejected, UpstreamError, UpstreamTimeout,
                              UpstreamUnavailable)
 from .chat import has_output
 
 # %% auto #0
-__all__ = ['Retries', 'Step', 'worth_another_model', 'counts_against', 'next_step', 'Timeouts', 'watch', 'Breaker', 'prefix_of',
-           'continuation', 'Seam']
+__all__ = ['LOCAL_FLOOR', 'Retries', 'Step', 'worth_another_model', 'counts_against', 'next_step', 'Timeouts', 'watch', 'Breaker',
+           'prefix_of', 'continuation', 'Seam']
 
 # %% ../nbs/05e_failover.ipynb #0d38edb9
 class Retries(NamedTuple):
@@ -98,8 +98,13 @@ class Timeouts(NamedTuple):
         return cls(get('gateway.first_byte_timeout'), get('gateway.first_token_timeout'), get('gateway.stream_idle_timeout'))
 
     def for_model(self, spec:ModelSpec) -> Timeouts:
-        "These timeouts with the model's own `timeouts` table over them."
-        return self._replace(**spec.timeouts) if spec.timeouts else self
+        "These timeouts for `spec`: at least `LOCAL_FLOOR` for an engine on this machine, its own `timeouts` table over all."
+        t = self
+        if spec.runtime in LOCAL_RUNTIMES:   # a CPU reading a prompt is slow, not stalled
+            t = t._replace(**{k: max(v, getattr(t, k) or 0) for k, v in LOCAL_FLOOR._asdict().items() if v})
+        return t._replace(**spec.timeouts) if spec.timeouts else t
+
+LOCAL_FLOOR = Timeouts(first_byte=600.0, first_token=None, stream_idle=120.0)
 
 # %% ../nbs/05e_failover.ipynb #5aa1e0e3
 def _deadline(t:Timeouts, t0:float, last:float|None, token:bool) -> tuple[float|None, str]:
@@ -113,23 +118,36 @@ async def watch(agen, t:Timeouts, where:str='the upstream') -> AsyncIterator[dic
     "The chunks of `agen`, or `UpstreamTimeout` when it stays silent past one of the deadlines in `t`."
     loop = asyncio.get_running_loop()
     t0, last, token = loop.time(), None, False
+    waiter = timer = kind = None   # the task waiting on `agen` now; the one timer; the limit that passed
+
+    def ring():
+        "At the deadline the timer was armed for: cancel the waiting task if it is still the deadline, else arm again."
+        nonlocal timer, kind
+        timer = None
+        if waiter is None: return   # nobody waits: the next wait arms the timer again
+        at, k = _deadline(t, t0, last, token)
+        if at is None: return
+        if at > loop.time(): timer = loop.call_at(at, ring)   # a chunk came since, and moved the deadline on
+        else: kind = k; waiter.cancel()
+
     async with contextlib.aclosing(agen):
-        while True:
-            at, kind = _deadline(t, t0, last, token)
-            task, fired = asyncio.current_task(), []
-            timer = loop.call_at(at, lambda: (fired.append(1), task.cancel())) if at is not None else None
-            try: ch = await agen.__anext__()
-            except StopAsyncIteration: return
-            except asyncio.CancelledError:
-                if fired and task.uncancel() == 0:   # our deadline, and nobody else's cancel
-                    limit = getattr(t, kind)
-                    raise UpstreamTimeout(f'{where} sent nothing for {limit:g} s ({_SAYS[kind]})', kind=kind) from None
-                raise
-            finally:
-                if timer is not None: timer.cancel()
-            last = loop.time()
-            token = token or has_output(ch)
-            yield ch
+        try:
+            while True:
+                if timer is None and (at := _deadline(t, t0, last, token)[0]) is not None: timer = loop.call_at(at, ring)
+                waiter = asyncio.current_task()
+                try: ch = await agen.__anext__()
+                except StopAsyncIteration: return
+                except asyncio.CancelledError:
+                    if kind and waiter.uncancel() == 0:   # our deadline, and nobody else's cancel
+                        raise UpstreamTimeout(f'{where} sent nothing for {getattr(t, kind):g} s ({_SAYS[kind]})', kind=kind) from None
+                    raise
+                finally: waiter = None
+                if last is None and timer is not None: timer.cancel(); timer = None   # the first event may bring the deadline forward
+                last = loop.time()
+                token = token or has_output(ch)
+                yield ch
+        finally:
+            if timer is not None: timer.cancel()
 
 _SAYS = {'first_byte': 'gateway.first_byte_timeout', 'first_token': 'no token: gateway.first_token_timeout',
          'stream_idle': 'gateway.stream_idle_timeout'}

@@ -20,6 +20,7 @@ from .failover import Breaker, Retries, Seam, Timeouts, continuation, counts_aga
 from .replay import ReplayStore, prepare_history, store_for
 from .upstream import Call, Capabilities, Upstream, new_client, upstream_for
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso, open_ledger
+from .limits import Admission, Limits, Refusals
 
 # %% auto #0
 __all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'context_window', 'Target', 'Exchange', 'wants_usage',
@@ -59,11 +60,13 @@ class Gateway:
                  timeouts:Timeouts=Timeouts(),    # how long an upstream may stay silent
                  breaker_failures:int=3,          # failures in a row that open a model's circuit
                  breaker_cooldown:float=30.0,     # seconds an open circuit waits before one request probes it
-                 clock=time.monotonic,            # the circuits' clock
+                 clock=time.monotonic,            # the circuits' clock, and the named tokens' rpm and tpm windows'
+                 now=time.time,                   # Unix seconds: a token budget's UTC day or month, the refusals' minutes
                  readback:str='managed',          # sampling readback after llama.cpp calls: managed, all, or off
                  readback_timeout:float=5.0,      # seconds a sampling readback may take
                  models:dict[str, ModelSpec]|None=None,  # extra or replacement catalog entries
-                 tokens:dict[str, tuple]|None=None):      # named tokens: NAME -> (secret, model patterns or None)
+                 tokens:dict[str, tuple]|None=None,       # named tokens: NAME -> (secret, model patterns or None)
+                 limits:dict|None=None):                  # named tokens' limits: NAME -> `NamedToken` (rpm, tpm, max_parallel, budget)
         if reasoning_history not in ('auto', 'keep', 'drop'):
             raise ConfigError(f"reasoning_history should be auto, keep or drop, got {reasoning_history!r}")
         if readback not in ('managed', 'all', 'off'):
@@ -80,6 +83,9 @@ class Gateway:
         self.breakers: dict[str, Breaker] = {}   # model name -> its circuit
         self.extra_models, self.readback, self.readback_timeout = dict(models or {}), readback, readback_timeout
         self.ledger = ledger if ledger is not None else open_ledger()
+        self.observers: list = []              # called with each finished call's ledger row (`Exchange.finish`)
+        self.limits = Limits(limits or {}, self.ledger, clock=clock, now=now)   # each limited token's windows and budget
+        self.refusals = Refusals(self.ledger, now=now)   # what the doors refuse before a call, counted
         self._readbacks: set = set()           # sampling readbacks in flight (tasks)
         self._upstreams: dict = {}             # model name -> (what the upstream was made from, the upstream)
         self._client: httpx.AsyncClient|None = None
@@ -98,11 +104,13 @@ class Gateway:
                  max_retry_wait=get('gateway.max_retry_wait'), timeouts=Timeouts.from_settings(),
                  breaker_failures=get('gateway.breaker_failures'), breaker_cooldown=get('gateway.breaker_cooldown'))
         if 'tokens' not in kw: s['tokens'] = named_tokens()
+        if 'limits' not in kw: s['limits'] = load_config().tokens
         return cls(**{**s, **kw})
 
     async def aclose(self):
         "Close the upstreams and the shared HTTP client (the ledger belongs to whoever made it)."
         await self.settle()
+        await self.limits.settled()   # the budget settlements of the calls that ended
         for _, up in self._upstreams.values(): await up.aclose()
         self._upstreams.clear()
         if self._client is not None:
@@ -202,7 +210,7 @@ def context_window(spec:ModelSpec, caps:dict|None) -> tuple[int|None, str|None]:
                                      (caps.get('ctx_trained'), 'trained')) if n]
     return min(known, key=lambda k: k[0]) if known else (None, None)   # min keeps the first of equals
 
-# %% ../nbs/05h_gateway.ipynb #25e01804
+# %% ../nbs/05h_gateway.ipynb #dabe11da
 @dataclass
 class Target:
     "One model a call may be answered by: the model, its upstream and capabilities, the body as sent, its sampling."
@@ -213,6 +221,7 @@ class Target:
     sampling: dict|None = None # each sampling field's value and rung
     issues: list = field(default_factory=list)
     timeouts: Timeouts = Timeouts()
+    waited: float = 0.0        # seconds spent asking the upstream for its capabilities
 
 @dataclass
 class Exchange:
@@ -237,8 +246,11 @@ class Exchange:
     progress: bool = False     # the client asked for prompt progress (`return_progress`)
     discard_ok: bool = False   # the client drops what it showed on a `DISCARD` (`x-ramabana-discard: accept`)
     committed: bool = False    # the client's stream has started: what went out cannot be taken back silently
+    upstream_s: float = 0.0    # seconds spent waiting on upstreams: attempts, their capabilities, pauses before resends
+    overhead_ms: float|None = None  # the gateway's own time (total less upstream), once the row is written
+    admission: Admission|None = None   # what a limited token's call took (`limits`): given back by `finish`
 
-# %% ../nbs/05h_gateway.ipynb #45647b34
+# %% ../nbs/05h_gateway.ipynb #4566d7bd
 _NAME_RX = re.compile(r'[A-Za-z0-9][A-Za-z0-9._\-]{0,127}')
 
 def _header_name(headers, key, default=None):
@@ -263,15 +275,29 @@ def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
                              code='model_not_allowed', param='model')
 
 @patch
+def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[ModelSpec, ...]:
+    "The fallbacks of `spec` that `token` may use, as models (the ones `answers` may ask)."
+    res = []
+    for name in spec.fallbacks:
+        try:
+            f = self.route(name)[0]
+            check_model_allowed(self, token, f)
+        except GatewayError: continue   # a profile nobody defined, or a model the token may not use: never asked
+        res.append(f)
+    return tuple(res)
+
+@patch
 async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None=None) -> Target:
     "Model `name` prepared for the checked request `body`: its sampling, reasoning history, schema and progress."
     from ramabana.sampling import sampling_for_request   # lazy: keeps `import ramabana.gateway` light
     spec, ladder = routed or self.route(name)
     up = self.upstream(spec)
+    asked = time.perf_counter()   # a server not asked before is asked now: upstream time, not the gateway's
     try: caps = await up.capabilities()
     except GatewayError as e:   # the server may be down now; the attempt itself retries, so assume for this call
         log.info('call %s: capabilities of %s unknown (%s)', call.id, spec.name, e)
         caps = Capabilities(source='assumed')
+    waited = time.perf_counter() - asked
     try: s = sampling_for_request(body, trust_client=self.trust_client, **ladder)
     except ConfigError as e:   # the model's sampling table in config.toml is wrong: the operator's to fix, said plainly
         raise GatewayError(str(e), status=500, code='config_error') from None   # it names the model and the field
@@ -289,7 +315,7 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
     if caps.prompt_progress: out['return_progress'] = True
     else: out.pop('return_progress', None)
     out['model'] = spec.model_id
-    return Target(spec, up, caps, out, prov, s.issues, self.timeouts.for_model(spec))
+    return Target(spec, up, caps, out, prov, s.issues, self.timeouts.for_model(spec), waited)
 
 @patch
 async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str='chat',
@@ -305,16 +331,20 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
             raise InvalidRequest("header 'x-ramabana-task' should not contain '..'", param='x-ramabana-task')
         call.task_dir = task_dir(call.task)
     t = await self.target(body['model'], body, call, routed)
+    admission = None
+    if token in self.limits.tokens:   # its rates and budget: refused here, before any upstream is asked
+        admission = await self.limits.admit(token, spec, t.body, context_window(spec, dataclasses.asdict(t.caps))[0],
+                                            self.usable_fallbacks(spec, token), body)
     key, hashes = (call.task, call.purpose, spec.name), message_hashes(body['messages'])
     changed = first_change(self._seen.get(key), hashes)
     self._seen[key] = hashes
     if len(self._seen) > 4096: self._seen.pop(next(iter(self._seen)))   # the oldest task's purpose goes
     return Exchange(self, call, t.up, t.body, body['model'], body.get('stream') is True, t0, changed, t.sampling,
-                    t.issues, usage=wants_usage(body), target=t, request=body,
+                    t.issues, usage=wants_usage(body), target=t, request=body, upstream_s=t.waited,
                     progress=body.get('return_progress') is True,
-                    discard_ok=headers.get('x-ramabana-discard') == 'accept')
+                    discard_ok=headers.get('x-ramabana-discard') == 'accept', admission=admission)
 
-# %% ../nbs/05h_gateway.ipynb #775baba5
+# %% ../nbs/05h_gateway.ipynb #0bd6b015
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def server_of(spec:ModelSpec) -> str:
@@ -323,16 +353,23 @@ def server_of(spec:ModelSpec) -> str:
 
 @patch
 async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[dict]:
-    "One attempt on `t` with `body`: its chunks, watched for silence, counted for its server."
-    gw, server = self.gw, server_of(t.spec)
+    "One attempt on `t` with `body`: its chunks, watched for silence, counted for its server, its waits timed."
+    gw, server, clock = self.gw, server_of(t.spec), time.perf_counter
     gw._sent[server] += 1
     gw._inflight[server] += 1
+    asked = clock()   # when the upstream was last asked for more; None while the gateway holds a chunk
     try:
         agen = t.up.stream(body, self.call)
         if not getattr(t.up, 'watches_itself', False): agen = watch(agen, t.timeouts, t.spec.name)
         async with contextlib.aclosing(agen):
-            async for ch in agen: yield ch
-    finally: gw._inflight[server] -= 1
+            async for ch in agen:
+                self.upstream_s += clock() - asked
+                asked = None
+                yield ch
+                asked = clock()
+    finally:
+        if asked is not None: self.upstream_s += clock() - asked   # the wait that ended the attempt, or failed it
+        gw._inflight[server] -= 1
 
 # %% ../nbs/05h_gateway.ipynb #6330c5cd
 def _window(t:Target) -> int|None:
@@ -349,6 +386,7 @@ async def fallback(self:Exchange, name:str, failed:Target, failure:GatewayError|
     except GatewayError as e:   # a fallback the token may not use, or whose table is wrong
         self.call.info.setdefault('skipped', []).append({'model': name, 'reason': e.code})
         return None
+    self.upstream_s += t.waited
     if isinstance(failure, ContextOverflow) and (big := _window(failed)) and (_window(t) or 0) <= big:
         self.call.info.setdefault('skipped', []).append({'model': name, 'reason': 'window_not_larger'})
         return None
@@ -413,11 +451,14 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
                     step = step._replace(action='resend' if again else 'fallback' if more else 'give_up', reason='prefill_rejected')
                     prefills = False
                 call.retry(step.reason, str(e), step.action, model=t.spec.name, upstream=t.up.runtime, status=e.status,
-                           ms=round((time.perf_counter() - started) * 1000, 1))
+                           at=round((started - self.t0) * 1000, 1), ms=round((time.perf_counter() - started) * 1000, 1),
+                           wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0)
                 if step.action == 'resend':
                     log.info('call %s: %s; sending again in %.2f s', call.id, e, step.wait)
+                    paused = time.perf_counter()   # a restart and a backoff are the upstream's doing
                     if isinstance(e, UpstreamUnavailable): await t.up.recover()
                     if step.wait: await asyncio.sleep(step.wait)
+                    self.upstream_s += time.perf_counter() - paused
                     body = step.body or body
                     continue
                 log.info('call %s: %s; %s', call.id, e, 'trying the next fallback' if step.action == 'fallback' else 'giving up')
@@ -481,19 +522,26 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
     self.done = True
     t = self.asm.timings if isinstance(self.asm.timings, dict) else {}
     ms = lambda x: None if x is None else round(x * 1000, 3)
-    c = self.call
+    c, total = self.call, time.perf_counter() - self.t0
+    self.overhead_ms = ms(total - self.upstream_s)
     tokens = usage_tokens(self.asm.usage, t)
     cost = c.spec.cost(**tokens)   # `c.spec` is the model answering now: a fallback, once one took over
     if status != 200 and all(v is None for v in tokens.values()): cost = 0.0   # nothing counted, nothing billed
-    self.ticket = self.gw.ledger.record(dict(
+    if self.admission is not None: self.admission.release(tokens, cost)   # a limited token's place, tokens and budget
+    row = dict(
         id=c.id, time=now_iso(c.started), model=self.model, upstream=self.up.runtime, purpose=c.purpose, task=c.task,
         status=status, stream=self.stream, finish_reason=self.asm.finish, **tokens, cost_usd=cost,
         evaluated_tokens=t.get('prompt_n'), ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'),
-        decode_ms=t.get('predicted_ms'), total_ms=ms(time.perf_counter() - self.t0),
+        decode_ms=t.get('predicted_ms'), total_ms=ms(total), upstream_ms=ms(self.upstream_s),
         messages=len(self.body.get('messages') or ()), changed=self.changed, retried=c.retried, retries=c.retries,
         error=error, sampling=self.sampling, sampling_issues=self.issues, info=c.info or None, dialect=c.dialect,
         answered_by=c.spec.name if status == 200 else None,
-        token=c.token))
+        token=c.token)
+    self.ticket = self.gw.ledger.record(row)
+    for observe in self.gw.observers:
+        try: observe(row)
+        except Exception as e:   # an observer's bug must not reach a call that has ended: logged with its traceback
+            log.warning('call %s: the row observer %r failed', c.id, observe, exc_info=e)
     if status == 200: self.gw.check_sampling(self)
 
 # %% ../nbs/05h_gateway.ipynb #1695c7de

@@ -8,7 +8,8 @@ Docs: https://ramabana.github.io/ramabana/ledger.html.md"""
 from __future__ import annotations
 import asyncio, contextlib, json, logging, os, secrets, sqlite3, threading, time, hashlib, itertools, collections, datetime as dt
 from pathlib import Path
-from typing import Any
+import msgspec
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 from fastcore.basics import patch
 from .core import append_jsonl, data_dir, get, RamabanaError
@@ -16,9 +17,10 @@ from .core import append_jsonl, data_dir, get, RamabanaError
 log = logging.getLogger('ramabana.ledger')
 
 # %% auto #0
-__all__ = ['log', 'COLUMNS', 'SPEND_GROUPS', 'SCHEMA_VERSION', 'SPOOL_BATCH', 'RETRY_MAX', 'ADOPT_EVERY', 'LedgerError',
-           'message_hashes', 'first_change', 'default_path', 'Ledger', 'now_iso', 'since_utc', 'shown_url',
-           'spool_prefix', 'PgLedger', 'read_spool', 'Spool', 'open_ledger']
+__all__ = ['log', 'COLUMNS', 'REFUSAL_COLUMNS', 'SPEND_GROUPS', 'HOLD_TTL', 'SCHEMA_VERSION', 'SPOOL_BATCH', 'RETRY_MAX',
+           'ADOPT_EVERY', 'LedgerError', 'budget_tables', 'message_hashes', 'first_change', 'default_path', 'Ledger',
+           'now_iso', 'since_utc', 'BudgetState', 'shown_url', 'spool_prefix', 'PgLedger', 'read_spool', 'Spool',
+           'open_ledger']
 
 # %% ../nbs/05g_ledger.ipynb #00fcc25e
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -41,10 +43,11 @@ COLUMNS: dict[str, tuple[str, str]] = {
     'prefill_ms': ('REAL', "the server's prompt time (timings.prompt_ms)"),
     'decode_ms': ('REAL', "the server's generation time (timings.predicted_ms)"),
     'total_ms': ('REAL', 'the whole call, as the gateway saw it'),
+    'upstream_ms': ('REAL', "the part of total_ms spent waiting on upstreams; the rest is the gateway's own time"),
     'messages': ('INTEGER', "the request's message count"),
     'changed': ('INTEGER', 'index of the first message differing from the previous request of the same purpose; -1: only grew'),
     'retried': ('INTEGER', 'how many times the request was sent again'),
-    'retries': ('TEXT', 'JSON list of the attempts that failed: reason, attempt, detail, then (resend, fallback, give_up), model, upstream, status, ms'),
+    'retries': ('TEXT', 'JSON list of the attempts that failed: reason, attempt, detail, then (resend, fallback, give_up), model, upstream, status, at (ms after the request arrived), ms, wait_ms (the pause before a resend)'),
     'error': ('TEXT', 'the error code the client got, if any'),
     'sampling': ('TEXT', 'JSON: where each sampling field came from'),
     'sampling_issues': ('TEXT', 'JSON: client sampling fields rejected or changed, and why'),
@@ -59,14 +62,39 @@ COLUMNS: dict[str, tuple[str, str]] = {
 class LedgerError(RamabanaError):
     "The ledger could not be written or read."
 
-def _known(fields):
-    "Raise unless every name in `fields` is a ledger column."
-    if bad := set(fields) - set(COLUMNS): raise LedgerError(f"unknown ledger fields: {', '.join(sorted(bad))}")
+def _known(fields, columns:dict=COLUMNS):
+    "Raise unless every name in `fields` is one of `columns` (by default the calls' columns)."
+    if bad := set(fields) - set(columns): raise LedgerError(f"unknown ledger fields: {', '.join(sorted(bad))}")
 
-# %% ../nbs/05g_ledger.ipynb #0fa38911
+# %% ../nbs/05g_ledger.ipynb #9a23d462
+REFUSAL_COLUMNS: dict[str, tuple[str, str]] = {
+    'id': ('TEXT PRIMARY KEY', 'one kind of refusal in one minute, in one gateway process'),
+    'time': ('TEXT', 'the first refusal the row counts, ISO 8601 UTC'),
+    'last_time': ('TEXT', 'the latest refusal the row counts, ISO 8601 UTC'),
+    'count': ('INTEGER', 'how many requests the row counts'),
+    'token': ('TEXT', 'the name of the gateway token (never its secret); null when none was recognised (a 401)'),
+    'model': ('TEXT', 'the model the request asked for; null when the request was not read (a 401)'),
+    'status': ('INTEGER', 'the HTTP status the client got: 401, 403 or 429'),
+    'error': ('TEXT', 'the error code the client got: invalid_api_key, model_not_allowed, rate_limit_exceeded, budget_exceeded, ...'),
+    'detail': ('TEXT', 'the message the client got, for the first request of the row'),
+    'dialect': ('TEXT', 'the door (chat, messages, responses) or endpoint the request came to'),
+    'clients': ('TEXT', 'JSON: the client addresses and how many requests each sent; at most 20, the rest counted under "others"'),
+}
+
+def budget_tables(real:str='REAL') -> list[str]:
+    "The statements that make the budget tables (`real`: the store's type of a dollar amount)."
+    return [f'CREATE TABLE IF NOT EXISTS token_budgets (token TEXT NOT NULL, period TEXT NOT NULL, spent {real} NOT NULL, '
+            'PRIMARY KEY (token, period))',
+            f'CREATE TABLE IF NOT EXISTS token_holds (id TEXT PRIMARY KEY, token TEXT NOT NULL, period TEXT NOT NULL, '
+            f'usd {real} NOT NULL, expires {real} NOT NULL)',
+            'CREATE INDEX IF NOT EXISTS token_holds_token ON token_holds (token, period)']
+
+# %% ../nbs/05g_ledger.ipynb #038c7b49
+_canonical = msgspec.json.Encoder(enc_hook=str, order='sorted').encode   # keys sorted; what JSON has no type for, as its str
+
 def message_hashes(messages:list) -> list[str]:
     "A short fingerprint of each message."
-    return [hashlib.blake2b(json.dumps(m, sort_keys=True, default=str).encode(), digest_size=8).hexdigest() for m in messages]
+    return [hashlib.blake2b(_canonical(m), digest_size=8).hexdigest() for m in messages]
 
 def first_change(prev:list[str]|None, cur:list[str]) -> int:
     "Index of the first message of `cur` that differs from `prev`; -1 when `cur` only extends `prev` (or there is no `prev`)."
@@ -75,7 +103,7 @@ def first_change(prev:list[str]|None, cur:list[str]) -> int:
         if a != b: return i
     return -1 if len(cur) >= len(prev) else len(cur)
 
-# %% ../nbs/05g_ledger.ipynb #cca6f125
+# %% ../nbs/05g_ledger.ipynb #ddde97c8
 def default_path() -> Path:
     "Where the ledger lives: `data_dir()/ledger.sqlite`."
     return data_dir()/'ledger.sqlite'
@@ -118,6 +146,9 @@ class Ledger:
                 for k, (t, _) in COLUMNS.items():   # a ledger from an older version gains the new columns
                     if k not in have: con.execute(f'ALTER TABLE model_calls ADD COLUMN {k} {t.replace(" PRIMARY KEY", "")}')
                 con.execute('CREATE INDEX IF NOT EXISTS model_calls_time ON model_calls(time)')
+                con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({", ".join(f"{k} {t}" for k, (t, _) in REFUSAL_COLUMNS.items())})')
+                con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals(last_time)')
+                for sql in budget_tables(): con.execute(sql)
                 con.commit()
             finally: con.close()
 
@@ -134,16 +165,25 @@ class Ledger:
 
     def __repr__(self): return f'Ledger({str(self.path)!r})'
 
-# %% ../nbs/05g_ledger.ipynb #ac969ec4
-_NAMES = list(COLUMNS)
+# %% ../nbs/05g_ledger.ipynb #60992563
+_NAMES, _REFUSAL_NAMES = list(COLUMNS), list(REFUSAL_COLUMNS)
 _INSERT = f'INSERT OR REPLACE INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join("?" * len(_NAMES))})'
+_REFUSE = f'INSERT OR REPLACE INTO refusals ({", ".join(_REFUSAL_NAMES)}) VALUES ({", ".join("?" * len(_REFUSAL_NAMES))})'
 
 def _busy(e:sqlite3.Error) -> bool: return isinstance(e, sqlite3.OperationalError) and ('locked' in str(e) or 'busy' in str(e))
 
-def _write_items(con, items:list, insert:str, mark:str='?') -> None:
-    "Rows and updates in order (a row, then its updates) through `con`, whose `execute`/`executemany` take `mark` placeholders."
-    for new, group in itertools.groupby(items, key=lambda r: type(r) is dict):
-        if new: con.executemany(insert, [tuple(_cell(r.get(k)) for k in _NAMES) for r in group])
+class _Refusal:
+    "A refusal row, written whole (its later counts replace it)."
+    __slots__ = ('fields',)
+    def __init__(self, fields): self.fields = fields
+
+def _kind(item) -> str: return 'row' if type(item) is dict else 'refusal' if type(item) is _Refusal else 'update'
+
+def _write_items(con, items:list, insert:str, refuse:str, mark:str='?') -> None:
+    "Rows, updates and refusals in order (a row, then its updates) through `con`, whose `execute`/`executemany` take `mark` placeholders."
+    for kind, group in itertools.groupby(items, key=_kind):
+        if kind == 'row': con.executemany(insert, [tuple(_cell(r.get(k)) for k in _NAMES) for r in group])
+        elif kind == 'refusal': con.executemany(refuse, [tuple(_cell(r.fields.get(k)) for k in _REFUSAL_NAMES) for r in group])
         else:
             for u in group:
                 con.execute(f'UPDATE model_calls SET {", ".join(f"{k} = {mark}" for k in u.fields)} WHERE id = {mark}',
@@ -154,7 +194,7 @@ Ledger.DB_ERRORS = (sqlite3.Error,)   # what a failed write raises
 @patch
 def _write(self:Ledger, con, items:list) -> None:
     "One transaction of `items`."
-    with con: _write_items(con, items, _INSERT)
+    with con: _write_items(con, items, _INSERT, _REFUSE)
 
 @patch
 def _give_back(self:Ledger, e:Exception, wait:bool) -> bool:
@@ -216,8 +256,11 @@ def _writer(self:Ledger):
     finally:
         con.close(); log.close()
 
+_row_json = msgspec.json.Encoder(enc_hook=str).encode   # what JSON has no type for, as its str
+
 def _cell(v):
-    return json.dumps(v, default=str) if isinstance(v, (list, dict)) else int(v) if isinstance(v, bool) else v
+    "A row's value as its column holds it: lists and dicts as JSON text, booleans as 0 or 1."
+    return _row_json(v).decode() if isinstance(v, (list, dict)) else int(v) if isinstance(v, bool) else v
 
 def _settle(fut, ok=True):
     if not fut.done(): fut.set_result(ok)
@@ -375,9 +418,111 @@ def spend(self:Ledger,
             return [dict(r) for r in con.execute(sql, args)]
         finally: con.close()
 
-# %% ../nbs/05g_ledger.ipynb #0e9cef19
+# %% ../nbs/05g_ledger.ipynb #39c24360
+@patch
+def refuse(self:Ledger, row:dict) -> int:
+    "Enqueue a refusal row (`REFUSAL_COLUMNS`), replacing any earlier one with its id; its ticket."
+    _known(row, REFUSAL_COLUMNS)
+    return self._put(_Refusal(row))
+
+def _refusal_rows(rows) -> list[dict]:
+    "Refusal rows as dicts, their `clients` read back from JSON."
+    res = [dict(r) for r in rows]
+    for d in res:
+        if d.get('clients') is not None: d['clients'] = json.loads(d['clients'])
+    return res
+
+_REFUSALS_SQL = 'SELECT * FROM refusals ORDER BY last_time DESC, id DESC LIMIT {m}'
+
+@patch
+def refusals(self:Ledger, limit:int=50) -> list[dict]:
+    "The `limit` refusal rows counted last, the latest first."
+    with _readable(self.path):
+        con = sqlite3.connect(self.path, timeout=30)
+        try:
+            con.row_factory = sqlite3.Row
+            return _refusal_rows(con.execute(_REFUSALS_SQL.format(m='?'), (int(limit),)).fetchall())
+        finally: con.close()
+
+# %% ../nbs/05g_ledger.ipynb #180d2027
+HOLD_TTL = 3600.0   # seconds a budget hold lasts when its call never settles (a gateway killed mid-call)
+
+class BudgetState(NamedTuple):
+    "What `hold_budget` found: whether the hold was taken, what the period spent, and the other calls' live holds."
+    granted: bool
+    spent: float
+    held: float
+
+def _take_hold(cur, token, period, since, usd, budget, hold_id, now, ttl, mark='?', lock='') -> BudgetState:
+    "The body of `hold_budget`'s transaction on the cursor `cur`, in SQL both stores speak (`mark`: placeholder; `lock`: row lock)."
+    q = lambda sql: sql.replace('?', mark)
+    find = q(f'SELECT spent FROM token_budgets WHERE token = ? AND period = ?{lock}')
+    row = cur.execute(find, (token, period)).fetchone()
+    if row is None:   # the period's first call: what was spent in it before any hold is in the ledger
+        cur.execute(q('INSERT INTO token_budgets (token, period, spent) SELECT ?, ?, COALESCE(sum(cost_usd), 0) '
+                      'FROM model_calls WHERE token = ? AND time >= ? ON CONFLICT DO NOTHING'), (token, period, token, since))
+        row = cur.execute(find, (token, period)).fetchone()
+    cur.execute(q('DELETE FROM token_holds WHERE token = ? AND expires <= ?'), (token, now))
+    held = cur.execute(q('SELECT COALESCE(sum(usd), 0) FROM token_holds WHERE token = ? AND period = ?'), (token, period)).fetchone()[0]
+    state = BudgetState(row[0] + held + usd <= budget + 1e-9, row[0], held)   # a billionth of a dollar: costs are rounded to it
+    if state.granted:
+        cur.execute(q('INSERT INTO token_holds (id, token, period, usd, expires) VALUES (?, ?, ?, ?, ?)'),
+                    (hold_id, token, period, usd, now + ttl))
+    return state
+
+def _settle_hold(cur, hold_id, token, period, usd, mark='?') -> None:
+    "The body of `settle_budget`'s transaction: the cost into the period's `spent`, the hold gone (the period row's lock first, as holds take it)."
+    cur.execute(f'UPDATE token_budgets SET spent = spent + {mark} WHERE token = {mark} AND period = {mark}', (usd, token, period))
+    cur.execute(f'DELETE FROM token_holds WHERE id = {mark}', (hold_id,))
+
+@patch
+def _budget_tx(self:Ledger, body, *args):
+    "Run `body(cursor, *args)` in one write transaction on the SQLite file, taken at once (`BEGIN IMMEDIATE`); its result."
+    try:
+        con = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            con.execute('PRAGMA synchronous=NORMAL')   # as the ledger's writer: a commit survives the process, without an fsync
+            con.execute('BEGIN IMMEDIATE')   # the write lock first: no other process reads a hold it is about to take
+            try: res = body(con, *args)
+            except BaseException: con.execute('ROLLBACK'); raise
+            con.execute('COMMIT')
+            return res
+        finally: con.close()
+    except sqlite3.Error as e: raise LedgerError(f'{self.path}: cannot use the budget tables ({e})') from None
+
+@patch
+def hold_budget(self:Ledger,
+                token:str,        # the token's name
+                period:str,       # its budget's period: `2026-12` or `2026-12-01`
+                since:str,        # when the period began, as the ledger's UTC text (for its first row's `spent`)
+                usd:float,        # what the call may cost at most
+                budget:float,     # the token's budget for the period
+                hold_id:str,      # the hold's id, for `settle_budget`
+                now:float,        # Unix seconds now
+                ttl:float=HOLD_TTL) -> BudgetState:
+    "Take a hold of `usd` on `token`'s budget for `period` if spent + held + usd fits the budget, in one transaction."
+    return self._budget_tx(_take_hold, token, period, since, usd, budget, hold_id, now, ttl)
+
+@patch
+def settle_budget(self:Ledger, hold_id:str, token:str, period:str, usd:float) -> None:
+    "Add what the call cost (`usd`) to the period's `spent` and drop its hold, in one transaction."
+    self._budget_tx(_settle_hold, hold_id, token, period, usd)
+
+def _budget_state(cur, token, period, mark='?') -> dict:
+    "What `token` spent in `period` and its holds there (lapsed ones too), read on `cur`."
+    row = cur.execute(f'SELECT spent FROM token_budgets WHERE token = {mark} AND period = {mark}', (token, period)).fetchone()
+    n, held = cur.execute(f'SELECT count(*), COALESCE(sum(usd), 0) FROM token_holds WHERE token = {mark} AND period = {mark}',
+                          (token, period)).fetchone()
+    return {'spent': row[0] if row else None, 'held': held, 'holds': n}
+
+@patch
+def budget(self:Ledger, token:str, period:str) -> dict:
+    "What `token` spent in `period` and what its holds may still cost: `{'spent', 'held', 'holds'}` (lapsed holds too)."
+    return self._budget_tx(_budget_state, token, period)
+
+# %% ../nbs/05g_ledger.ipynb #1aacd66f
 _PG_TYPES = {'TEXT PRIMARY KEY': 'TEXT PRIMARY KEY', 'TEXT': 'TEXT', 'INTEGER': 'BIGINT', 'REAL': 'DOUBLE PRECISION'}
-SCHEMA_VERSION = 2   # 1: the table and its indexes; 2: cost_usd
+SCHEMA_VERSION = 3   # 1: the table and its indexes; 2: cost_usd; 3: refusals, token_budgets, token_holds
 _PG_INDEXES = {'model_calls_time': '(time)', 'model_calls_model_time': '(model, time)', 'model_calls_purpose_time': '(purpose, time)'}
 
 def shown_url(url:str) -> str:
@@ -406,6 +551,7 @@ class PgLedger(Ledger):
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.spool_dir = Path(spool_dir) if spool_dir else data_dir()/'ledger-spool'
         self._spool, self._spool_prefix, self._stranded, self._dialing = None, spool_prefix(url), False, None
+        self._budget_con, self._budget_lock = None, threading.Lock()   # the budget transactions' own connection, one at a time
         self._create()
         self._start(interval)
 
@@ -430,18 +576,24 @@ class PgLedger(Ledger):
             for k, (t, _) in COLUMNS.items():   # a table from an older version gains the new columns
                 con.execute(f'ALTER TABLE model_calls ADD COLUMN IF NOT EXISTS {k} {_PG_TYPES[t].replace(" PRIMARY KEY", "")}')
             for name, cols_ in _PG_INDEXES.items(): con.execute(f'CREATE INDEX IF NOT EXISTS {name} ON model_calls {cols_}')
+            cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in REFUSAL_COLUMNS.items())
+            con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({cols})')
+            con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals (last_time)')
+            for sql in budget_tables('DOUBLE PRECISION'): con.execute(sql)
             con.execute('INSERT INTO ramabana_migrations (version) VALUES (%s) ON CONFLICT DO NOTHING', (SCHEMA_VERSION,))
 
-# %% ../nbs/05g_ledger.ipynb #5b0d61dd
+# %% ../nbs/05g_ledger.ipynb #3bc0a0e8
 SPOOL_BATCH = 500    # items a transaction when a spool is written to PostgreSQL
 
 def _spool_line(item) -> dict:
-    "A row, or an update to one, as a spool line."
-    return {'row': item} if type(item) is dict else {'update': item.id, 'fields': item.fields}
+    "A row, an update to one, or a refusal row, as a spool line."
+    kind = _kind(item)
+    return {'row': item} if kind == 'row' else {'refusal': item.fields} if kind == 'refusal' else {'update': item.id, 'fields': item.fields}
 
 def _spool_item(line:dict):
-    "The row, or the `_Update`, a spool line holds."
-    return line['row'] if 'row' in line else _Update(line['update'], line['fields'])
+    "The row, the `_Update` or the `_Refusal` a spool line holds."
+    if 'row' in line: return line['row']
+    return _Refusal(line['refusal']) if 'refusal' in line else _Update(line['update'], line['fields'])
 
 def read_spool(path:Path|str) -> tuple[list, int]:
     "The items in the spool file at `path`, in order, and how many lines did not read (a line torn by a kill is one)."
@@ -515,15 +667,17 @@ class Spool:
 
     def __repr__(self): return f'Spool({str(self.path)!r})'
 
-# %% ../nbs/05g_ledger.ipynb #77dadcd3
+# %% ../nbs/05g_ledger.ipynb #d088a91f
 _PG_INSERT = (f'INSERT INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join(["%s"] * len(_NAMES))}) '
               f'ON CONFLICT (id) DO UPDATE SET {", ".join(f"{k} = EXCLUDED.{k}" for k in _NAMES if k != "id")}')
+_PG_REFUSE = (f'INSERT INTO refusals ({", ".join(_REFUSAL_NAMES)}) VALUES ({", ".join(["%s"] * len(_REFUSAL_NAMES))}) '
+              f'ON CONFLICT (id) DO UPDATE SET {", ".join(f"{k} = EXCLUDED.{k}" for k in _REFUSAL_NAMES if k != "id")}')
 RETRY_MAX = 10.0     # seconds between tries at the most while PostgreSQL is away
 ADOPT_EVERY = 60.0   # seconds between looks for spools that ended gateways left
 
 @patch
 def _write(self:PgLedger, con, items:list) -> None:
-    with con.transaction(), con.cursor() as cur: _write_items(cur, items, _PG_INSERT, '%s')
+    with con.transaction(), con.cursor() as cur: _write_items(cur, items, _PG_INSERT, _PG_REFUSE, '%s')
 
 @patch
 def _gone(self:PgLedger, e:Exception) -> bool:
@@ -692,7 +846,7 @@ def _writer(self:PgLedger):
         if self._dialing: self._drop(self._dialing[0])
         if self._spool is not None: self._spool.close()   # the lock goes; the file stays for the next gateway
 
-# %% ../nbs/05g_ledger.ipynb #0adb8dde
+# %% ../nbs/05g_ledger.ipynb #f58a7ec3
 @patch
 def recent(self:PgLedger, limit:int=50, **where) -> list[dict]:
     _known(where)
@@ -715,6 +869,44 @@ def spend(self:PgLedger, by:str='model', since:str|None=None) -> list[dict]:
     from psycopg.rows import dict_row
     sql, args = _spend_sql(by, since, '%s'), [since_utc(since)] if since else []
     with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur: return cur.execute(sql, args).fetchall()
+
+@patch
+def refusals(self:PgLedger, limit:int=50) -> list[dict]:
+    from psycopg.rows import dict_row
+    with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur:
+        return _refusal_rows(cur.execute(_REFUSALS_SQL.format(m='%s'), (int(limit),)).fetchall())
+
+@patch
+def _budget_tx(self:PgLedger, body, *args):
+    "As `Ledger._budget_tx`, on this gateway's own budget connection (one transaction at a time); a dropped connection is made again once."
+    with self._budget_lock:
+        for attempt in (1, 2):
+            try:
+                con = self._budget_con = self._connected(self._budget_con)
+                with con.transaction(), con.cursor() as cur: return body(cur, *args)
+            except self._pg.Error as e:
+                self._drop(self._budget_con); self._budget_con = None
+                if attempt == 2 or not self._gone(e):
+                    raise LedgerError(f'{self.path}: cannot use the budget tables: {self._said(e)}') from None
+
+@patch
+def hold_budget(self:PgLedger, token:str, period:str, since:str, usd:float, budget:float, hold_id:str, now:float,
+                ttl:float=HOLD_TTL) -> BudgetState:
+    "As `Ledger.hold_budget`, the period row locked `FOR UPDATE` until the hold is taken or refused."
+    return self._budget_tx(_take_hold, token, period, since, usd, budget, hold_id, now, ttl, '%s', ' FOR UPDATE')
+
+@patch
+def settle_budget(self:PgLedger, hold_id:str, token:str, period:str, usd:float) -> None:
+    self._budget_tx(_settle_hold, hold_id, token, period, usd, '%s')
+
+@patch
+def budget(self:PgLedger, token:str, period:str) -> dict: return self._budget_tx(_budget_state, token, period, '%s')
+
+@patch
+def close(self:PgLedger) -> None:
+    "Write what is queued, stop the writer and close the budget connection. Safe to call twice."
+    Ledger.close(self)
+    with self._budget_lock: self._drop(self._budget_con); self._budget_con = None
 
 def open_ledger(url:str|None=None) -> Ledger:
     "The ledger the settings name: PostgreSQL for a `postgresql://` `ledger.url`, else the SQLite file."

@@ -14,7 +14,7 @@ import httpx
 from .core import RamabanaError, ModelSpec
 from .errors import (GatewayError, BrokenStream, LlamaServerError, MalformedResponse, RateLimited,
                              UpstreamError, UpstreamUnavailable, classify_error, keep_secret, redact)
-from .chat import chunk, completion_to_chunks, parse_chunk
+from .chat import chunk, completion_to_chunks, json_bytes, json_loads, parse_chunk
 log = logging.getLogger('ramabana.upstream')
 
 # %% auto #0
@@ -252,8 +252,8 @@ class OpenAIChatUpstream(Upstream):
         return await self.base_url() + self.path
 
     def encode(self, body:dict, call:Call) -> bytes:
-        "The request's bytes: `prepare`d and serialised."
-        return json.dumps(self.prepare(body, call), separators=(',', ':'), ensure_ascii=False).encode()
+        "The request's bytes: `prepare`d and serialised (compact, non-ASCII as it is)."
+        return json_bytes(self.prepare(body, call))
 
     def error(self, status:int, text:str, headers, body:dict) -> GatewayError:
         "The `GatewayError` for an error answer (`status`, its body `text` and `headers`) to request `body`."
@@ -299,7 +299,7 @@ class OpenAIChatUpstream(Upstream):
                     raise self.error(r.status_code, (await r.aread()).decode('utf-8', 'replace'), r.headers, body)
                 if 'text/event-stream' not in r.headers.get('content-type', ''):
                     text = (await r.aread()).decode('utf-8', 'replace')
-                    try: resp = json.loads(text)
+                    try: resp = json_loads(text)
                     except ValueError: raise MalformedResponse(f'upstream answered 200 with something that is not JSON: {text[:200]!r}') from None
                     for ch in rd.whole(resp): yield ch
                     return

@@ -54,6 +54,9 @@ def browser(tmp_path_factory):
     os.environ.setdefault('SE_OFFLINE', 'true')   # Selenium Manager must not look for a driver online
     d = webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=DRIVER))
     d.set_script_timeout(30)
+    # a headless window never has the focus, and JupyterLab tracks its current notebook by focus: without this, Chromium
+    # 150 leaves `shell.currentWidget` null, and commands that act on the current notebook do nothing
+    d.execute_cdp_cmd('Emulation.setFocusEmulationEnabled', {'enabled': True})
     yield d
     d.quit()
 

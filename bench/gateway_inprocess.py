@@ -1,0 +1,59 @@
+"""The gateway in-process, for a profiler: `GatewayApp` called over raw ASGI, one request after another, in front of
+gateway_overhead.py's fake upstream (started here on loopback, in a process of its own).
+
+Run: `python bench/gateway_inprocess.py whole|stream [N]`, or under py-spy:
+`py-spy record -r 500 --format raw -o prof.txt -- python bench/gateway_inprocess.py stream 3000`.
+`whole` asks for a 4-token whole answer, `stream` for a 64-token stream. Prints the wall time a request, which on a
+shared machine is only good for comparing runs made one after the other.
+"""
+import asyncio, json, sys, tempfile, time
+from pathlib import Path
+import uvloop
+sys.path.insert(0, str(Path(__file__).parent))
+from gateway_overhead import free_port, start
+from ramabana.core import ModelSpec
+from ramabana.gateway import Gateway
+from ramabana.app import make_app
+from ramabana.ledger import Ledger
+
+def request(mode:str) -> bytes:
+    return json.dumps({'model': 'fake', 'messages': [{'role': 'user', 'content': 'hello'}], 'max_tokens': 64 if mode == 'stream' else 4,
+                       'stream': mode == 'stream'}).encode()
+
+async def one(app, raw:bytes) -> list:
+    "One request through `app`: what it sent back (the status, then the body's pieces)."
+    sent, done, first = [], asyncio.Event(), [True]
+    async def receive():
+        if first[0]: first[0] = False; return {'type': 'http.request', 'body': raw, 'more_body': False}
+        await done.wait(); return {'type': 'http.disconnect'}   # as a server says once the response has ended
+    async def send(m):
+        if m['type'] == 'http.response.start': sent.append(m['status'])
+        elif m['type'] == 'http.response.body':
+            sent.append(m['body'])
+            if not m.get('more_body'): done.set()
+    scope = {'type': 'http', 'method': 'POST', 'path': '/v1/chat/completions', 'query_string': b'', 'root_path': '',
+             'headers': [(b'content-type', b'application/json'), (b'content-length', str(len(raw)).encode())],
+             'client': ('127.0.0.1', 1), 'server': ('127.0.0.1', 2), 'scheme': 'http', 'http_version': '1.1'}
+    await app(scope, receive, send)
+    assert sent[0] == 200, sent[:2]
+    return sent
+
+async def run(mode:str, n:int, url:str):
+    gw = Gateway(ledger=Ledger(Path(tempfile.mkdtemp())/'ledger.sqlite'), models={'fake': ModelSpec('fake', 'llamacpp', base_url=url)})
+    app, raw = make_app(gw), request(mode)
+    for _ in range(30): out = await one(app, raw)   # warm-up: connections, capabilities, caches
+    if mode == 'stream': assert b''.join(out[1:]).count(b'data: ') == 64 + 2, out[-1][-200:]   # 64 tokens, the finish, [DONE]
+    t = time.perf_counter()
+    for _ in range(n): await one(app, raw)
+    print(f'{mode}: {(time.perf_counter() - t) / n * 1e6:.0f} µs a request ({n} requests)')
+    gw.ledger.close()
+
+def main(mode:str, n:int):
+    port = free_port()
+    up = start(['--serve-upstream', str(port)], f'http://127.0.0.1:{port}/health')
+    try: uvloop.run(run(mode, n, f'http://127.0.0.1:{port}'))
+    finally: up.terminate(); up.wait(10)
+
+if __name__ == '__main__':
+    if len(sys.argv) < 2 or sys.argv[1] not in ('whole', 'stream'): raise SystemExit(__doc__)
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1000)
