@@ -114,6 +114,7 @@ def test_scrub_placeholders(tmp_path):
              ('at 2030-05-01T12:03:04.5+00:00, checked 2026-11-29', 'at YYYY-MM-DDThh:mm:ss.f+hh:mm, checked 2026-11-29'),
              ('2030-04-30 and 12:03:04, not 15:47:54', 'YYYY-MM-DD and hh:mm:ss, not 15:47:54'),
              ("'created': 1796147044", "'created': …"),
+             ('call call-2607886f900b46dfa116a370 failed, key 0123456789abcdef0123456789abcdef', 'call call-… failed, key …'),
              ('\x1b[31mred\x1b[0m', 'red')]
     for raw, want in cases: assert sc(raw) == want, (raw, sc(raw), want)
     noisy = {'output_type': 'stream', 'name': 'stderr', 'text': 'socket.send() raised exception.\n' * 7}

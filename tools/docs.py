@@ -173,11 +173,14 @@ _re_datetime = re.compile(r'\b(\d{4})-(\d{2})-(\d{2})([T ])(\d{2}):(\d{2})(?::(\
 _re_date = re.compile(r'\b\d{4}-\d{2}-\d{2}\b')
 _re_time = re.compile(r'\b\d{2}:\d{2}:\d{2}(\.\d+)?\b')
 _re_epoch = re.compile(r'\b1[6-9]\d{8}(\.\d+)?\b')
+# ids a run draws at random (uuid4): a call's, an answer's, a tool call's, a hold's
+_re_id = re.compile(r'\b((?:call|chatcmpl|hold|ref|resp|msg|toolu|req)[-_])[0-9a-f]{12,32}\b|\b[0-9a-f]{32}\b'
+                    r'|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b')
 # asyncio's warning for each write to a connection its peer closed: how many a run writes is timing, not the example
 _re_noise = re.compile(r'^socket\.send\(\) raised exception\.\n?', re.M)
 
 class Scrub:
-    "Replace machine paths, loopback ports, addresses, dates and times in output text with placeholders; a value the sources write is kept."
+    "Replace machine paths, loopback ports, addresses, dates, times and random ids in output text with placeholders; a value the sources write is kept."
     def __init__(self, sources:str, root=ROOT, home=None, tmp=None, prefixes=None, today=None):
         import datetime as dt, sysconfig
         self.src = sources
@@ -215,6 +218,7 @@ class Scrub:
                              f'YYYY-MM-DD{m[4]}hh:mm' + (':ss' if m[7] else '') + ('.f' if m[8] else '') + ('Z' if m[9] == 'Z' else '+hh:mm' if m[9] else ''), s)
         s = _re_date.sub(lambda m: m[0] if self._kept(m[0]) else 'YYYY-MM-DD', s)
         s = _re_time.sub(lambda m: m[0] if self._kept(m[0]) else 'hh:mm:ss', s)
+        s = _re_id.sub(lambda m: m[0] if m[0] in self.src else (m[1] or '') + '…', s)
         return _re_epoch.sub(lambda m: m[0] if self._kept(m[0]) else '…', s)
 
     def outputs(self, outs:list) -> list:
