@@ -373,7 +373,7 @@ class doc_entries(Processor):
                 tg = t.targets if isinstance(t, ast.Assign) else [t.target] if isinstance(t, ast.AnnAssign) else []
                 if any(isinstance(n, ast.Name) and n.id == name for x in tg for n in ast.walk(x)):
                     lines = c.source.splitlines()[t.lineno - 1:t.end_lineno]
-                    if len(lines) > 12: lines = lines[:11] + ['    …']
+                    if len(lines) > 12: lines = lines[:11] + ['    ...']   # `…` is no Python: Pygments would mark it an error
                     return '\n'.join(lines), cid
         return name, None
 
