@@ -266,8 +266,10 @@ def test_docs_check_finds_what_the_run_left():
     import datetime as dt
     outs = [f'{ROOT}/nbs', f'{tempfile.gettempdir()}/tmpab12', '<A at 0x7f00aabbccdd>', f'{dt.date.today()}', 'at 12:34:56',
             'http://127.0.0.1:41234/v1', 'created 1796147044', 'http://127.0.0.1:8788/v1 at 15:47:54, /tmp/… and 0x…']
-    test = from_the_run(outs, sources="port 8788, the row at '15:47:54'")
-    assert len(test) == 7 and not [b for b in test if '8788' in b or '15:47' in b], test
+    src = "port 8788, the row at '15:47:54'"
+    # one output at a time: the checkout may itself sit in the temp folder, and then its path is found twice
+    assert not (missed := [o for o in outs[:-1] if not from_the_run([o], src)]), missed
+    assert from_the_run(outs[-1:], src) == [], from_the_run(outs[-1:], src)
 
 def test_docs_site_in_a_browser(browser, docs):
     "Every notebook has a page the sidebar reaches, with rendered prose and code and no directives; each page with examples shows what"
