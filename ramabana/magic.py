@@ -16,7 +16,7 @@ from .notebook import (Seen, find_notebook, session_path, read_notebook, nb_cell
                                block_of, shown_path, notebook_changes, changes_block, omit, seen_after, asking_cell,
                                set_compact, ramabana_cell)
 from .display import (CellView, TerminalShow, TurnResult, ipython_show, tool_line, run_turn, say, why,
-                              default_confirm, calls_table, ledger_rows, clip)
+                              default_confirm, calls_table, refusals_table, ledger_rows, clip)
 
 # %% auto #0
 __all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'cell_reader', 'Report',
@@ -280,13 +280,18 @@ def _reset(s:Session):
     if s.agent is not None: s.agent.reset()
     return Report('conversation cleared')
 
-@subcommand('calls', '[N]', 'the newest N (10) model calls from the ledger')
-def _calls(s:Session, n:str='10'):
+@subcommand('calls', '[N] [--refused]', 'the newest N (10) model calls from the ledger; --refused: the requests refused before a call')
+def _calls(s:Session, *args:str):
+    refused, rest = '--refused' in args, [a for a in args if a != '--refused']
+    if bad := [a for a in rest if a.startswith('-')]: raise MagicError(f'calls takes [N] [--refused], not {bad[0]!r}')
+    if len(rest) > 1: raise MagicError('usage: %ram calls [N] [--refused]')
+    n = rest[0] if rest else '10'
     # isdigit alone takes '²' for a digit, which int() refuses
     if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= 10_000: raise MagicError(f'calls takes a number from 1 to 10000, got {n!r}')
     be = s.agent.backend if s.agent is not None else None
     url = getattr(be, 'url', None) if be is not None and be.ready else None   # the gateway this conversation uses
-    return Report(calls_table(ledger_rows(int(n), url, be.api_key if url else None)))
+    rows = ledger_rows(int(n), url, be.api_key if url else None, refused=refused)
+    return Report(refusals_table(rows) if refused else calls_table(rows))
 
 @subcommand('explain', '', 'where each sampling value for the current model comes from')
 def _explain(s:Session):
