@@ -10,7 +10,7 @@ import json, time
 from .errors import GatewayError, InvalidRequest, ContextOverflow, UpstreamUnavailable, internal_error
 from .chat import content_text, json_bytes, json_loads, json_str, tool_args
 from .upstream import Native
-from .doors import Door, door_stream, check_auth, read_json, error_response
+from .doors import Door, door_stream, check_auth, client_address, read_json, error_response
 
 # %% auto #0
 __all__ = ['ANTHROPIC_ERRORS', 'STOP_REASONS', 'HOSTED_TOOLS', 'anthropic_error', 'error_reply', 'messages_to_chat',
@@ -314,7 +314,7 @@ class MessagesDoor(Door):
         return completion_to_message(ex.asm.completion(ex.model), ex.answered_as(req['model']), self.answer_id(ex))
     def error_body(self, e): return anthropic_error(e)
 
-# %% ../nbs/05j_dialects.ipynb #d8e4fa19
+# %% ../nbs/05j_dialects.ipynb #5ca18453
 def _request_text(body:dict) -> str:
     "The text a chat body puts in front of the model, without the template: messages, reasoning, tool calls and tools."
     parts = []
@@ -341,7 +341,10 @@ async def count_tokens(request):
         how = 'tokenizer' if n is not None else 'estimate'
         if n is None: n = estimate_tokens(text)
         return Response(json_bytes({'input_tokens': n}), headers={'x-ramabana-count': how}, media_type='application/json')
-    except GatewayError as e: return error_reply(e)
+    except GatewayError as e:
+        # a wrong token is counted as the doors count it: probing for a key here must show up in `calls --refused`
+        if e.status == 401: gw.refusals.record(e, door='count_tokens', client=client_address(request))
+        return error_reply(e)
     except Exception as e: return error_reply(internal_error(e, 'messages/count_tokens'))
 
 # %% ../nbs/05j_dialects.ipynb #0009e829
