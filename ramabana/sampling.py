@@ -4,10 +4,10 @@
 
 # %% ../nbs/01_sampling.ipynb #28332fd9
 from __future__ import annotations
-import json, math, difflib, dataclasses
+import json, math, difflib, dataclasses, functools
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 from fastcore.basics import patch
 from .core import ConfigError, ModelSpec, format_table, Config, load_config, catalog
 
@@ -17,8 +17,8 @@ __all__ = ['I32_MAX', 'U32_MAX', 'HOSTED_EFFORTS', 'FIELDS', 'COUPLED', 'CLIENT_
            'InferenceConfig', 'issue', 'read_field', 'extract_client_sampling', 'config_from_dict', 'SamplingLayer',
            'ParamSource', 'FieldSources', 'ModelSamplingContext', 'resolve_layers_with_sources',
            'with_hardcoded_defaults', 'reasoning_floor', 'reasoning_profile', 'agentic_temperature_ceiling',
-           'SamplingResult', 'sampling_for_request', 'UnknownProfile', 'SamplingTables', 'sampling_tables',
-           'profiles_of', 'rungs_for', 'Explanation', 'explain']
+           'SamplingResult', 'Rungs', 'fixed_rungs', 'sampling_for_request', 'UnknownProfile', 'SamplingTables',
+           'sampling_tables', 'profiles_of', 'rungs_for', 'Explanation', 'explain']
 
 # %% ../nbs/01_sampling.ipynb #62c643b7
 I32_MAX, U32_MAX = 2**31 - 1, 2**32 - 1
@@ -67,6 +67,11 @@ class InferenceConfig:
 
     def set_fields(self) -> dict:
         "The fields that hold a value, in declaration order."
+        return dict(self._set)
+
+    @functools.cached_property
+    def _set(self) -> dict:
+        "`set_fields`, computed once (the config is frozen); read it, never change it."
         return {k: v for k in FIELDS if (v := getattr(self, k)) is not None}
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(InferenceConfig))
@@ -147,6 +152,8 @@ def read_field(k:str, # the config field
 
 # %% ../nbs/01_sampling.ipynb #1f3c6477
 _ALIAS_OF = {c: tuple(a for a, f in ALIASES.items() if f == c) for c in ALIASES.values()}   # field -> its aliases
+_NAMES_OF = {k: (k, *_ALIAS_OF.get(k, ())) for k in FIELDS}   # field -> every key it may be sent under
+_READ = frozenset(FIELDS) | frozenset(ALIASES)
 
 def _sent_as(body:dict, k:str) -> str:
     "The key a client sent field `k` under: the field's own name, else its first alias present (else `k`)."
@@ -159,7 +166,10 @@ def extract_client_sampling(body, hosted:bool=False) -> tuple[InferenceConfig, l
         return InferenceConfig(), [issue('(body)', shown, 'rejected', 'the request body is not a JSON object, '
                                          'so no sampling field was read')]
     vals, issues = {}, []
+    sent = body.keys() & _READ   # most requests carry one or two sampling keys: only their fields are read
+    if not sent: return InferenceConfig(), issues
     for k in FIELDS:
+        if sent.isdisjoint(_NAMES_OF[k]): continue   # neither the field nor an alias: nothing to read or report
         key = _sent_as(body, k)
         for a in _ALIAS_OF.get(k, ()):
             if a != key and body.get(a) is not None:
@@ -219,6 +229,11 @@ class ParamSource:
     def __repr__(self): return f'ParamSource.layer({self.index})' if self.kind == 'layer' else f'ParamSource.{self.kind.upper()}'
 
 ParamSource.FLOOR, ParamSource.UNSET = ParamSource('floor'), ParamSource('unset')
+_LAYER_SOURCES = [ParamSource.layer(i) for i in range(len(SamplingLayer))]
+
+def _layer_source(i:int) -> ParamSource:
+    "`ParamSource.layer(i)`, made once for each rung of the ladder (sources are frozen: one object serves all requests)."
+    return _LAYER_SOURCES[i] if i < len(_LAYER_SOURCES) else ParamSource.layer(i)
 
 class FieldSources(dict):
     "A `ParamSource` for every config field; also readable as attributes (`sources.temperature`)."
@@ -247,13 +262,16 @@ def resolve_layers_with_sources(layers:Sequence[InferenceConfig|None], # highest
                                 floor:InferenceConfig, # what applies when no layer names a value
                                ) -> tuple[InferenceConfig, FieldSources]:
     "Fold `layers` over `floor` into one config, and the source of each field."
-    t, _ = _first(layers, 'temperature')
+    where = {}   # field -> index of the first layer that sets it: the lowest layers first, each higher one overwriting
+    for i in range(len(layers) - 1, -1, -1):
+        if layers[i] is not None: where.update(dict.fromkeys(layers[i]._set, i))
+    if (t := where.get('temperature')) is not None:
+        for k in COUPLED:
+            if k in layers[t]._set: where[k] = t
+            else: where.pop(k, None)
     vals, srcs = {}, FieldSources()
     for k in FIELDS:
-        if k in COUPLED and t is not None:
-            v = getattr(layers[t], k); i = None if v is None else t
-        else: i, v = _first(layers, k)
-        if i is not None: vals[k], srcs[k] = v, ParamSource.layer(i)
+        if (i := where.get(k)) is not None: vals[k], srcs[k] = layers[i]._set[k], _layer_source(i)
         elif (fv := getattr(floor, k)) is not None: vals[k], srcs[k] = fv, ParamSource.FLOOR
         else: srcs[k] = ParamSource.UNSET
     return InferenceConfig(**vals), srcs
@@ -367,6 +385,25 @@ def _model_layers(model, ctx):
 def _has_tools(body) -> bool:
     return isinstance(body, dict) and any(isinstance(body.get(k), list) and body.get(k) for k in ('tools', 'functions'))
 
+class Rungs(NamedTuple):
+    "The rungs of a ladder that no request changes, checked: all `sampling_for_request` reads of its other arguments."
+    cli: InferenceConfig|None
+    profile: InferenceConfig|None
+    user: InferenceConfig|None       # the model's rung when a person set its defaults
+    global_: InferenceConfig|None
+    auto: InferenceConfig|None       # the model's rung when ramabana guessed them
+    ctx: ModelSamplingContext
+    floor: InferenceConfig
+    profile_name: str|None           # the profile a `NAME:PROFILE` model name chose
+
+def fixed_rungs(*, cli=None, profile=None, model:ModelSpec|InferenceConfig|dict|None=None, global_=None,
+                ctx:ModelSamplingContext|None=None) -> Rungs:
+    "The rungs `sampling_for_request` would build from these arguments; a `ConfigError` for a wrong one, as it raises."
+    user, auto, ctx = _model_layers(model, ctx)
+    h = ctx.hosted
+    return Rungs(_rung(cli, 'cli sampling', h, stored=False), _rung(profile, 'profile', h), user,
+                 _rung(global_, 'global sampling', h), auto, ctx, _floor(ctx), getattr(model, 'profile', None))
+
 # %% ../nbs/01_sampling.ipynb #08859ae5
 # llama-server's sampler controls the ladder does not model (read from its /slots params, pinned build). A trusted
 # client may use them; an untrusted one would steer sampling around the gate with them (`samplers: ["top_k"]` drops
@@ -423,14 +460,15 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
                          global_=None, # the global defaults: InferenceConfig or dict
                          ctx:ModelSamplingContext|None=None, # overrides what is derived from a ModelSpec
                          trust_client:bool=True, # honour the client's sampling fields
+                         rungs:Rungs|None=None, # `fixed_rungs` of the arguments above, made once for many requests
                         ) -> SamplingResult:
     "Resolve the sampling ladder for one request: the patched body, the config, its sources and the issues."
-    user, auto, ctx = _model_layers(model, ctx)
-    h = ctx.hosted
-    client, issues = extract_client_sampling(body, h)
+    r = rungs or fixed_rungs(cli=cli, profile=profile, model=model, global_=global_, ctx=ctx)
+    ctx = r.ctx
+    client, issues = extract_client_sampling(body, ctx.hosted)
     if not trust_client and isinstance(body, dict): client, issues = _gate(client, issues, body)
-    layers = [_rung(cli, 'cli sampling', h, stored=False), client, _rung(profile, 'profile', h), user, _rung(global_, 'global sampling', h), auto]
-    cfg, srcs = resolve_layers_with_sources(layers, _floor(ctx))
+    layers = [r.cli, client, r.profile, r.user, r.global_, r.auto]
+    cfg, srcs = resolve_layers_with_sources(layers, r.floor)
     if (t := srcs['temperature']).kind == 'layer' and t.index != 1 and isinstance(body, dict):
         for k in COUPLED:   # a client penalty the coupling rule set aside: say so, it is not applied
             if getattr(client, k) is not None and srcs[k] != ParamSource.layer(1):
@@ -450,7 +488,7 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     out = {**_clean_body(body, issues, trust_client), **cfg.to_openai_json_patch()} if isinstance(body, dict) else body
     if ctx.hosted and isinstance(body, dict) and 'max_tokens' in out and body.get('max_tokens') is None and body.get('max_completion_tokens') is not None:
         out['max_completion_tokens'] = out.pop('max_tokens')   # the client's spelling: its endpoint may refuse the other
-    return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling, getattr(model, 'profile', None))
+    return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling, r.profile_name)
 
 # %% ../nbs/01_sampling.ipynb #32e04ca1
 BUILTIN_PROFILES: dict[str, InferenceConfig] = {
