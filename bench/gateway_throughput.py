@@ -35,6 +35,11 @@ def cpu_seconds(pid) -> float:
     f = open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()
     return (int(f[11]) + int(f[12])) / TICK
 
+def machine_busy() -> float:
+    "CPU seconds the whole machine has spent busy (all cores, every process) so far, from /proc/stat."
+    f = [int(x) for x in open('/proc/stat').readline().split()[1:]]
+    return (sum(f[:8]) - f[3] - f[4]) / TICK   # all but idle and iowait; guest time is already in user
+
 def _ms(v, unit): return float(v) * {'us': 1e-3, 'ms': 1.0, 's': 1e3}[unit]
 
 def wrk(url, body, conns, seconds, wrk_bin, prefix=None, headers=None):
@@ -87,30 +92,37 @@ def measure(name, url, pid, kinds, conns_list, seconds, wrk_bin, prefix, rows, h
         body = {'model': 'fake', 'messages': [{'role': 'user', 'content': 'hello'}], 'max_tokens': n, 'stream': stream}
         for conns in conns_list:
             wrk(url, body, conns, 1, wrk_bin, prefix, headers)   # warm up: connections, caches
-            c0, u0 = tree_cpu(pid) if pid else 0, cpu_seconds(upstream) if upstream else 0
+            c0, u0, m0 = tree_cpu(pid) if pid else 0, cpu_seconds(upstream) if upstream else 0, machine_busy()
+            t0 = time.perf_counter()
             rps, p50, p99, own = wrk(url, body, conns, seconds, wrk_bin, prefix, headers)
+            wall = time.perf_counter() - t0
+            c1, u1 = tree_cpu(pid) if pid else 0, cpu_seconds(upstream) if upstream else 0
+            # cores the rest of the machine used meanwhile: this script's own and other people's work
+            others = (machine_busy() - m0 - (c1 - c0) - (u1 - u0)) / wall - own if pid and upstream else None
             per_1k = lambda c: c / (rps * seconds) * 1000 if rps else None
-            cpu = per_1k(tree_cpu(pid) - c0) if pid else None
-            up_cpu = per_1k(cpu_seconds(upstream) - u0) if upstream else None
-            rows.append((name, kind, conns, rps, p50, p99, own, cpu, up_cpu))
+            rows.append((name, kind, conns, rps, p50, p99, own, per_1k(c1 - c0) if pid else None,
+                         per_1k(u1 - u0) if upstream else None, others))
 
 WHOLE, STREAM = ('whole', 4, False), ('stream 64', 64, True)
 SIZED = {'gateway': 'serve --workers {}', 'bare proxy': 'floor --workers {}', 'LiteLLM': 'LiteLLM --num_workers {}'}
 
 def scaling(rows) -> dict:
-    "For each server run at 1 and 2 workers: what 2 carry over 1, and the most 2 cores allow, printed; {(server, conns): (ratio, ceiling)}."
+    "For each server run at 1 and 2 workers: what 2 carry over 1, the most 2 cores allow, and the most the cores left by other processes allow; printed, and {(server, conns): (ratio, ceiling, left)}."
     at = {(r[0], r[2]): r for r in rows if r[1] == 'whole'}
     res = {}
     for label, name in SIZED.items():
         for c in (20, 100):
             one, two = at.get((name.format(1), c)), at.get((name.format(2), c))
             if not (one and two and one[3] and one[7] is not None and one[8] is not None): continue   # not run, or nothing answered
-            # two cores shared by the server, the upstream and wrk: at best 2 / (their CPU seconds a request) req/s
+            # two cores shared by the server, the upstream and wrk: at best 2 / (their CPU seconds a request) req/s; less
+            # what other processes took during the 2-worker run
             g, u, w = one[7], one[8], one[6] / one[3] * 1000   # CPU s per 1,000 requests: server, upstream, wrk
-            ceiling = 2000 / (g + u + w) / one[3]
+            cores = 2 - max(two[9] or 0, 0)
+            ceiling, left = 2000 / (g + u + w) / one[3], cores * 1000 / (g + u + w) / one[3]
             print(f'{label}, {c} connections: 2 workers carry {two[3] / one[3]:.2f}x 1 worker; 2 cores allow at most '
-                  f'{ceiling:.2f}x (2 cores / ({g:.2f} + {u:.2f} + {w:.2f}) CPU s per 1k requests of server, upstream and wrk)')
-            res[(label, c)] = (two[3] / one[3], ceiling)
+                  f'{ceiling:.2f}x (2 cores / ({g:.2f} + {u:.2f} + {w:.2f}) CPU s per 1k requests of server, upstream and wrk), '
+                  f'the {cores:.2f} cores other processes left during the 2-worker run {left:.2f}x')
+            res[(label, c)] = (two[3] / one[3], ceiling, left)
     return res
 
 def main(seconds:int=5, litellm:str|None=None):
@@ -157,14 +169,14 @@ def main(seconds:int=5, litellm:str|None=None):
                 finally: stop([ll[0]])
     finally: stop(procs)
     direct = {(k, c): r for n, k, c, r, *_ in rows if n == 'direct'}
-    print(f'{"path":22} {"answer":10} {"conns":>5} {"req/s":>7} {"p50 ms":>7} {"p99 ms":>8} {"vs direct":>9} {"CPU s/1k":>8} {"upstream":>8} {"wrk CPU":>7}')
-    for name, kind, conns, rps, p50, p99, own, cpu, up_cpu in rows:
+    print(f'{"path":22} {"answer":10} {"conns":>5} {"req/s":>7} {"p50 ms":>7} {"p99 ms":>8} {"vs direct":>9} {"CPU s/1k":>8} {"upstream":>8} {"wrk CPU":>7} {"others":>6}')
+    for name, kind, conns, rps, p50, p99, own, cpu, up_cpu, others in rows:
         ratio = f'{rps / direct[(kind, conns)]:8.2f}x' if (kind, conns) in direct else ''
-        f = lambda v: '' if v is None else f'{v:8.2f}'
-        print(f'{name:22} {kind:10} {conns:5} {rps:7.0f} {p50:7.2f} {p99:8.2f} {ratio:>9} {f(cpu):>8} {f(up_cpu):>8} {own*100:6.0f}%')
+        f = lambda v, w=8: '' if v is None else f'{v:{w}.2f}'
+        print(f'{name:22} {kind:10} {conns:5} {rps:7.0f} {p50:7.2f} {p99:8.2f} {ratio:>9} {f(cpu):>8} {f(up_cpu):>8} {own*100:6.0f}% {f(others, 6):>6}')
     print('pinned rows: the server measured and the upstream on core 0, wrk on core 1; workers rows: nothing pinned. '
           'CPU s/1k: CPU seconds of the server (and its workers) per 1,000 requests; upstream: the fake upstream\'s, likewise; '
-          'wrk CPU: the generator\'s share of a core')
+          'wrk CPU: the generator\'s share of a core; others: cores the rest of the machine used meanwhile')
     return rows, scaling(rows)
 
 if __name__ == '__main__':
