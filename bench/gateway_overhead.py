@@ -1,7 +1,8 @@
 """What the gateway adds on top of calling an upstream directly: per-request latency, per-chunk relay cost, throughput.
 
-Run: `python bench/gateway_overhead.py` (about five minutes). Optionally `--litellm VENV` adds a column for a LiteLLM proxy
-installed in that throwaway venv (see ../shared/FINDINGS.md). Three processes: a fast fake upstream (raw ASGI on
+Run: `python bench/gateway_overhead.py` (about five minutes; six with `--litellm`). Optionally `--litellm VENV` adds
+rows for a LiteLLM proxy installed in that throwaway venv (see ../shared/FINDINGS.md), at 1 and 2 workers in the
+throughput table beside `serve --workers`. Three processes: a fast fake upstream (raw ASGI on
 uvicorn), the gateway (the same code `ramabana serve` runs, ledger in a temporary dir), and this client. Each row
 compares going through the gateway with going straight to the same upstream.
 
