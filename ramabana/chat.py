@@ -173,7 +173,7 @@ def parse_chunk(data:str|bytes) -> dict:
     ch.raw = data if isinstance(data, bytes) else data.encode()
     return ch
 
-# %% ../nbs/05b_chat.ipynb #e62b31d2
+# %% ../nbs/05b_chat.ipynb #719f7b8b
 def _touch(ch):
     "Mark a chunk changed: its original bytes no longer say what it holds."
     if isinstance(ch, RawChunk): ch.raw = None
@@ -184,6 +184,10 @@ class ToolCallRepair:
 
     def __call__(self, ch:dict) -> dict|None:
         "Repair `ch` in place; return an extra chunk to send before it (the missing arguments), if any."
+        if not self.calls:   # no tool call so far: unless one starts here, nothing to repair and nothing owed (most chunks)
+            for c in ch.get('choices') or ():
+                if (d := c.get('delta')) and d.get('tool_calls'): break
+            else: return None
         extra = None
         for c in ch.get('choices') or ():
             d = c.get('delta') or {}
@@ -206,7 +210,7 @@ class ToolCallRepair:
                     for i in missing: self.calls[(c.get('index', 0), i)] = True
         return extra
 
-# %% ../nbs/05b_chat.ipynb #6b6b067e
+# %% ../nbs/05b_chat.ipynb #35b10bea
 class Assembler:
     "Folds `chat.completion.chunk`s into one `chat.completion` and its usage figures."
     def __init__(self): self.reset(); self.usage, self.timings, self.model = None, None, None
@@ -219,22 +223,22 @@ class Assembler:
     def add(self, ch:dict):
         "Take one chunk."
         if self.id is None: self.id = ch.get('id')
-        if self.model is None and isinstance(ch.get('model'), str) and ch['model']: self.model = ch['model']
-        if ch.get('usage'): self.usage = ch['usage']
-        if ch.get('timings'): self.timings = ch['timings']
+        if self.model is None and isinstance(m := ch.get('model'), str) and m: self.model = m
+        if (u := ch.get('usage')): self.usage = u
+        if (t := ch.get('timings')): self.timings = t
         for c in ch.get('choices') or ():
-            d = c.get('delta') or {}
-            if (t := d.get('content')): self.content.append(t)
-            if (t := d.get('reasoning_content')): self.reasoning.append(t)
-            for pos, tc in enumerate(d.get('tool_calls') or ()):
-                cur = self.tools.setdefault(tc.get('index', pos), {'id': None, 'type': 'function', 'function': {'name': '', 'arguments': ''}})
-                if tc.get('id'): cur['id'] = tc['id']
-                if tc.get('type'): cur['type'] = tc['type']
-                fn = tc.get('function') or {}
-                if fn.get('name'): cur['function']['name'] += fn['name']
-                if fn.get('arguments'): cur['function']['arguments'] += fn['arguments']
-            if isinstance(lp := c.get('logprobs'), dict) and isinstance(lp.get('content'), list): self.logprobs += lp['content']
-            if c.get('finish_reason'): self.finish = c['finish_reason']
+            if (d := c.get('delta')):   # an empty or missing delta adds nothing
+                if (t := d.get('content')): self.content.append(t)
+                if (t := d.get('reasoning_content')): self.reasoning.append(t)
+                for pos, tc in enumerate(d.get('tool_calls') or ()):
+                    cur = self.tools.setdefault(tc.get('index', pos), {'id': None, 'type': 'function', 'function': {'name': '', 'arguments': ''}})
+                    if tc.get('id'): cur['id'] = tc['id']
+                    if tc.get('type'): cur['type'] = tc['type']
+                    fn = tc.get('function') or {}
+                    if fn.get('name'): cur['function']['name'] += fn['name']
+                    if fn.get('arguments'): cur['function']['arguments'] += fn['arguments']
+            if (lp := c.get('logprobs')) is not None and isinstance(lp, dict) and isinstance(lp.get('content'), list): self.logprobs += lp['content']
+            if (f := c.get('finish_reason')): self.finish = f
 
     def message(self, content:str|None=None) -> dict:
         "The assistant message so far; `content` replaces the streamed text. A tool call that came without an id gets `call_<index>`."

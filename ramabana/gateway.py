@@ -26,13 +26,14 @@ from .limits import Admission, Limits, Refusals
 __all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'context_window', 'Target', 'Exchange', 'wants_usage',
            'check_model_allowed', 'server_of', 'usage_tokens']
 
-# %% ../nbs/05h_gateway.ipynb #5fc87ac7
+# %% ../nbs/05h_gateway.ipynb #823e84bf
 class Catalog(NamedTuple):
     "The models a gateway serves and the sampling tables, as read from config.toml at one moment."
     key: tuple          # the config file's path, mtime and size: a new key means read it again
     extra: tuple        # the extra models by name and identity, likewise
     models: dict        # name -> ModelSpec
     tables: dict        # the sampling tables of `[inference]` (`sampling_tables`)
+    memo: dict          # what follows from this catalog alone, worked out on first use: routes and their sampling rungs
 
 def named_tokens() -> dict[str, tuple]:
     "`[gateway.tokens]` with their secrets from the environment: NAME -> (secret, model patterns or None)."
@@ -87,7 +88,7 @@ class Gateway:
         self.limits = Limits(limits or {}, self.ledger, clock=clock, now=now)   # each limited token's windows and budget
         self.refusals = Refusals(self.ledger, now=now)   # what the doors refuse before a call, counted
         self._readbacks: set = set()           # sampling readbacks in flight (tasks)
-        self._upstreams: dict = {}             # model name -> (what the upstream was made from, the upstream)
+        self._upstreams: dict = {}             # model name -> (what the upstream was made from, the upstream, its model)
         self._client: httpx.AsyncClient|None = None
         self._seen: dict = {}                  # (task, purpose, model) -> message fingerprints of the previous request
         self._sent = collections.Counter()     # server -> requests sent to it (attempts), for the readback
@@ -111,13 +112,13 @@ class Gateway:
         "Close the upstreams and the shared HTTP client (the ledger belongs to whoever made it)."
         await self.settle()
         await self.limits.settled()   # the budget settlements of the calls that ended
-        for _, up in self._upstreams.values(): await up.aclose()
+        for _, up, _ in self._upstreams.values(): await up.aclose()
         self._upstreams.clear()
         if self._client is not None:
             await self._client.aclose()
             self._client = None
 
-# %% ../nbs/05h_gateway.ipynb #3d2b1061
+# %% ../nbs/05h_gateway.ipynb #bb9bee53
 @patch
 def catalog(self:Gateway) -> Catalog:
     "The models and sampling tables now: config.toml over the built-ins, and the extra models."
@@ -133,7 +134,7 @@ def catalog(self:Gateway) -> Catalog:
         from ramabana.sampling import sampling_tables   # lazy: keeps `import ramabana.gateway` light
         try:
             cfg = load_config()
-            c = self._catalog = Catalog(key, extra, {**catalog(cfg), **self.extra_models}, sampling_tables(cfg))
+            c = self._catalog = Catalog(key, extra, {**catalog(cfg), **self.extra_models}, sampling_tables(cfg), {})
         except ConfigError as e:   # config.toml is wrong: the operator's to fix, in a line naming file, table and key
             raise GatewayError(str(e), status=500, code='config_error') from None
         for m in c.models.values(): keep_secret(env=m.api_key_env)
@@ -144,32 +145,51 @@ def models(self:Gateway) -> dict[str, ModelSpec]:
     "Every model the gateway serves: the catalog (config.toml over the built-ins) and `models`."
     return self.catalog().models
 
-# %% ../nbs/05h_gateway.ipynb #3aaa768e
-@patch
-def spec(self:Gateway, name:str) -> ModelSpec:
-    "The model called `name` (or `name` less its `:PROFILE`), or a 404 `model_not_found` listing the known ones."
-    models = self.models()
+# %% ../nbs/05h_gateway.ipynb #a8403667
+def _spec_in(models:dict, name:str) -> ModelSpec:
     base, _ = split_profile(name, models)
     if base in models: return models[base]
     raise InvalidRequest(f"unknown model '{name[:100]}'; known models: {', '.join(sorted(models))}", status=404,
                          code='model_not_found', param='model')
 
 @patch
+def spec(self:Gateway, name:str) -> ModelSpec:
+    "The model called `name` (or `name` less its `:PROFILE`), or a 404 `model_not_found` listing the known ones."
+    return _spec_in(self.models(), name)
+
+@patch
 def route(self:Gateway, name:str) -> tuple[ModelSpec, dict]:
     "The engine's model for `name` (`NAME` or `NAME:PROFILE`), and the ladder's model, profile and global rungs."
+    c = self.catalog()
+    # the same tuple for every request while the catalog stands (read, never changed); only names that route are kept,
+    # so what clients send cannot grow it past the catalog's models and their profiles
+    if (hit := c.memo.get(('route', name))) is not None: return hit
     from ramabana.sampling import rungs_for, UnknownProfile
-    spec = asked = self.spec(name)   # a profile changes the sampling, never which server answers
+    spec = asked = _spec_in(c.models, name)   # a profile changes the sampling, never which server answers
     if name != spec.name: asked = dataclasses.replace(spec, name=name, profile=name[len(spec.name) + 1:])
-    try: return spec, dict(model=asked, **rungs_for(asked, self.catalog().tables))
+    try: res = c.memo[('route', name)] = spec, dict(model=asked, **rungs_for(asked, c.tables))
     except UnknownProfile as e:
         raise InvalidRequest(str(e), status=404, code='model_not_found', param='model') from None
+    return res
+
+@patch
+def prepared(self:Gateway, name:str, ladder:dict) -> tuple:
+    "The fixed sampling rungs of `ladder` (`route(name)`'s) and the model's timeouts, worked out once per catalog."
+    from ramabana.sampling import fixed_rungs   # lazy: keeps `import ramabana.gateway` light
+    memo = self._catalog.memo   # the catalog `route` just read: no second look at config.toml
+    hit = memo.get(('prepared', name))
+    if hit is not None and hit[0] is ladder and hit[1] is self.timeouts: return hit[2]
+    res = fixed_rungs(**ladder), self.timeouts.for_model(ladder['model'])   # a wrong stored rung: ConfigError, not kept
+    memo[('prepared', name)] = (ladder, self.timeouts, res)
+    return res
 
 @patch
 def upstream(self:Gateway, spec:ModelSpec) -> Upstream:
     "The upstream serving `spec` (one per model, made on first use, replaced when its profile changes)."
+    up = self._upstreams.get(spec.name)
+    if up is not None and up[2] is spec: return up[1]   # the very model it was made for (a ModelSpec is frozen)
     key = (spec.name, spec.runtime, spec.model_id, spec.base_url, spec.api_key_env, repr(sorted(spec.server.items())),
            spec.replicas)
-    up = self._upstreams.get(spec.name)
     if up is None or up[0] != key:
         if self._client is None: self._client = new_client()
         if spec.replicas:   # several servers of one model
@@ -177,9 +197,10 @@ def upstream(self:Gateway, spec:ModelSpec) -> Upstream:
             made = ReplicaSet(spec, self._client, timeouts=self.timeouts.for_model(spec), cooldown=self.breaker_cooldown,
                               clock=self.clock)
         else: made = upstream_for(spec, self._client)
-        self._upstreams[spec.name] = up = (key, made)
         self.breakers.pop(spec.name, None)   # a model defined anew starts with a closed circuit
-    return up[1]
+    else: made = up[1]
+    self._upstreams[spec.name] = (key, made, spec)
+    return made
 
 @patch
 def breaker(self:Gateway, name:str) -> Breaker:
@@ -192,7 +213,7 @@ def breaker(self:Gateway, name:str) -> Breaker:
 def circuits(self:Gateway) -> dict:
     "Each model's circuit (`Breaker.status`), and each server's for a model with replicas."
     res = {name: b.status() for name, b in sorted(self.breakers.items())}
-    for name, (_, up) in sorted(self._upstreams.items()):
+    for name, (_, up, _) in sorted(self._upstreams.items()):
         if hasattr(up, 'circuits'): res.setdefault(name, Breaker().status())['replicas'] = up.circuits()
     return res
 
@@ -298,10 +319,12 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
         log.info('call %s: capabilities of %s unknown (%s)', call.id, spec.name, e)
         caps = Capabilities(source='assumed')
     waited = time.perf_counter() - asked
-    try: s = sampling_for_request(body, trust_client=self.trust_client, **ladder)
+    try:
+        rungs, timeouts = self.prepared(name, ladder)
+        s = sampling_for_request(body, trust_client=self.trust_client, rungs=rungs)
     except ConfigError as e:   # the model's sampling table in config.toml is wrong: the operator's to fix, said plainly
         raise GatewayError(str(e), status=500, code='config_error') from None   # it names the model and the field
-    out = dict(s.body)
+    out = s.body   # a new dict already
     prov = s.provenance()
     prov.pop('issues', None)
     if s.issues: log.info('call %s: sampling fields changed: %s', call.id, json.dumps(s.issues, default=str))
@@ -315,7 +338,7 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
     if caps.prompt_progress: out['return_progress'] = True
     else: out.pop('return_progress', None)
     out['model'] = spec.model_id
-    return Target(spec, up, caps, out, prov, s.issues, self.timeouts.for_model(spec), waited)
+    return Target(spec, up, caps, out, prov, s.issues, timeouts, waited)
 
 @patch
 async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str='chat',

@@ -6,10 +6,10 @@ Docs: https://ramabana.github.io/ramabana/sampling.html.md"""
 
 # %% ../nbs/01_sampling.ipynb #28332fd9
 from __future__ import annotations
-import json, math, difflib, dataclasses
+import json, math, difflib, dataclasses, functools
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 from fastcore.basics import patch
 from .core import ConfigError, ModelSpec, format_table, Config, load_config, catalog
 
@@ -19,8 +19,8 @@ __all__ = ['I32_MAX', 'U32_MAX', 'HOSTED_EFFORTS', 'FIELDS', 'COUPLED', 'CLIENT_
            'InferenceConfig', 'issue', 'read_field', 'extract_client_sampling', 'config_from_dict', 'SamplingLayer',
            'ParamSource', 'FieldSources', 'ModelSamplingContext', 'resolve_layers_with_sources',
            'with_hardcoded_defaults', 'reasoning_floor', 'reasoning_profile', 'agentic_temperature_ceiling',
-           'SamplingResult', 'sampling_for_request', 'UnknownProfile', 'SamplingTables', 'sampling_tables',
-           'profiles_of', 'rungs_for', 'Explanation', 'explain']
+           'SamplingResult', 'Rungs', 'fixed_rungs', 'sampling_for_request', 'UnknownProfile', 'SamplingTables',
+           'sampling_tables', 'profiles_of', 'rungs_for', 'Explanation', 'explain']
 
 # %% ../nbs/01_sampling.ipynb #62c643b7
 I32_MAX, U32_MAX = 2**31 - 1, 2**32 - 1
@@ -69,9 +69,24 @@ class InferenceConfig:
 
     def set_fields(self) -> dict:
         "The fields that hold a value, in declaration order."
+        return dict(self._set)
+
+    @functools.cached_property
+    def _set(self) -> dict:
+        "`set_fields`, computed once (the config is frozen); read it, never change it."
         return {k: v for k in FIELDS if (v := getattr(self, k)) is not None}
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(InferenceConfig))
+_NONE = dict.fromkeys(FIELDS)
+
+def _config(vals:dict) -> InferenceConfig:
+    "The config of `vals`, already read and in `FIELDS` order with no None (owned by it from now on), made in one step."
+    # the frozen dataclass's __init__ sets all 18 fields one `object.__setattr__` at a time: ~3 µs, twice a request
+    c = object.__new__(InferenceConfig)
+    c.__dict__.update(_NONE)
+    c.__dict__.update(vals)
+    c.__dict__['_set'] = vals
+    return c
 _META = {f.name: f.metadata for f in dataclasses.fields(InferenceConfig)}
 COUPLED = ('presence_penalty', 'repeat_penalty', 'min_p')   # travel with the temperature they were tuned for
 CLIENT_AUTHORITATIVE = ('max_tokens', 'seed', 'reasoning_budget_tokens')  # what a request is, not how to sample
@@ -149,6 +164,8 @@ def read_field(k:str, # the config field
 
 # %% ../nbs/01_sampling.ipynb #1f3c6477
 _ALIAS_OF = {c: tuple(a for a, f in ALIASES.items() if f == c) for c in ALIASES.values()}   # field -> its aliases
+_NAMES_OF = {k: (k, *_ALIAS_OF.get(k, ())) for k in FIELDS}   # field -> every key it may be sent under
+_READ = frozenset(FIELDS) | frozenset(ALIASES)
 
 def _sent_as(body:dict, k:str) -> str:
     "The key a client sent field `k` under: the field's own name, else its first alias present (else `k`)."
@@ -161,7 +178,10 @@ def extract_client_sampling(body, hosted:bool=False) -> tuple[InferenceConfig, l
         return InferenceConfig(), [issue('(body)', shown, 'rejected', 'the request body is not a JSON object, '
                                          'so no sampling field was read')]
     vals, issues = {}, []
+    sent = body.keys() & _READ   # most requests carry one or two sampling keys: only their fields are read
+    if not sent: return InferenceConfig(), issues
     for k in FIELDS:
+        if sent.isdisjoint(_NAMES_OF[k]): continue   # neither the field nor an alias: nothing to read or report
         key = _sent_as(body, k)
         for a in _ALIAS_OF.get(k, ()):
             if a != key and body.get(a) is not None:
@@ -169,7 +189,7 @@ def extract_client_sampling(body, hosted:bool=False) -> tuple[InferenceConfig, l
         v, problem = read_field(k, body.get(key), hosted)
         if v is not None: vals[k] = v
         if problem: issues.append(issue(key, body[key], *problem))
-    return InferenceConfig(**vals), issues
+    return _config(vals), issues
 
 # %% ../nbs/01_sampling.ipynb #92bfc6ba
 def config_from_dict(d:dict|InferenceConfig|None, where:str='sampling', hosted:bool=False) -> InferenceConfig|None:
@@ -202,7 +222,7 @@ class SamplingLayer(str, Enum):
     @classmethod
     def from_index(cls, i:int) -> SamplingLayer:
         "The rung at index `i` of the ladder."
-        return list(cls)[i]
+        return _RUNGS[i]
 
 @dataclass(frozen=True)
 class ParamSource:
@@ -221,6 +241,13 @@ class ParamSource:
     def __repr__(self): return f'ParamSource.layer({self.index})' if self.kind == 'layer' else f'ParamSource.{self.kind.upper()}'
 
 ParamSource.FLOOR, ParamSource.UNSET = ParamSource('floor'), ParamSource('unset')
+_RUNGS = tuple(SamplingLayer)
+_LAYER_SOURCES = [ParamSource.layer(i) for i in range(len(SamplingLayer))]
+_ALL_UNSET = dict.fromkeys(FIELDS, ParamSource.UNSET)
+
+def _layer_source(i:int) -> ParamSource:
+    "`ParamSource.layer(i)`, made once for each rung of the ladder (sources are frozen: one object serves all requests)."
+    return _LAYER_SOURCES[i] if i < len(_LAYER_SOURCES) else ParamSource.layer(i)
 
 class FieldSources(dict):
     "A `ParamSource` for every config field; also readable as attributes (`sources.temperature`)."
@@ -249,16 +276,18 @@ def resolve_layers_with_sources(layers:Sequence[InferenceConfig|None], # highest
                                 floor:InferenceConfig, # what applies when no layer names a value
                                ) -> tuple[InferenceConfig, FieldSources]:
     "Fold `layers` over `floor` into one config, and the source of each field."
-    t, _ = _first(layers, 'temperature')
-    vals, srcs = {}, FieldSources()
+    where = {}   # field -> index of the first layer that sets it: the lowest layers first, each higher one overwriting
+    for i in range(len(layers) - 1, -1, -1):
+        if layers[i] is not None: where.update(dict.fromkeys(layers[i]._set, i))
+    if (t := where.get('temperature')) is not None:
+        for k in COUPLED:
+            if k in layers[t]._set: where[k] = t
+            else: where.pop(k, None)
+    vals, srcs, fs = {}, FieldSources(_ALL_UNSET), floor._set
     for k in FIELDS:
-        if k in COUPLED and t is not None:
-            v = getattr(layers[t], k); i = None if v is None else t
-        else: i, v = _first(layers, k)
-        if i is not None: vals[k], srcs[k] = v, ParamSource.layer(i)
-        elif (fv := getattr(floor, k)) is not None: vals[k], srcs[k] = fv, ParamSource.FLOOR
-        else: srcs[k] = ParamSource.UNSET
-    return InferenceConfig(**vals), srcs
+        if (i := where.get(k)) is not None: vals[k], srcs[k] = layers[i]._set[k], _layer_source(i)
+        elif k in fs: vals[k], srcs[k] = fs[k], ParamSource.FLOOR
+    return _config(vals), srcs
 
 # %% ../nbs/01_sampling.ipynb #0b83056a
 def with_hardcoded_defaults() -> InferenceConfig:
@@ -369,6 +398,25 @@ def _model_layers(model, ctx):
 def _has_tools(body) -> bool:
     return isinstance(body, dict) and any(isinstance(body.get(k), list) and body.get(k) for k in ('tools', 'functions'))
 
+class Rungs(NamedTuple):
+    "The rungs of a ladder that no request changes, checked: all `sampling_for_request` reads of its other arguments."
+    cli: InferenceConfig|None
+    profile: InferenceConfig|None
+    user: InferenceConfig|None       # the model's rung when a person set its defaults
+    global_: InferenceConfig|None
+    auto: InferenceConfig|None       # the model's rung when ramabana guessed them
+    ctx: ModelSamplingContext
+    floor: InferenceConfig
+    profile_name: str|None           # the profile a `NAME:PROFILE` model name chose
+
+def fixed_rungs(*, cli=None, profile=None, model:ModelSpec|InferenceConfig|dict|None=None, global_=None,
+                ctx:ModelSamplingContext|None=None) -> Rungs:
+    "The rungs `sampling_for_request` would build from these arguments; a `ConfigError` for a wrong one, as it raises."
+    user, auto, ctx = _model_layers(model, ctx)
+    h = ctx.hosted
+    return Rungs(_rung(cli, 'cli sampling', h, stored=False), _rung(profile, 'profile', h), user,
+                 _rung(global_, 'global sampling', h), auto, ctx, _floor(ctx), getattr(model, 'profile', None))
+
 # %% ../nbs/01_sampling.ipynb #08859ae5
 # llama-server's sampler controls the ladder does not model (read from its /slots params, pinned build). A trusted
 # client may use them; an untrusted one would steer sampling around the gate with them (`samplers: ["top_k"]` drops
@@ -425,14 +473,15 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
                          global_=None, # the global defaults: InferenceConfig or dict
                          ctx:ModelSamplingContext|None=None, # overrides what is derived from a ModelSpec
                          trust_client:bool=True, # honour the client's sampling fields
+                         rungs:Rungs|None=None, # `fixed_rungs` of the arguments above, made once for many requests
                         ) -> SamplingResult:
     "Resolve the sampling ladder for one request: the patched body, the config, its sources and the issues."
-    user, auto, ctx = _model_layers(model, ctx)
-    h = ctx.hosted
-    client, issues = extract_client_sampling(body, h)
+    r = rungs or fixed_rungs(cli=cli, profile=profile, model=model, global_=global_, ctx=ctx)
+    ctx = r.ctx
+    client, issues = extract_client_sampling(body, ctx.hosted)
     if not trust_client and isinstance(body, dict): client, issues = _gate(client, issues, body)
-    layers = [_rung(cli, 'cli sampling', h, stored=False), client, _rung(profile, 'profile', h), user, _rung(global_, 'global sampling', h), auto]
-    cfg, srcs = resolve_layers_with_sources(layers, _floor(ctx))
+    layers = [r.cli, client, r.profile, r.user, r.global_, r.auto]
+    cfg, srcs = resolve_layers_with_sources(layers, r.floor)
     if (t := srcs['temperature']).kind == 'layer' and t.index != 1 and isinstance(body, dict):
         for k in COUPLED:   # a client penalty the coupling rule set aside: say so, it is not applied
             if getattr(client, k) is not None and srcs[k] != ParamSource.layer(1):
@@ -452,7 +501,7 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     out = {**_clean_body(body, issues, trust_client), **cfg.to_openai_json_patch()} if isinstance(body, dict) else body
     if ctx.hosted and isinstance(body, dict) and 'max_tokens' in out and body.get('max_tokens') is None and body.get('max_completion_tokens') is not None:
         out['max_completion_tokens'] = out.pop('max_tokens')   # the client's spelling: its endpoint may refuse the other
-    return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling, getattr(model, 'profile', None))
+    return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling, r.profile_name)
 
 # %% ../nbs/01_sampling.ipynb #32e04ca1
 BUILTIN_PROFILES: dict[str, InferenceConfig] = {
