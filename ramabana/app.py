@@ -13,7 +13,7 @@ from .core import ConfigError, ModelSpec, get, is_loopback, load_config
 from .errors import GatewayError, InvalidRequest, UpstreamUnavailable, internal_error, log
 from .chat import json_bytes
 from .gateway import Gateway, context_window
-from .doors import CHAT_DOOR, Door, check_auth, client_address, error_response, read_json, serve_door
+from .doors import CHAT_DOOR, Door, check_auth, count_unauthorized, error_response, read_json, serve_door
 from .dialects import MessagesDoor, ResponsesDoor, count_tokens
 from .telemetry import call_tracer, metrics_for
 
@@ -143,7 +143,7 @@ def make_app(gw:Gateway,
         async def endpoint(request):
             try: return await f(request)
             except GatewayError as e:
-                if e.status == 401: gw.refusals.record(e, door=f.__name__, client=client_address(request))   # counted like the doors'
+                count_unauthorized(gw, e, request, f.__name__)   # counted like the doors'
                 return error_response(e)
         endpoint.__name__ = f.__name__
         return endpoint

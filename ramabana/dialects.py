@@ -10,7 +10,7 @@ import json, time
 from .errors import GatewayError, InvalidRequest, ContextOverflow, UpstreamUnavailable, internal_error
 from .chat import content_text, json_bytes, json_loads, json_str, tool_args
 from .upstream import Native
-from .doors import Door, door_stream, check_auth, client_address, read_json, error_response
+from .doors import Door, door_stream, check_auth, count_unauthorized, read_json, error_response
 
 # %% auto #0
 __all__ = ['ANTHROPIC_ERRORS', 'STOP_REASONS', 'HOSTED_TOOLS', 'anthropic_error', 'error_reply', 'messages_to_chat',
@@ -343,7 +343,7 @@ async def count_tokens(request):
         return Response(json_bytes({'input_tokens': n}), headers={'x-ramabana-count': how}, media_type='application/json')
     except GatewayError as e:
         # a wrong token is counted as the doors count it: probing for a key here must show up in `calls --refused`
-        if e.status == 401: gw.refusals.record(e, door='count_tokens', client=client_address(request))
+        count_unauthorized(gw, e, request, 'count_tokens')
         return error_reply(e)
     except Exception as e: return error_reply(internal_error(e, 'messages/count_tokens'))
 

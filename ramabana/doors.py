@@ -17,7 +17,8 @@ from .gateway import DISCARD, Exchange, Gateway
 # %% auto #0
 __all__ = ['DISCARDED', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response', 'call_headers',
            'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunk', 'ChatEvents', 'until_disconnect',
-           'EventStream', 'unless_gone', 'Door', 'refused_before_call', 'client_address', 'serve_door', 'ChatDoor']
+           'EventStream', 'unless_gone', 'Door', 'refused_before_call', 'client_address', 'count_unauthorized',
+           'serve_door', 'ChatDoor']
 
 # %% ../nbs/05i_doors.ipynb #12a83336
 async def read_json(request, limit:int):
@@ -278,6 +279,10 @@ def refused_before_call(e:GatewayError) -> bool:
 def client_address(request) -> str|None:
     "The address the request came from (no port), when the server knows it."
     return request.client.host if request.client else None
+
+def count_unauthorized(gw, e:GatewayError, request, door:str):
+    "Count `e` as a refusal when it is a missing or wrong token (401): how the endpoints beside the doors count theirs."
+    if e.status == 401: gw.refusals.record(e, door=door, client=client_address(request))
 
 async def serve_door(door:Door, request):
     "One request through `door`: checked, translated, sent through `open_call`, answered whole or streamed."
