@@ -182,8 +182,8 @@ def _kind(item) -> str: return 'row' if type(item) is dict else 'refusal' if typ
 def _write_items(con, items:list, insert:str, refuse:str, mark:str='?') -> None:
     "Rows, updates and refusals in order (a row, then its updates) through `con`, whose `execute`/`executemany` take `mark` placeholders."
     for kind, group in itertools.groupby(items, key=_kind):
-        if kind == 'row': con.executemany(insert, [tuple(_cell(r.get(k)) for k in _NAMES) for r in group])
-        elif kind == 'refusal': con.executemany(refuse, [tuple(_cell(r.fields.get(k)) for k in _REFUSAL_NAMES) for r in group])
+        if kind == 'row': con.executemany(insert, [tuple(map(_cell, map(r.get, _NAMES))) for r in group])
+        elif kind == 'refusal': con.executemany(refuse, [tuple(map(_cell, map(r.fields.get, _REFUSAL_NAMES))) for r in group])
         else:
             for u in group:
                 con.execute(f'UPDATE model_calls SET {", ".join(f"{k} = {mark}" for k in u.fields)} WHERE id = {mark}',
@@ -233,7 +233,7 @@ def _write_log(self:Ledger, f) -> None:
     if not self._logq: return
     rows = []
     while self._logq: rows.append(self._logq.popleft())
-    f.write(''.join(json.dumps(r, default=str) + '\n' for r in rows)); f.flush()
+    f.write(b''.join(_row_json(r) + b'\n' for r in rows).decode()); f.flush()
 
 @patch
 def _writer(self:Ledger):
@@ -258,8 +258,11 @@ def _writer(self:Ledger):
 
 _row_json = msgspec.json.Encoder(enc_hook=str).encode   # what JSON has no type for, as its str
 
+_AS_IS = frozenset((type(None), str, int, float))   # most of a row: the common case costs one set lookup
+
 def _cell(v):
     "A row's value as its column holds it: lists and dicts as JSON text, booleans as 0 or 1."
+    if type(v) in _AS_IS: return v
     return _row_json(v).decode() if isinstance(v, (list, dict)) else int(v) if isinstance(v, bool) else v
 
 def _settle(fut, ok=True):
