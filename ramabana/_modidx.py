@@ -1852,4 +1852,5 @@ d = { 'settings': { 'branch': 'main',
                                    'ramabana.upstream.new_client': ('upstream.html#new_client', 'ramabana/upstream.py'),
                                    'ramabana.upstream.register_upstream': ('upstream.html#register_upstream', 'ramabana/upstream.py'),
                                    'ramabana.upstream.server_root': ('upstream.html#server_root', 'ramabana/upstream.py'),
-                                   'ramabana.upstream.upstream_for': ('upstream.html#upstream_for', 'ramabana/upstream.py')}}}
+                                   'ramabana.upstream.upstream_for': ('upstream.html#upstream_for', 'ramabana/upstream.py'),
+                                   'ramabana.upstream.within': ('upstream.html#within', 'ramabana/upstream.py')}}}

@@ -20,7 +20,7 @@ log = logging.getLogger('ramabana.upstream')
 # %% auto #0
 __all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'Native', 'Call', 'new_client',
            'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes',
-           'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse', 'LocalHTTP', 'server_root']
+           'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse', 'within', 'LocalHTTP', 'server_root']
 
 # %% ../nbs/05d_upstream.ipynb #4bda2e54
 @dataclass(frozen=True)
@@ -331,7 +331,7 @@ class OpenAIChatUpstream(Upstream):
             raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
         if not rd.done: raise BrokenStream(f'the stream from {url} ended before the answer was complete (no finish reason, no [DONE])')
 
-# %% ../nbs/05d_upstream.ipynb #7459ef84
+# %% ../nbs/05d_upstream.ipynb #935fb808
 from urllib.parse import urlsplit
 
 class LocalResponse:
@@ -384,6 +384,11 @@ class _Stale(httpx.RemoteProtocolError):
     "A connection closed before any byte of the answer (`reused`: it was a kept-alive one)."
     def __init__(self, reused:bool, msg:str): super().__init__(msg); self.reused = reused
 
+async def within(aw, seconds:float):
+    "Await `aw`, or raise `asyncio.TimeoutError` after `seconds`; on Python 3.11+ in this task (no task made per wait, as `wait_for` does)."
+    if not hasattr(asyncio, 'timeout'): return await asyncio.wait_for(aw, seconds)
+    async with asyncio.timeout(seconds): return await aw
+
 class LocalHTTP:
     "A minimal keep-alive HTTP/1.1 client for plain-HTTP local servers; raises httpx's exception types."
     def __init__(self, timeout:httpx.Timeout=DEFAULT_TIMEOUT, max_idle:int=64):
@@ -406,7 +411,7 @@ class LocalHTTP:
             # a reset while pooled (the server was killed) leaves an exception, not an end, and uvloop may not call it closing
             if not r.at_eof() and not w.is_closing() and r.exception() is None: return (r, w), True
             w.close()
-        try: conn = await asyncio.wait_for(asyncio.open_connection(*key), self.timeout.connect)
+        try: conn = await within(asyncio.open_connection(*key), self.timeout.connect)
         except asyncio.TimeoutError: raise httpx.ConnectTimeout(f'connecting to {key[0]}:{key[1]} timed out') from None
         except OSError as e: raise httpx.ConnectError(f'{e.strerror or e}') from None
         return conn, False
@@ -423,12 +428,13 @@ class LocalHTTP:
         try:
             try: w.write(head)
             except RuntimeError as e: raise ConnectionResetError(str(e)) from None   # uvloop's word for a transport that is gone
-            return conn, await asyncio.wait_for(r.readuntil(b'\r\n\r\n'), self.timeout.read)
+            return conn, await within(r.readuntil(b'\r\n\r\n'), self.timeout.read)
+        # before OSError: on Python 3.11+ asyncio.TimeoutError is the builtin TimeoutError, an OSError
+        except asyncio.TimeoutError: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
             w.close()
             if reused: self.drop(key)   # the server closed kept-alive connections: the others are likely stale too
             raise _Stale(reused, f'Server disconnected without sending a response ({type(e).__name__})') from None
-        except asyncio.TimeoutError: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
         except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
         except asyncio.CancelledError: w.close(); raise   # the caller gave up: the half-used connection must not be pooled
 
