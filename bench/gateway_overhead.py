@@ -16,8 +16,10 @@ before each call, settled after it), their added p50 in alternating runs.
 
 Goals (issue 28): <= 0.8 ms p50 added per request and <= 5 us per streamed chunk (best of `--runs`); whole answers at 20
 connections >= 0.5x the bare proxy's req/s, at <= 2x its CPU an answer; 2 workers carrying >= 1.6x what 1 carries (the
-table says how much 2 cores allow at most); gateway RSS <= 80 MiB idle. The throughput table (bench/gateway_throughput.py, wrk) follows, with a
-"floor" row: the least any Python proxy on uvicorn does, which bounds what the gateway can carry next to direct.
+table says how much 2 cores allow at most); gateway RSS <= 80 MiB idle. The throughput table (bench/gateway_throughput.py, wrk) follows, with two
+floor rows: the bare proxy, the least any Python proxy on uvicorn does, which bounds what the gateway can carry next to
+direct; and the essentials (`essentials_app`), the bare proxy plus the work no gateway that reads answers and keeps a
+durable record can skip, which says how much of the gap to the bare proxy that work explains.
 """
 import argparse, asyncio, json, os, secrets, signal, socket, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -89,6 +91,56 @@ def proxy_app(upstream):
         await send({'type': 'http.response.start', 'status': int(head.split(b' ', 2)[1]), 'headers': [(b'content-type', b'application/json')]})
         await send({'type': 'http.response.body', 'body': rest})
     return app
+
+def essentials_app(upstream, db):
+    """The floor of a gateway that keeps a record: the bare proxy plus what any gateway doing this job does for an answer,
+    each the cheapest way, with nothing checked or counted: parse the request, ask for a stream, parse every event and
+    join the text, write the whole answer, commit one row of the ledger's table (WAL, synchronous=NORMAL, as the ledger)
+    before answering."""
+    import msgspec, sqlite3, uuid
+    from urllib.parse import urlsplit
+    from ramabana.ledger import Ledger
+    Ledger(db).close()   # the ledger's own table and indexes, made by the ledger
+    con = sqlite3.connect(db, check_same_thread=False)
+    con.execute('PRAGMA synchronous=NORMAL')
+    insert = ('INSERT INTO model_calls (id, time, model, upstream, status, stream, finish_reason, prompt_tokens, '
+              'completion_tokens, total_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+    dec, enc, u = msgspec.json.Decoder(), msgspec.json.Encoder(), urlsplit(upstream)
+    async def app(scope, receive, send):
+        if scope['type'] != 'http': return
+        t0 = time.perf_counter()
+        if scope['path'] == '/health':
+            await send({'type': 'http.response.start', 'status': 200, 'headers': []})
+            return await send({'type': 'http.response.body', 'body': b'ok'})
+        req = dec.decode(await read_body(receive))
+        if not (isinstance(req.get('model'), str) and isinstance(req.get('messages'), list)): raise ValueError('not a chat request')
+        out = enc.encode({**req, 'stream': True, 'stream_options': {'include_usage': True}})
+        r, w = await asyncio.open_connection(u.hostname, u.port)   # a new connection, as the bare proxy (llama-server closes it)
+        w.write(b'POST /v1/chat/completions HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n'
+                % len(out) + out)
+        data = await r.read()
+        w.close()
+        text, finish, usage = [], None, {}
+        for line in data.partition(b'\r\n\r\n')[2].split(b'\n'):
+            if not line.startswith(b'data: ') or line == b'data: [DONE]': continue
+            ch = dec.decode(line[6:])
+            for c in ch.get('choices') or ():
+                text.append(c.get('delta', {}).get('content') or '')
+                finish = c.get('finish_reason') or finish
+            usage = ch.get('usage') or usage
+        answer = enc.encode({'id': 'c1', 'object': 'chat.completion', 'created': 1, 'model': req['model'], 'usage': usage,
+                             'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': ''.join(text)}, 'finish_reason': finish}]})
+        with con: con.execute(insert, (uuid.uuid4().hex, time.strftime('%Y-%m-%dT%H:%M:%S'), req['model'], 'llamacpp', 200, 0,
+                                       finish, usage.get('prompt_tokens'), usage.get('completion_tokens'), (time.perf_counter() - t0) * 1e3))
+        await send({'type': 'http.response.start', 'status': 200, 'headers': [(b'content-type', b'application/json')]})
+        await send({'type': 'http.response.body', 'body': answer})
+    return app
+
+def serve_essentials(port, upstream):
+    "The essentials floor on `port`, its table in a temporary dir."
+    import uvicorn
+    app = essentials_app(upstream, Path(tempfile.mkdtemp())/'ledger.sqlite')
+    uvicorn.run(app, host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='off')
 
 def proxy_from_env():
     "The floor proxy in front of $BENCH_UPSTREAM: what each worker of `serve_proxy(workers=N)` runs."
@@ -238,10 +290,11 @@ def main(n_req=500, litellm=None, runs=3, seconds=5):
     from gateway_throughput import main as throughput
     rows, workers = throughput(seconds, litellm)
     at = {(r[0], r[1], r[2]): r for r in rows}
-    gw, fl = at[('gateway', 'whole', 20)], at[('floor: bare proxy', 'whole', 20)]
+    gw, fl, es = at[('gateway', 'whole', 20)], at[('floor: bare proxy', 'whole', 20)], at[('floor: the essentials', 'whole', 20)]
     two, ceiling, left = workers[('gateway', 20)]
     print(f'\nwhole answers at 20 connections: {gw[3]:.0f} req/s, {gw[3] / fl[3]:.2f}x the floor; server CPU {gw[7]:.2f} ms '
-          f'an answer, {gw[7] / fl[7]:.1f}x the floor\'s {fl[7]:.2f}')
+          f'an answer, {gw[7] / fl[7]:.1f}x the floor\'s {fl[7]:.2f}; the essentials: {es[3]:.0f} req/s, {es[7]:.2f} ms an '
+          f'answer (the gateway {gw[3] / es[3]:.2f}x its req/s at {gw[7] / es[7]:.1f}x its CPU)')
     checks = [('p50 added <= 0.8 ms', best_add <= 0.8), ('per chunk <= 5 us', best_per <= 5),
               ('whole answers x20 >= 0.5x the floor', gw[3] >= 0.5 * fl[3]), ('CPU an answer <= 2x the floor', gw[7] <= 2 * fl[7]),
               (f'2 workers >= 1.6x 1 worker (2 cores allow {ceiling:.2f}x, the cores left {left:.2f}x)', two >= 1.6), ('idle RSS <= 80 MiB', idle <= 80)]
@@ -351,6 +404,7 @@ if __name__ == '__main__':
         serve_gateway(int(sys.argv[2]), sys.argv[3], True, sys.argv[5])
     elif len(sys.argv) > 1 and sys.argv[1] == '--serve-gateway': serve_gateway(int(sys.argv[2]), sys.argv[3], sys.argv[4:] != ['off'])
     elif len(sys.argv) > 1 and sys.argv[1] == '--observe-cost': print(observe_cost())
+    elif len(sys.argv) > 1 and sys.argv[1] == '--serve-essentials': serve_essentials(int(sys.argv[2]), sys.argv[3])
     elif len(sys.argv) > 1 and sys.argv[1] == '--serve-proxy': serve_proxy(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]) if sys.argv[4:] else 1)
     else:
         ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])

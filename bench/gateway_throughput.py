@@ -2,7 +2,8 @@
 
 Run: `python bench/gateway_throughput.py` (about three minutes; five with `--litellm`; installs Debian's `wrk` first
 when it is missing and this runs as root). The fake upstream and the gateway are the ones `bench/gateway_overhead.py`
-runs. On two cores the load generator gets core 1 and the servers core 0 (`taskset`), so direct and gateway rows
+runs; two floors beside it: the bare proxy (bytes relayed) and the essentials (the bare proxy plus parsing the
+request and every event, the whole answer written, a row committed to SQLite). On two cores the load generator gets core 1 and the servers core 0 (`taskset`), so direct and gateway rows
 compare one server core each. For each path, answer kind (whole, or streamed with 64 tokens) and number of connections
 (1, 20, 100) the table shows wrk's req/s, p50 and p99, the server's and the upstream's CPU seconds per 1,000 requests
 (from /proc), and wrk's own CPU use, which says how far the generator was from being the limit.
@@ -138,6 +139,10 @@ def main(seconds:int=5, litellm:str|None=None):
         fl = start(['--serve-proxy', str(port), up], f'http://127.0.0.1:{port}/health', prefix=pin(0))
         measure('floor: bare proxy', f'http://127.0.0.1:{port}/v1/chat/completions', fl.pid, [WHOLE], (1, 20, 100), seconds, wrk_bin, pin(1), rows)
         stop([fl])
+        port = free_port()   # the bare proxy plus what any gateway doing this job does (gateway_overhead.essentials_app)
+        es = start(['--serve-essentials', str(port), up], f'http://127.0.0.1:{port}/health', prefix=pin(0))
+        measure('floor: the essentials', f'http://127.0.0.1:{port}/v1/chat/completions', es.pid, [WHOLE], (1, 20, 100), seconds, wrk_bin, pin(1), rows)
+        stop([es])
         port = free_port()
         gw = start(['--serve-gateway', str(port), up], f'http://127.0.0.1:{port}/health', prefix=pin(0))
         measure('gateway', f'http://127.0.0.1:{port}/v1/chat/completions', gw.pid, [WHOLE, STREAM], (1, 20, 100), seconds, wrk_bin, pin(1), rows)
