@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator, Iterable
 from .core import ModelSpec
 from .errors import (classify_error, GatewayError, RateLimited, SchemaRejected, ToolsRejected, MalformedResponse,
                              UpstreamError, BadToolCall)
-from .chat import chunk, usage, content_text, tool_args, Assembler
+from .chat import chunk, usage, content_text, tool_args, Assembler, json_bytes, json_loads
 from .replay import ReplayStore, replay_keys, store_for, strip_reasoning
 from .upstream import (Capabilities, Upstream, OpenAIChatUpstream, ChunkReader, Call, register_upstream, server_root)
 
@@ -667,8 +667,8 @@ class TranslatedReader(ChunkReader):
         self.dec, self.store, self.runtime, self.model, self.text, self.ids, self.raw = dec, store, runtime, model, '', [], raw
 
     def feed(self, data):
-        try: ev = json.loads(data)
-        except ValueError: raise MalformedResponse(f'{self.runtime} sent an event that is not JSON: {data[:200]!r}') from None
+        try: ev = json_loads(data)   # msgspec, as the chat chunks: 4 to 5 times the standard library's speed
+        except (ValueError, RecursionError): raise MalformedResponse(f'{self.runtime} sent an event that is not JSON: {data[:200]!r}') from None
         if self.raw is not None: self.raw.append(data)   # the event as it came, for a client of the same dialect
         return self._seen(self.dec.feed(ev))
 
@@ -718,7 +718,7 @@ class TranslatingUpstream(HostedUpstream):
         store, model = store_for(replay_file(task_path(call))), self.spec.model_id
         req = self.translator(model, lambda m: store.get(model, m, self.runtime)).request(body)
         if self.native(call): req = self.native_request(call.native.request, req)
-        return json.dumps(req, separators=(',', ':'), ensure_ascii=False).encode()
+        return json_bytes(req)   # compact, non-ASCII as it is
 
     def reader(self, body, call):
         raw = None
