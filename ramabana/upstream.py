@@ -341,17 +341,36 @@ class LocalResponse:
         te, cl = headers.get('transfer-encoding', ''), headers.get('content-length')
         self._chunked, self._left = 'chunked' in te.lower(), (int(cl) if cl and cl.isdigit() else None)
         self._done = not self._chunked and self._left == 0
+        self._timer = self._since = None   # the one timer of the body's reads; when the read under way began (None: none is)
+        self._expired = False
+
+    def _ring(self):
+        "The read timeout may have passed: abort the connection if a read has waited that long, else look again when it could."
+        self._timer = None
+        if self._since is None: return   # no read under way: the next one arms the timer again
+        loop = asyncio.get_running_loop()
+        if (at := self._since + self._timeout) > loop.time(): self._timer = loop.call_at(at, self._ring)
+        else: self._expired = True; self._conn[1].transport.abort()
 
     async def _read(self, coro):
-        "Await a read; past the read timeout the connection is aborted and `ReadTimeout` raised."
-        r, w = self._conn
-        h = asyncio.get_running_loop().call_later(self._timeout, w.transport.abort)
-        try: return await coro
+        "Await a read; one that waits past the read timeout aborts the connection and raises `ReadTimeout`."
+        # one timer for the whole body, moved on lazily, rather than one armed and cancelled per read: a stream of
+        # one event per chunk (llama-server's) makes two reads an event
+        loop = asyncio.get_running_loop()
+        self._since = loop.time()
+        if self._timer is None: self._timer = loop.call_at(self._since + self._timeout, self._ring)
+        try: data = await coro
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
-            if h.cancelled() or h.when() <= asyncio.get_running_loop().time(): raise httpx.ReadTimeout('read timed out') from None
+            if self._expired: raise httpx.ReadTimeout('read timed out') from None
             raise httpx.RemoteProtocolError(f'connection closed mid-answer: {type(e).__name__}') from None
         except asyncio.LimitOverrunError: raise httpx.RemoteProtocolError('a chunk header line is too long') from None
-        finally: h.cancel()
+        finally: self._since = None
+        if self._expired: raise httpx.ReadTimeout('read timed out')   # the abort ends a read with no bytes, not an error
+        return data
+
+    def _stop(self):
+        "The body is read, or abandoned: no more timing."
+        if self._timer is not None: self._timer.cancel(); self._timer = None
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         "The body, as it arrives."
@@ -461,7 +480,9 @@ class LocalHTTP:
             if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
         resp = LocalResponse(conn, status, hdrs, self.timeout.read)
         try: yield resp
-        finally: self._release(key, conn, resp._done and not resp._chunked and hdrs.get('connection', '').lower() != 'close')
+        finally:
+            resp._stop()
+            self._release(key, conn, resp._done and not resp._chunked and hdrs.get('connection', '').lower() != 'close')
 
     def drop(self, key=None):
         "Close idle connections (to `key`, or all)."
