@@ -174,12 +174,12 @@ def route(self:Gateway, name:str) -> tuple[ModelSpec, dict]:
 
 @patch
 def prepared(self:Gateway, name:str, ladder:dict) -> tuple:
-    "The fixed sampling rungs of `ladder` (`route(name)`'s) and the model's timeouts, worked out once per catalog."
+    "The fixed sampling rungs of `ladder` (`route(name)`'s), the model's timeouts and the ladder's memo (`remembered_sampling`), made once per catalog."
     from ramabana.sampling import fixed_rungs   # lazy: keeps `import ramabana.gateway` light
     memo = self._catalog.memo   # the catalog `route` just read: no second look at config.toml
     hit = memo.get(('prepared', name))
     if hit is not None and hit[0] is ladder and hit[1] is self.timeouts: return hit[2]
-    res = fixed_rungs(**ladder), self.timeouts.for_model(ladder['model'])   # a wrong stored rung: ConfigError, not kept
+    res = fixed_rungs(**ladder), self.timeouts.for_model(ladder['model']), {}   # a wrong stored rung: ConfigError, not kept
     memo[('prepared', name)] = (ladder, self.timeouts, res)
     return res
 
@@ -310,7 +310,7 @@ def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[Mode
 @patch
 async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None=None) -> Target:
     "Model `name` prepared for the checked request `body`: its sampling, reasoning history, schema and progress."
-    from ramabana.sampling import sampling_for_request   # lazy: keeps `import ramabana.gateway` light
+    from ramabana.sampling import remembered_sampling   # lazy: keeps `import ramabana.gateway` light
     spec, ladder = routed or self.route(name)
     up = self.upstream(spec)
     asked = time.perf_counter()   # a server not asked before is asked now: upstream time, not the gateway's
@@ -320,8 +320,8 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
         caps = Capabilities(source='assumed')
     waited = time.perf_counter() - asked
     try:
-        rungs, timeouts = self.prepared(name, ladder)
-        s = sampling_for_request(body, trust_client=self.trust_client, rungs=rungs)
+        rungs, timeouts, decided = self.prepared(name, ladder)
+        s = remembered_sampling(body, rungs, self.trust_client, decided)   # most requests send what others sent
     except ConfigError as e:   # the model's sampling table in config.toml is wrong: the operator's to fix, said plainly
         raise GatewayError(str(e), status=500, code='config_error') from None   # it names the model and the field
     out = s.body   # a new dict already

@@ -19,8 +19,9 @@ __all__ = ['I32_MAX', 'U32_MAX', 'HOSTED_EFFORTS', 'FIELDS', 'COUPLED', 'CLIENT_
            'InferenceConfig', 'issue', 'read_field', 'extract_client_sampling', 'config_from_dict', 'SamplingLayer',
            'ParamSource', 'FieldSources', 'ModelSamplingContext', 'resolve_layers_with_sources',
            'with_hardcoded_defaults', 'reasoning_floor', 'reasoning_profile', 'agentic_temperature_ceiling',
-           'SamplingResult', 'Rungs', 'fixed_rungs', 'sampling_for_request', 'UnknownProfile', 'SamplingTables',
-           'sampling_tables', 'profiles_of', 'rungs_for', 'Explanation', 'explain']
+           'SamplingResult', 'Rungs', 'fixed_rungs', 'sampling_for_request', 'sampled_body', 'request_key',
+           'remembered_sampling', 'UnknownProfile', 'SamplingTables', 'sampling_tables', 'profiles_of', 'rungs_for',
+           'Explanation', 'explain']
 
 # %% ../nbs/01_sampling.ipynb #62c643b7
 I32_MAX, U32_MAX = 2**31 - 1, 2**32 - 1
@@ -498,10 +499,43 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     if cap is not None and _has_tools(body) and t_src in ('floor', 'model_auto') and cfg.temperature > cap:
         ceiling = {'field': 'temperature', 'from': cfg.temperature, 'to': cap, 'source': t_src}
         cfg = dataclasses.replace(cfg, temperature=cap)
-    out = {**_clean_body(body, issues, trust_client), **cfg.to_openai_json_patch()} if isinstance(body, dict) else body
-    if ctx.hosted and isinstance(body, dict) and 'max_tokens' in out and body.get('max_tokens') is None and body.get('max_completion_tokens') is not None:
+    res = SamplingResult(body, cfg, srcs, issues, ctx, trust_client, ceiling, r.profile_name)
+    if isinstance(body, dict): res.body = sampled_body(body, res)
+    return res
+
+def sampled_body(body:dict, r:SamplingResult) -> dict:
+    "What goes upstream for the request `body` once the ladder decided `r`: its own keys less the sampling ones, and the config's."
+    out = {**_clean_body(body, r.issues, r.trust_client), **r.config.to_openai_json_patch()}
+    if r.ctx.hosted and 'max_tokens' in out and body.get('max_tokens') is None and body.get('max_completion_tokens') is not None:
         out['max_completion_tokens'] = out.pop('max_tokens')   # the client's spelling: its endpoint may refuse the other
-    return SamplingResult(out, cfg, srcs, issues, ctx, trust_client, ceiling, r.profile_name)
+    return out
+
+# %% ../nbs/01_sampling.ipynb #635043dc
+_LADDER_KEYS = _READ | frozenset(UNMODELLED_SAMPLERS)   # every key of a body the ladder may read
+_PLAIN = (int, str, bool, type(None))
+
+def request_key(body) -> tuple|None:
+    "What the sampling ladder reads of the request `body`, as a hashable key; None when a value there is not a plain scalar."
+    if not isinstance(body, dict): return None
+    key = []
+    for k in sorted(body.keys() & _LADDER_KEYS):
+        v, t = body[k], type(body[k])
+        if t is float: v = repr(v)
+        elif t not in _PLAIN: return None
+        key.append((k, t, v))
+    return tuple(key), _has_tools(body)
+
+def remembered_sampling(body, rungs:Rungs, trust_client:bool, memo:dict, size:int=256) -> SamplingResult:
+    "`sampling_for_request(body, rungs=rungs, trust_client=...)`, its decision taken from `memo` when a request with the same sampling fields came before."
+    key = request_key(body)
+    if key is None: return sampling_for_request(body, trust_client=trust_client, rungs=rungs)
+    key = (trust_client, key)
+    if (hit := memo.get(key)) is None:
+        res = sampling_for_request(body, trust_client=trust_client, rungs=rungs)
+        if len(memo) >= size: memo.pop(next(iter(memo)))   # the oldest goes: what clients send cannot grow it
+        memo[key] = dataclasses.replace(res, body=None)   # the decision, without this request's messages
+        return res
+    return dataclasses.replace(hit, body=sampled_body(body, hit))
 
 # %% ../nbs/01_sampling.ipynb #32e04ca1
 BUILTIN_PROFILES: dict[str, InferenceConfig] = {
