@@ -13,6 +13,7 @@ an answer moves by 20 to 30% between rounds, so only differences well beyond tha
 """
 import statistics, subprocess, sys, tempfile, time
 from pathlib import Path
+import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 from gateway_overhead import free_port, start
 from gateway_throughput import wrk, pin, cpu_seconds, stop, ensure_wrk
@@ -70,7 +71,6 @@ def main(rounds:int=5, seconds:int=4):
             url = f'http://127.0.0.1:{port}/v1/chat/completions'
             for _ in range(600):   # a POST: the door-only app answers every path
                 try:
-                    import httpx
                     if httpx.post(url, json=WHOLE, timeout=1).status_code == 200: break
                 except httpx.HTTPError: pass
                 time.sleep(0.05)
