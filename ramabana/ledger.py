@@ -239,12 +239,16 @@ def _write_log(self:Ledger, f) -> None:
 def _writer(self:Ledger):
     con = _connect(self.path)
     log = open(self.log_path, 'a', encoding='utf-8')
+    seen = 0   # the tickets handed over by the writer's last look
     try:
         while True:
-            self._wake.wait(self.interval)
+            woken = self._wake.wait(self.interval)
             self._wake.clear()
             closing = self._closing
-            self._commit(con)
+            # at a timed look, a row recorded since the last one is left to the event loop, which commits it the moment
+            # it is recorded: taking it would hold the lock while the loop's commits come, and send them the slow way
+            if woken or closing or self._out < seen: self._commit(con)
+            seen = self._n
             try:
                 self._write_log(log)
                 if self._since_ckpt >= 1000:   # commits on the event loop leave checkpoints to this thread
