@@ -342,6 +342,7 @@ class FakeLlamaServer(BackgroundServer):
         self.slots = [Slot(i, n_ctx//n_slots) for i in range(n_slots)]
         self.reply_fn = reply or _echo
         self.replies: deque = deque()
+        self.queued = 0   # requests waiting for a slot now
         self._last_reply: Reply|None = None   # what a continuation (a prefill of its start) continues
         self.faults: deque = deque()
         self.cancelled = 0  # requests abandoned by their client mid-way
@@ -486,15 +487,21 @@ def common_prefix(a:list, b:list) -> int:
     return n
 
 @patch
-async def _acquire(self:FakeLlamaServer, toks:list, id_slot:int|None) -> Slot:
-    "Wait for a slot for these prompt tokens and mark it busy."
-    while True:
-        idle = [s for s in self.slots if not s.busy and id_slot in (None, -1, s.id)]
-        if idle:
-            s = max(idle, key=lambda s: common_prefix(s.tokens, toks))
-            s.busy,s.id_task = True,next(self._ids)
-            return s
-        await asyncio.sleep(0.01)  # the slots are single-threaded on the server's loop: poll until one frees up
+async def _acquire(self:FakeLlamaServer, toks:list, id_slot:int|None, gone=None) -> Slot|None:
+    "Wait for a slot for these prompt tokens and mark it busy; None once `gone()` says the client left while it waited."
+    self.queued += 1
+    try:
+        while True:
+            idle = [s for s in self.slots if not s.busy and id_slot in (None, -1, s.id)]
+            if idle:
+                s = max(idle, key=lambda s: common_prefix(s.tokens, toks))
+                s.busy,s.id_task = True,next(self._ids)
+                return s
+            # a request whose client left is dropped, as llama-server drops it: served later, it would take the
+            # scripted answer meant for the next request
+            if gone is not None and await gone(): return None
+            await asyncio.sleep(0.01)  # the slots are single-threaded on the server's loop: poll until one frees up
+    finally: self.queued -= 1
 
 # %% ../nbs/04_testing.ipynb #39534750
 class _ASGI:
@@ -537,7 +544,8 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
         ra = opts.get('retry_after', 1)
         return await _error(status, msg, typ, headers=None if ra is None else {'Retry-After': str(ra)})(scope, receive, send)
     toks = [token_id(p) for p in toy_tokenize(self.render(body))]
-    slot = await self._acquire(toks, body.get('id_slot'))
+    slot = await self._acquire(toks, body.get('id_slot'), req.is_disconnected)
+    if slot is None: return   # nobody to answer
     try:
         n = len(toks)
         slot.params = slot_params(body)  # before the context check: a refused request overwrites them too, as on the real server
