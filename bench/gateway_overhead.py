@@ -172,9 +172,9 @@ def serve_gateway(port, upstream, metrics=True, limits=None):
     gw = Gateway(ledger=Ledger(d/'ledger.sqlite'), models={'fake': fake}, **kw)
     uvicorn.run(make_app(gw, metrics=metrics), host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='on')
 
-def start(args, url, env=None, prefix=()):
-    "This script with `args` in a process of its own (behind `prefix`, e.g. taskset), once `url` answers."
-    p = subprocess.Popen([*prefix, sys.executable, __file__, *args], env={**os.environ, **(env or {})})
+def start(args, url, env=None, prefix=(), script=__file__):
+    "`script` (this one by default) with `args` in a process of its own (behind `prefix`, e.g. taskset), once `url` answers."
+    p = subprocess.Popen([*prefix, sys.executable, script, *args], env={**os.environ, **(env or {})})
     for _ in range(600):
         try:
             if httpx.get(url, timeout=1).status_code < 500: return p

@@ -11,11 +11,10 @@ Run: `python bench/gateway_parts.py [ROUNDS]` (default 5 rounds of 4 s each; abo
 on core 1, as in gateway_throughput.py. Prints each server's median and its rounds: on a shared virtual machine the CPU
 an answer moves by 20 to 30% between rounds, so only differences well beyond that say anything.
 """
-import statistics, subprocess, sys, tempfile, time
+import statistics, sys, tempfile
 from pathlib import Path
-import httpx
 sys.path.insert(0, str(Path(__file__).parent))
-from gateway_overhead import free_port, start
+from gateway_overhead import free_port, serve_gateway, start
 from gateway_throughput import wrk, pin, cpu_seconds, stop, ensure_wrk
 
 WHOLE = {'model': 'fake', 'messages': [{'role': 'user', 'content': 'hello'}], 'max_tokens': 4, 'stream': False}
@@ -46,16 +45,14 @@ def serve(part:str, port:int, upstream:str):
     from ramabana.upstream import Capabilities, FunctionUpstream, register_upstream
     kw = dict(host='127.0.0.1', port=port, log_level='warning', access_log=False)
     if part == 'door only': return uvicorn.run(door_only_app(), lifespan='off', **kw)
-    ledger = Ledger(Path(tempfile.mkdtemp())/'ledger.sqlite')
-    if part == 'gateway':
-        gw = Gateway(ledger=ledger, models={'fake': ModelSpec('fake', 'llamacpp', base_url=upstream, price=dict(input=1.0, output=2.0))})
-    else:   # the fake upstream's answer, from a function: four tokens, the finish, the usage
-        register_upstream('function', FunctionUpstream)
-        gw = Gateway(ledger=ledger, models={'fake': ModelSpec('fake', 'function', price=dict(input=1.0, output=2.0))})
-        up = gw.upstream(gw.spec('fake'))
-        up.caps = Capabilities(source='props')
-        up.fn = lambda body: [*(chunk({'content': f't{i} '}) for i in range(4)), chunk(finish='stop'),
-                              chunk(usage={'prompt_tokens': 5, 'completion_tokens': 4, 'total_tokens': 9})]
+    if part == 'gateway': return serve_gateway(port, upstream)   # as gateway_overhead.py serves it
+    # the fake upstream's answer, from a function: four tokens, the finish, the usage
+    register_upstream('function', FunctionUpstream)
+    gw = Gateway(ledger=Ledger(Path(tempfile.mkdtemp())/'ledger.sqlite'), models={'fake': ModelSpec('fake', 'function', price=dict(input=1.0, output=2.0))})
+    up = gw.upstream(gw.spec('fake'))
+    up.caps = Capabilities(source='props')
+    up.fn = lambda body: [*(chunk({'content': f't{i} '}) for i in range(4)), chunk(finish='stop'),
+                          chunk(usage={'prompt_tokens': 5, 'completion_tokens': 4, 'total_tokens': 9})]
     uvicorn.run(make_app(gw), lifespan='on', **kw)
 
 def main(rounds:int=5, seconds:int=4):
@@ -64,16 +61,11 @@ def main(rounds:int=5, seconds:int=4):
     procs = [start(['--serve-upstream', str(up_port)], up + '/health', prefix=pin(0))]
     servers, got = {}, {p: [] for p in PARTS}
     try:
-        for part in PARTS:
+        for part in PARTS:   # the door-only app answers every path, /health too
             port = free_port()
-            p = subprocess.Popen([*pin(0), sys.executable, __file__, '--serve', part, str(port), up])
+            p = start(['--serve', part, str(port), up], f'http://127.0.0.1:{port}/health', prefix=pin(0), script=__file__)
             procs.append(p)
             url = f'http://127.0.0.1:{port}/v1/chat/completions'
-            for _ in range(600):   # a POST: the door-only app answers every path
-                try:
-                    if httpx.post(url, json=WHOLE, timeout=1).status_code == 200: break
-                except httpx.HTTPError: pass
-                time.sleep(0.05)
             servers[part] = p, url
             wrk(url, WHOLE, 20, 1, wrk_bin, pin(1))   # warm up
         for _ in range(rounds):
