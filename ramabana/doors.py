@@ -79,23 +79,23 @@ def call_headers(ex:Exchange) -> dict:
     if ex.admission is not None: h.update(ex.admission.headers)
     return h
 
-# %% ../nbs/05i_doors.ipynb #0d7e81e5
+# %% ../nbs/05i_doors.ipynb #bbfc8634
 def commits(ch:dict, progress:bool) -> bool:
     "Whether `ch` is worth starting the client's response for: content, a finish, or progress the client asked for."
     return has_output(ch) or bool(progress and ch.get('prompt_progress'))
 
 async def head_of(agen, progress:bool) -> list:
-    "The chunks up to the first one that commits the response; an error before it keeps its own status."
+    "The chunks of `agen`'s lists (`Exchange.batches`) up to the first list with one that commits the response; an error before it keeps its own status."
     head = []
-    async for ch in agen:
-        if ch is DISCARD:   # the client has seen none of it
+    async for got in agen:
+        if got and got[0] is DISCARD:   # alone in its list; the client has seen none of what came before
             head.clear()
             continue
-        head.append(ch)
-        if commits(ch, progress): break
+        head += got
+        if any(commits(ch, progress) for ch in got): break
     return head
 
-# %% ../nbs/05i_doors.ipynb #0bff33a5
+# %% ../nbs/05i_doors.ipynb #5373fa39
 _END = object()
 
 class Channel:
@@ -126,11 +126,11 @@ class Channel:
         return items
 
 async def bursts(agen, nowait:bool=False, maxsize:int=512) -> AsyncIterator[tuple[list, bool]]:
-    "Items of `agen` in lists of whatever is ready together, and whether it ended; `nowait`: the first list may be empty."
-    q = Channel(maxsize)
+    "The items in `agen`'s lists, in one list of whatever is ready together, and whether it ended; `nowait`: the first list may be empty."
+    q = Channel(maxsize)   # of `agen`'s lists
     async def pump():
         try:
-            async for ch in agen: await q.put(ch)
+            async for got in agen: await q.put(got)
             await q.put(_END)
         except Exception as e: await q.put(e)   # handed over, and raised where the client's stream is written
     task = asyncio.create_task(pump())
@@ -139,13 +139,15 @@ async def bursts(agen, nowait:bool=False, maxsize:int=512) -> AsyncIterator[tupl
             await asyncio.sleep(0)   # one turn for the pump: what the upstream already sent joins the first write
             if not q.buf: yield [], False
         while True:
-            items = await q.take_all()
-            last = items[-1]
+            lists = await q.take_all()
+            last = lists[-1]
+            if last is _END or isinstance(last, Exception): lists.pop()
+            items = lists[0] if len(lists) == 1 else [x for got in lists for x in got]
             if last is _END:
-                yield items[:-1], True
+                yield items, True
                 return
             if isinstance(last, Exception):
-                if len(items) > 1: yield items[:-1], False
+                if items: yield items, False
                 raise last
             yield items, False
     finally:
@@ -269,7 +271,7 @@ class Door:
         "An error as this door answers it."
         return error_response(e, headers, self.error_body(e))
 
-# %% ../nbs/05i_doors.ipynb #5bd5d9ad
+# %% ../nbs/05i_doors.ipynb #a32cd6d2
 REFUSED = (401, 403, 429)   # refused before a call starts: counted by the gateway's `Refusals`, not a call row
 
 def refused_before_call(e:GatewayError) -> bool:
@@ -297,7 +299,7 @@ async def serve_door(door:Door, request):
         ex.call.info.update(notes)
         ex.progress, ex.discard_ok = door.progress(body), ex.discard_ok and door.relays_discard
         door.prepare(ex, req)
-        agen = ex.chunks()
+        agen = ex.batches()
         async def answer():   # a stream's head, or a whole answer
             head = await head_of(agen, door.progress(body))
             if not ex.stream:

@@ -17,8 +17,8 @@ from .errors import (BadToolCall, BrokenStream, CircuitOpen, ContextOverflow, Ga
 from .chat import has_output
 
 # %% auto #0
-__all__ = ['LOCAL_FLOOR', 'Retries', 'Step', 'worth_another_model', 'counts_against', 'next_step', 'Timeouts', 'watch', 'Breaker',
-           'prefix_of', 'continuation', 'Seam']
+__all__ = ['LOCAL_FLOOR', 'Retries', 'Step', 'worth_another_model', 'counts_against', 'next_step', 'Timeouts', 'any_output',
+           'watch', 'Breaker', 'prefix_of', 'continuation', 'Seam']
 
 # %% ../nbs/05e_failover.ipynb #0d38edb9
 class Retries(NamedTuple):
@@ -114,8 +114,14 @@ def _deadline(t:Timeouts, t0:float, last:float|None, token:bool) -> tuple[float|
     if not token and t.first_token: cands.append((t0 + t.first_token, 'first_token'))
     return min(cands) if cands else (None, '')
 
-async def watch(agen, t:Timeouts, where:str='the upstream') -> AsyncIterator[dict]:
-    "The chunks of `agen`, or `UpstreamTimeout` when it stays silent past one of the deadlines in `t`."
+def any_output(batch:list) -> bool:
+    "Whether a list of chunks has one with output (`has_output`)."
+    return any(map(has_output, batch))
+
+async def watch(agen, t:Timeouts, where:str='the upstream',
+                produced:Callable=has_output   # whether an item of `agen` brought a token; `any_output` for lists of chunks
+               ) -> AsyncIterator:
+    "The items of `agen`, or `UpstreamTimeout` when it stays silent past one of the deadlines in `t`."
     loop = asyncio.get_running_loop()
     t0, last, token = loop.time(), None, False
     waiter = timer = kind = None   # the task waiting on `agen` now; the one timer; the limit that passed
@@ -144,7 +150,7 @@ async def watch(agen, t:Timeouts, where:str='the upstream') -> AsyncIterator[dic
                 finally: waiter = None
                 if last is None and timer is not None: timer.cancel(); timer = None   # the first event may bring the deadline forward
                 last = loop.time()
-                token = token or has_output(ch)
+                token = token or produced(ch)
                 yield ch
         finally:
             if timer is not None: timer.cancel()

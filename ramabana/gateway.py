@@ -16,7 +16,8 @@ from .core import ModelSpec, ConfigError, catalog, config_path, get, load_config
 from .errors import (CircuitOpen, ContextOverflow, GatewayError, InvalidRequest, UpstreamError,
                              UpstreamUnavailable, keep_secret, log)
 from .chat import Assembler, ToolCallRepair, has_output
-from .failover import Breaker, Retries, Seam, Timeouts, continuation, counts_against, next_step, prefix_of, watch
+from .failover import (Breaker, Retries, Seam, Timeouts, any_output, continuation, counts_against, next_step,
+                               prefix_of, watch)
 from .replay import ReplayStore, prepare_history, store_for
 from .upstream import Call, Capabilities, Upstream, new_client, upstream_for
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso, open_ledger
@@ -375,20 +376,20 @@ def server_of(spec:ModelSpec) -> str:
     return spec.base_url or spec.name
 
 @patch
-async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[dict]:
-    "One attempt on `t` with `body`: its chunks, watched for silence, counted for its server, its waits timed."
+async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[list[dict]]:
+    "One attempt on `t` with `body`: its chunks in the lists they came in, watched for silence, counted for its server, its waits timed."
     gw, server, clock = self.gw, server_of(t.spec), time.perf_counter
     gw._sent[server] += 1
     gw._inflight[server] += 1
     asked = clock()   # when the upstream was last asked for more; None while the gateway holds a chunk
     try:
-        agen = t.up.stream(body, self.call)
-        if not getattr(t.up, 'watches_itself', False): agen = watch(agen, t.timeouts, t.spec.name)
+        agen = t.up.batches(body, self.call)
+        if not getattr(t.up, 'watches_itself', False): agen = watch(agen, t.timeouts, t.spec.name, produced=any_output)
         async with contextlib.aclosing(agen):
-            async for ch in agen:
+            async for got in agen:
                 self.upstream_s += clock() - asked
                 asked = None
-                yield ch
+                yield got
                 asked = clock()
     finally:
         if asked is not None: self.upstream_s += clock() - asked   # the wait that ended the attempt, or failed it
@@ -454,16 +455,18 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
                 prefix = prefix_of(self.asm) if prefills else None
                 if prefix is None:
                     if self.committed and not self.discard_ok: raise failure or last
-                    yield DISCARD
+                    yield [DISCARD]
             self.switch(t)
             used = len(self.asm.content)   # chunks of text so far: about as many tokens of the client's limit
             send, seam = (continuation(body, prefix, used), Seam(prefix, t.caps.prefill_echo)) if prefix else (body, None)
             started = time.perf_counter()
             try:
-                async for ch in self.attempt(t, send):
-                    if seam is not None and (ch := seam(ch)) is None: continue
-                    if 'prompt_progress' in ch and not self.progress: continue   # asked for the deadlines' sake
-                    yield ch
+                async for got in self.attempt(t, send):
+                    if seam is not None or not self.progress:
+                        if seam is not None: got = [c for ch in got if (c := seam(ch)) is not None]
+                        if not self.progress: got = [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
+                        if not got: continue
+                    yield got
             except GatewayError as e:
                 last = e
                 if counts_against(e): br.failed()
@@ -496,25 +499,35 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
                 return
     raise failure or last
 
-# %% ../nbs/05h_gateway.ipynb #f751cdf6
+# %% ../nbs/05h_gateway.ipynb #352f50e0
 @patch
-async def chunks(self:Exchange) -> AsyncIterator[dict]:
-    "The answer's chunks (and `DISCARD` events), repaired and assembled as they pass."
+async def batches(self:Exchange) -> AsyncIterator[list[dict]]:
+    "The answer's chunks in the lists they came in (a `DISCARD` alone in its list), repaired and assembled as they pass."
     repair = ToolCallRepair()
-    async for ch in self.answers():
-        if ch is DISCARD:
+    async for got in self.answers():
+        if got[0] is DISCARD:
             self.asm.reset()
             repair, self.ttft = ToolCallRepair(), None   # the answer that counts is the one sent again
-            yield ch
+            yield got
             continue
-        if (extra := repair(ch)) is not None:
-            self.asm.add(extra)
-            yield extra
-        if self.ttft is None and has_output(ch): self.ttft = time.perf_counter() - self.t0
-        self.asm.add(ch)
-        if self.discard_ok and ch.get('usage'): ch = self.priced(ch)   # ramabana's own client shows what it cost
-        yield ch
+        out = []
+        for ch in got:
+            if (extra := repair(ch)) is not None:
+                self.asm.add(extra)
+                out.append(extra)
+            if self.ttft is None and has_output(ch): self.ttft = time.perf_counter() - self.t0
+            self.asm.add(ch)
+            if self.discard_ok and ch.get('usage'): ch = self.priced(ch)   # ramabana's own client shows what it cost
+            out.append(ch)
+        yield out
     await self.remember_reasoning()
+
+@patch
+async def chunks(self:Exchange) -> AsyncIterator[dict]:
+    "The answer's chunks (and `DISCARD` events) one by one: `batches`, flattened."
+    async with contextlib.aclosing(self.batches()) as bs:
+        async for got in bs:
+            for ch in got: yield ch
 
 def usage_tokens(u:dict|None, timings:dict|None=None) -> dict:
     "The token counts of an OpenAI `usage` (and llama.cpp `timings`) as the ledger's columns name them."

@@ -19,8 +19,9 @@ log = logging.getLogger('ramabana.upstream')
 
 # %% auto #0
 __all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'Native', 'Call', 'new_client',
-           'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'aiter_sse_bytes',
-           'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse', 'within', 'LocalHTTP', 'server_root']
+           'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'sse_batches',
+           'aiter_sse_bytes', 'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse', 'within', 'LocalHTTP',
+           'server_root']
 
 # %% ../nbs/05d_upstream.ipynb #4bda2e54
 @dataclass(frozen=True)
@@ -106,6 +107,11 @@ class Upstream:
         raise NotImplementedError(f'{type(self).__name__}.stream')
         yield {}  # makes this an async generator, as subclasses are
 
+    async def batches(self, body:dict, call:Call) -> AsyncIterator[list[dict]]:
+        "The chunks of `stream` in lists of those that arrived together, which is what the gateway relays; here one a list."
+        async with contextlib.aclosing(self.stream(body, call)) as agen:
+            async for ch in agen: yield [ch]
+
     async def count_tokens(self, text:str) -> int|None:
         "Tokens in `text` by the model's own tokenizer; None when this upstream has no tokenizer to ask."
         return None
@@ -179,26 +185,40 @@ async def aiter_sse(lines:AsyncIterator[str]) -> AsyncIterator[tuple[str|None, s
         # comments (':') and other fields (id, retry) carry nothing we use
     if data: yield event, '\n'.join(data)
 
-# %% ../nbs/05d_upstream.ipynb #e26fd59d
-async def _one(x):
-    for v in x: yield v
+# %% ../nbs/05d_upstream.ipynb #d666ec78
+def _parsed(ev:bytes) -> list[tuple[str|None, bytes]]:
+    "The events in `ev`, text that is not a single `data:` line, through the line parser."
+    lines = ev.decode('utf-8', 'replace').split('\n') + ['']
+    event, data, res = None, [], []
+    for line in lines:   # `aiter_sse`'s rules, without its generator: this runs inside one read's loop
+        if not line:
+            if data: res.append((event, '\n'.join(data).encode()))
+            event, data = None, []
+        elif line.startswith('data:'): data.append(line[6:] if line.startswith('data: ') else line[5:])
+        elif line.startswith('event:'): event = line[6:].strip()
+    return res
 
-async def aiter_sse_bytes(chunks:AsyncIterator[bytes]) -> AsyncIterator[tuple[str|None, bytes]]:
-    "Yield `(event, data)` for each server-sent event in the byte stream `chunks`; `data` stays bytes."
+async def sse_batches(chunks:AsyncIterator[bytes]) -> AsyncIterator[list[tuple[str|None, bytes]]]:
+    "The server-sent events in the byte stream `chunks` as `(event, data)`, in a list for each read that ended any; `data` stays bytes."
     buf = b''
     async for b in chunks:
         buf = buf + b if buf else b
         if b'\r' in buf: buf = buf.replace(b'\r\n', b'\n')
         if b'\n\n' not in buf: continue
         *events, buf = buf.split(b'\n\n')
+        got = []
         for ev in events:
-            if ev.startswith(b'data: ') and b'\n' not in ev: yield None, ev[6:]
-            elif ev:
-                async for name, data in aiter_sse(_one(ev.decode('utf-8', 'replace').split('\n') + [''])): yield name, data.encode()
-    if buf.strip():
-        async for name, data in aiter_sse(_one(buf.decode('utf-8', 'replace').split('\n') + [''])): yield name, data.encode()
+            if ev.startswith(b'data: ') and b'\n' not in ev: got.append((None, ev[6:]))
+            elif ev: got += _parsed(ev)
+        if got: yield got
+    if buf.strip() and (got := _parsed(buf)): yield got
 
-# %% ../nbs/05d_upstream.ipynb #6bc7f62b
+async def aiter_sse_bytes(chunks:AsyncIterator[bytes]) -> AsyncIterator[tuple[str|None, bytes]]:
+    "Yield `(event, data)` for each server-sent event in the byte stream `chunks`; `data` stays bytes."
+    async for got in sse_batches(chunks):
+        for ev in got: yield ev
+
+# %% ../nbs/05d_upstream.ipynb #d0f8062a
 class ChunkReader:
     "Reads one answer's events as OpenAI chunks: `feed(data)` per event, `close()` at the end, `done` once complete."
     __slots__ = ('done',)
@@ -288,6 +308,17 @@ class OpenAIChatUpstream(Upstream):
         except ValueError: return status, None   # not JSON: not the server we expected
 
     async def stream(self, body, call):
+        async with contextlib.aclosing(self._batches(body, call)) as bs:
+            async for got in bs:
+                for ch in got: yield ch
+
+    def batches(self, body, call):
+        "The answer's chunks, in a list for each network read that brought any."
+        # a subclass that changes the chunks of `stream` (the hosted providers do) is served through its own `stream`
+        if type(self).stream is not OpenAIChatUpstream.stream: return super().batches(body, call)
+        return self._batches(body, call)
+
+    async def _batches(self, body, call):
         url = await self.endpoint()
         payload, rd = self.encode(body, call), self.reader(body, call)
         started = ended = False
@@ -301,23 +332,27 @@ class OpenAIChatUpstream(Upstream):
                     text = (await r.aread()).decode('utf-8', 'replace')
                     try: resp = json_loads(text)
                     except ValueError: raise MalformedResponse(f'upstream answered 200 with something that is not JSON: {text[:200]!r}') from None
-                    for ch in rd.whole(resp): yield ch
+                    if got := list(rd.whole(resp)): yield got
                     return
-                async for _, data in aiter_sse_bytes(r.aiter_bytes()):
-                    # after [DONE] the body is read to its end, not abandoned: only then can the connection be reused
-                    if ended or data == b'[DONE]':
-                        if skipped and not rd.done:   # the end of an answer whose content was unreadable is no answer
-                            raise BrokenStream(f'the stream from {url} ended without an answer it could read: {skipped}')
-                        ended = rd.done = True; continue
-                    try: got = rd.feed(data)
-                    except MalformedResponse as e:   # one bad event in a good stream is skipped; many end it
-                        bad, skipped = bad + 1, e
-                        call.info['malformed_chunks'] = call.info.get('malformed_chunks', 0) + 1
-                        if bad >= MAX_UNREADABLE: raise BrokenStream(f'the stream from {url} stayed unreadable: {e}') from None
-                        continue
-                    bad = 0
-                    for ch in got: yield ch
-                for ch in rd.close(): yield ch
+                async for events in sse_batches(r.aiter_bytes()):
+                    got = []
+                    for _, data in events:
+                        # after [DONE] the body is read to its end, not abandoned: only then can the connection be reused
+                        if ended or data == b'[DONE]':
+                            if skipped and not rd.done:   # the end of an answer whose content was unreadable is no answer
+                                if got: yield got
+                                raise BrokenStream(f'the stream from {url} ended without an answer it could read: {skipped}')
+                            ended = rd.done = True; continue
+                        try: got += rd.feed(data)
+                        except MalformedResponse as e:   # one bad event in a good stream is skipped; many end it
+                            bad, skipped = bad + 1, e
+                            call.info['malformed_chunks'] = call.info.get('malformed_chunks', 0) + 1
+                            if bad < MAX_UNREADABLE: continue
+                            if got: yield got   # what came before the last straw is the client's
+                            raise BrokenStream(f'the stream from {url} stayed unreadable: {e}') from None
+                        bad = 0
+                    if got: yield got
+                if got := list(rd.close()): yield got
         except httpx.ConnectError as e:
             raise UpstreamUnavailable(f'cannot connect to {url}: {e}') from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
