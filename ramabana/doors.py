@@ -16,7 +16,7 @@ from .gateway import DISCARD, Exchange, Gateway
 
 # %% auto #0
 __all__ = ['DISCARDED', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response', 'call_headers',
-           'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunk', 'ChatEvents', 'until_disconnect',
+           'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunks', 'ChatEvents', 'until_disconnect',
            'EventStream', 'unless_gone', 'Door', 'refused_before_call', 'client_address', 'count_unauthorized',
            'serve_door', 'ChatDoor']
 
@@ -186,11 +186,15 @@ async def door_stream(ex:Exchange, head:list, agen, events) -> AsyncIterator[tup
     finally:
         ex.finish(status, err)
 
-# %% ../nbs/05i_doors.ipynb #7c988be9
-def sse_chunk(ch:dict) -> bytes:
-    "One chunk as a server-sent event: its upstream bytes when unchanged, else serialised."
+# %% ../nbs/05i_doors.ipynb #298692fe
+def _data(ch:dict) -> bytes:
+    "A chunk's event data: its upstream bytes when unchanged, else serialised."
     raw = ch.raw if type(ch) is RawChunk else None
-    return b'data: ' + (raw if raw is not None else json_bytes(ch)) + b'\n\n'
+    return raw if raw is not None else json_bytes(ch)
+
+def sse_chunks(chunks:list) -> bytes:
+    "The chunks as server-sent events, in one piece (each its upstream bytes when unchanged)."
+    return b'data: ' + b'\n\ndata: '.join(map(_data, chunks)) + b'\n\n' if chunks else b''
 
 class ChatEvents:
     "Chat completions' events: each chunk's own bytes, a resend's `discard` event as it comes, `[DONE]` at the end."
@@ -201,15 +205,15 @@ class ChatEvents:
 
     def burst(self, chunks:list) -> bytes:
         "The chunks as the client's events; the usage only if the client asked for it."
-        if self.ex.usage: return b''.join(map(sse_chunk, chunks))
+        if self.ex.usage: return sse_chunks(chunks)
         out = []
         for ch in chunks:
             if ch.get('usage') is not None:
                 # a choice-less usage chunk would break clients that read `choices[0]` of every chunk
                 if not ch.get('choices') and not ch.get('prompt_progress') and 'ramabana' not in ch: continue
                 ch = {k: v for k, v in ch.items() if k != 'usage'}
-            out.append(sse_chunk(ch))
-        return b''.join(out)
+            out.append(ch)
+        return sse_chunks(out)
 
 # %% ../nbs/05i_doors.ipynb #565c051e
 async def until_disconnect(receive) -> None:
