@@ -373,7 +373,7 @@ class OpenAIChatUpstream(Upstream):
             raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
         if not rd.done: raise BrokenStream(f'the stream from {url} ended before the answer was complete (no finish reason, no [DONE])')
 
-# %% ../nbs/05d_upstream.ipynb #935fb808
+# %% ../nbs/05d_upstream.ipynb #76bb795c
 from urllib.parse import urlsplit
 
 class LocalResponse:
@@ -442,8 +442,10 @@ class LocalResponse:
         return b''.join([b async for b in self.aiter_bytes()])
 
 class _Stale(httpx.RemoteProtocolError):
-    "A connection closed before any byte of the answer (`reused`: it was a kept-alive one)."
-    def __init__(self, reused:bool, msg:str): super().__init__(msg); self.reused = reused
+    "A connection closed before any byte of the answer (`reused`: it was a kept-alive one; `streamed`: kept after a stream)."
+    def __init__(self, reused:bool, msg:str, streamed:bool=False):
+        super().__init__(msg)
+        self.reused, self.streamed = reused, streamed
 
 async def within(aw, seconds:float):
     "Await `aw`, or raise `asyncio.TimeoutError` after `seconds`; on Python 3.11+ in this task (no task made per wait, as `wait_for` does)."
@@ -456,6 +458,8 @@ class LocalHTTP:
         self.timeout, self.max_idle = timeout, max_idle
         self._idle: dict = {}     # (host, port) -> [(reader, writer)]
         self._urls: dict = {}
+        self._streamed: dict = {}  # writer -> when its connection was pooled after a streamed (chunked) answer
+        self.closes_streams: set = set()   # servers seen closing the connection after a streamed answer, unannounced
 
     def _split(self, url):
         if url not in self._urls:
@@ -466,25 +470,32 @@ class LocalHTTP:
         return self._urls[url]
 
     async def _connect(self, key):
+        "(a pooled or new connection to `key`, whether pooled, whether it was pooled after a streamed answer)."
         pool = self._idle.get(key)
         while pool:
             r, w = pool.pop()
+            streamed = self._streamed.pop(w, None)
             # a reset while pooled (the server was killed) leaves an exception, not an end, and uvloop may not call it closing
-            if not r.at_eof() and not w.is_closing() and r.exception() is None: return (r, w), True
+            if not r.at_eof() and not w.is_closing() and r.exception() is None: return (r, w), True, streamed is not None
+            # closed this soon after a streamed answer: by the answer, not by an idle timeout (5 s and more)
+            if streamed is not None and time.monotonic() - streamed < 2: self.closes_streams.add(key)
             w.close()
         try: conn = await within(asyncio.open_connection(*key), self.timeout.connect)
         except asyncio.TimeoutError: raise httpx.ConnectTimeout(f'connecting to {key[0]}:{key[1]} timed out') from None
         except OSError as e: raise httpx.ConnectError(f'{e.strerror or e}') from None
-        return conn, False
+        return conn, False, False
 
-    def _release(self, key, conn, ok:bool):
+    def _release(self, key, conn, ok:bool, streamed:bool=False):
+        "Pool `conn` if its answer was read whole (`ok`), unless it carried a stream and its server closes those."
         pool = self._idle.setdefault(key, [])
-        if ok and len(pool) < self.max_idle: pool.append(conn)
+        if ok and len(pool) < self.max_idle and not (streamed and key in self.closes_streams):
+            pool.append(conn)
+            if streamed: self._streamed[conn[1]] = time.monotonic()
         else: conn[1].close()
 
     async def _send(self, key, head:bytes):
         "Send `head` on a pooled or new connection and read the answer's head: (conn, raw head)."
-        conn, reused = await self._connect(key)
+        conn, reused, streamed = await self._connect(key)
         r, w = conn
         try:
             try: w.write(head)
@@ -495,7 +506,8 @@ class LocalHTTP:
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
             w.close()
             if reused: self.drop(key)   # the server closed kept-alive connections: the others are likely stale too
-            raise _Stale(reused, f'Server disconnected without sending a response ({type(e).__name__})') from None
+            if streamed: self.closes_streams.add(key)   # it closed the connection its last stream came on
+            raise _Stale(reused, f'Server disconnected without sending a response ({type(e).__name__})', streamed) from None
         except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
         except asyncio.CancelledError: w.close(); raise   # the caller gave up: the half-used connection must not be pooled
 
@@ -511,7 +523,10 @@ class LocalHTTP:
         head = ('\r\n'.join(head) + '\r\n\r\n').encode('latin-1') + content
         try: conn, raw = await self._send(key, head)
         except _Stale as e:
-            if not (e.reused and method in ('GET', 'HEAD')): raise   # a POST is resent by the gateway, which records it
+            # a GET changes nothing; a connection kept after a streamed answer was closed by that answer, before this
+            # request came (its server is known now): either goes again at once; any other POST is resent by the
+            # gateway, which records it
+            if not (e.reused and (method in ('GET', 'HEAD') or e.streamed)): raise
             conn, raw = await self._send(key, head)   # a fresh connection this time: the pool was just emptied
         w = conn[1]
         lines = raw.decode('latin-1').split('\r\n')
@@ -524,12 +539,14 @@ class LocalHTTP:
         try: yield resp
         finally:
             resp._stop()
-            self._release(key, conn, resp._done and not resp._chunked and hdrs.get('connection', '').lower() != 'close')
+            self._release(key, conn, resp._done and hdrs.get('connection', '').lower() != 'close', resp._chunked)
 
     def drop(self, key=None):
         "Close idle connections (to `key`, or all)."
         for k in ([key] if key else list(self._idle)):
-            for _, w in self._idle.pop(k, []): w.close()
+            for _, w in self._idle.pop(k, []):
+                self._streamed.pop(w, None)
+                w.close()
 
     async def aclose(self): self.drop()
 
