@@ -74,22 +74,43 @@ def serve_upstream(port):
     import uvicorn
     uvicorn.run(upstream_app(), host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='off')
 
+class Pool:
+    "Kept-alive HTTP/1.1 connections to one upstream, with the least a proxy needs to reuse them (the gateway's LocalHTTP keeps them too)."
+    def __init__(self, url):
+        from urllib.parse import urlsplit
+        u = urlsplit(url)
+        self.addr, self.idle = (u.hostname, u.port), []
+
+    async def post(self, path:bytes, body:bytes) -> tuple[int, bytes]:
+        "(status, body) of POST `body` to `path`, a chunked body joined; a pooled connection found closed is replaced once."
+        for _ in range(2):
+            reused = bool(self.idle)
+            r, w = self.idle.pop() if reused else await asyncio.open_connection(*self.addr)
+            w.write(b'POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n' % (path, len(body)) + body)
+            try: head = await r.readuntil(b'\r\n\r\n')
+            except (asyncio.IncompleteReadError, ConnectionError):   # closed while idle (a keep-alive timeout)
+                w.close()
+                if reused: continue
+                raise
+            low = head.lower()
+            if b'transfer-encoding: chunked' in low:
+                parts = []
+                while (n := int((await r.readuntil(b'\r\n'))[:-2].split(b';')[0], 16)): parts.append((await r.readexactly(n + 2))[:-2])
+                await r.readuntil(b'\r\n')
+                data = b''.join(parts)
+            else: data = await r.readexactly(int(low.split(b'content-length:')[1].split(b'\r\n')[0]))
+            if b'connection: close' in low: w.close()
+            else: self.idle.append((r, w))
+            return int(head.split(b' ', 2)[1]), data
+
 def proxy_app(upstream):
-    "The floor: the least a Python proxy on uvicorn does per request (no parsing, a new upstream connection, bytes relayed)."
-    from urllib.parse import urlsplit
-    u = urlsplit(upstream)
+    "The floor: the least a Python proxy on uvicorn does per request (no parsing, a kept-alive upstream connection, bytes relayed)."
+    pool = Pool(upstream)
     async def app(scope, receive, send):
         if scope['type'] != 'http': return
-        body = await read_body(receive)
-        # a new connection per request, as llama-server forces after a stream; HTTP/1.0: the answer ends at EOF
-        r, w = await asyncio.open_connection(u.hostname, u.port)
-        w.write(b'POST %s HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n'
-                % (scope['path'].encode(), len(body)) + body)
-        data = await r.read()
-        w.close()
-        head, _, rest = data.partition(b'\r\n\r\n')
-        await send({'type': 'http.response.start', 'status': int(head.split(b' ', 2)[1]), 'headers': [(b'content-type', b'application/json')]})
-        await send({'type': 'http.response.body', 'body': rest})
+        status, data = await pool.post(scope['path'].encode(), await read_body(receive))
+        await send({'type': 'http.response.start', 'status': status, 'headers': [(b'content-type', b'application/json')]})
+        await send({'type': 'http.response.body', 'body': data})
     return app
 
 def essentials_app(upstream, db):
@@ -98,14 +119,13 @@ def essentials_app(upstream, db):
     join the text, write the whole answer, commit one row of the ledger's table (WAL, synchronous=NORMAL, as the ledger)
     before answering."""
     import msgspec, sqlite3, uuid
-    from urllib.parse import urlsplit
     from ramabana.ledger import Ledger
     Ledger(db).close()   # the ledger's own table and indexes, made by the ledger
     con = sqlite3.connect(db, check_same_thread=False)
     con.execute('PRAGMA synchronous=NORMAL')
     insert = ('INSERT INTO model_calls (id, time, model, upstream, status, stream, finish_reason, prompt_tokens, '
               'completion_tokens, total_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-    dec, enc, u = msgspec.json.Decoder(), msgspec.json.Encoder(), urlsplit(upstream)
+    dec, enc, pool = msgspec.json.Decoder(), msgspec.json.Encoder(), Pool(upstream)
     async def app(scope, receive, send):
         if scope['type'] != 'http': return
         t0 = time.perf_counter()
@@ -115,13 +135,9 @@ def essentials_app(upstream, db):
         req = dec.decode(await read_body(receive))
         if not (isinstance(req.get('model'), str) and isinstance(req.get('messages'), list)): raise ValueError('not a chat request')
         out = enc.encode({**req, 'stream': True, 'stream_options': {'include_usage': True}})
-        r, w = await asyncio.open_connection(u.hostname, u.port)   # a new connection, as the bare proxy (llama-server closes it)
-        w.write(b'POST /v1/chat/completions HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n'
-                % len(out) + out)
-        data = await r.read()
-        w.close()
+        _, data = await pool.post(b'/v1/chat/completions', out)   # a kept-alive connection, as the bare proxy
         text, finish, usage = [], None, {}
-        for line in data.partition(b'\r\n\r\n')[2].split(b'\n'):
+        for line in data.split(b'\n'):
             if not line.startswith(b'data: ') or line == b'data: [DONE]': continue
             ch = dec.decode(line[6:])
             for c in ch.get('choices') or ():

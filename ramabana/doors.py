@@ -215,21 +215,33 @@ class ChatEvents:
             out.append(ch)
         return sse_chunks(out)
 
-# %% ../nbs/05i_doors.ipynb #565c051e
+# %% ../nbs/05i_doors.ipynb #b86d5577
 async def until_disconnect(receive) -> None:
     "Return once the client has disconnected (call it after the request body was read)."
     while (await receive())['type'] != 'http.disconnect': pass
 
-async def _first_of(work:asyncio.Future, receive) -> bool:
-    "Wait for `work` or the client's disconnect, whichever comes first; True when `work` finished."
-    watch = asyncio.create_task(until_disconnect(receive))
-    try:
-        await asyncio.wait((work, watch), return_when=asyncio.FIRST_COMPLETED)
-        if work.done(): return True
-        work.cancel()
-        await asyncio.wait((work,))
-        return False
-    finally: watch.cancel()
+async def _unless_gone(aw, receive) -> tuple[bool, object]:
+    "(True, what awaitable `aw` gives), awaited in this task; (False, None) when the client disconnects first, `aw` cancelled."
+    # one task watches for the disconnect and cancels this one, rather than a task for `aw` too and a wait for either
+    me, state = asyncio.current_task(), {'waiting': True, 'left': False}
+    def left(t):
+        if state['waiting'] and not t.cancelled() and t.exception() is None:   # the client left; `aw` still runs
+            state['left'] = True
+            me.cancel()
+    watch = asyncio.ensure_future(until_disconnect(receive))
+    watch.add_done_callback(left)
+    try: res = await aw
+    except asyncio.CancelledError:
+        # ours alone: pass it on if anyone else cancelled this task too (Python 3.10 cannot tell: the client left anyway)
+        if not state['left'] or (hasattr(me, 'uncancel') and me.uncancel()): raise
+        return False, None
+    finally:
+        state['waiting'] = False   # a disconnect seen from now on cancels nothing
+        watch.cancel()
+    if state['left']:   # `aw` ended on its own after our cancel reached it: the client is gone all the same
+        if hasattr(me, 'uncancel'): me.uncancel()
+        return False, None
+    return True, res
 
 class EventStream:
     "A `text/event-stream` response from an async iterator of (bytes, last); a client that goes away stops it."
@@ -246,17 +258,11 @@ class EventStream:
                 await send({'type': 'http.response.body', 'body': data, 'more_body': not last})
                 ended = ended or last
             if not ended: await send({'type': 'http.response.body', 'body': b'', 'more_body': False})
-        writer = asyncio.create_task(write())
-        try:
-            # the client left: closing the body generator closes the upstream request
-            if await _first_of(writer, receive): writer.result()
-        finally: writer.cancel()
+        await _unless_gone(write(), receive)   # the client left: the cancel closes the body, and so the upstream request
 
 async def unless_gone(request, aw) -> tuple[bool, object]:
     "(True, result of awaitable `aw`), or (False, None) when the client disconnects first: `aw` is cancelled then."
-    work = asyncio.ensure_future(aw)
-    try: return (True, work.result()) if await _first_of(work, request.receive) else (False, None)
-    finally: work.cancel()
+    return await _unless_gone(aw, request.receive)
 
 # %% ../nbs/05i_doors.ipynb #24bcb0ad
 class Door:
