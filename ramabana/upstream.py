@@ -6,7 +6,7 @@ Docs: https://ramabana.github.io/ramabana/upstream.html.md"""
 
 # %% ../nbs/05d_upstream.ipynb #ae097d7d
 from __future__ import annotations
-import asyncio, contextlib, itertools, json, logging, os, re, time, uuid
+import asyncio, contextlib, itertools, json, logging, os, re, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AsyncIterator, Callable
@@ -55,8 +55,9 @@ class Call:
     purpose: str = 'turn'
     task: str|None = None                  # the task name, when the client sent one
     task_dir: Path|None = None             # where per-task files (the reasoning replay) live
-    id: str = field(default_factory=lambda: 'call-' + uuid.uuid4().hex[:24])
-    idempotency_key: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # random hex, as uuid4's but without making a UUID (a sixth of the time)
+    id: str = field(default_factory=lambda: 'call-' + os.urandom(12).hex())
+    idempotency_key: str = field(default_factory=lambda: os.urandom(16).hex())
     started: float = field(default_factory=time.time)
     retries: list = field(default_factory=list)    # one dict per resend: reason, attempt, detail
     info: dict = field(default_factory=dict)       # anything an upstream wants in the ledger row
