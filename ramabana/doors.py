@@ -99,20 +99,22 @@ async def head_of(agen, progress:bool) -> list:
 _END = object()
 
 class Channel:
-    "A minimal one-producer, one-consumer queue: `put` waits only while `maxsize` items are unread."
+    "A minimal one-producer, one-consumer queue: `put` waits only while items of `maxsize` in all are unread."
     def __init__(self, maxsize:int):
         self.buf, self.maxsize, self.getter, self.putter = collections.deque(), maxsize, None, None
+        self.size = 0   # of the unread items
 
     def _wake(self, attr):
         f = getattr(self, attr)
         if f is not None and not f.done(): f.set_result(None)
 
-    async def put(self, x):
-        "Add `x`, waiting while the buffer is full."
-        while len(self.buf) >= self.maxsize:
+    async def put(self, x, size:int=1):
+        "Add `x`, of `size`, waiting while the buffer is full."
+        while self.size >= self.maxsize:
             self.putter = asyncio.get_running_loop().create_future()
             await self.putter
         self.buf.append(x)
+        self.size += size
         self._wake('getter')
 
     async def take_all(self) -> list:
@@ -122,15 +124,16 @@ class Channel:
             await self.getter
         items = list(self.buf)
         self.buf.clear()
+        self.size = 0
         self._wake('putter')
         return items
 
 async def bursts(agen, nowait:bool=False, maxsize:int=512) -> AsyncIterator[tuple[list, bool]]:
     "The items in `agen`'s lists, in one list of whatever is ready together, and whether it ended; `nowait`: the first list may be empty."
-    q = Channel(maxsize)   # of `agen`'s lists
+    q = Channel(maxsize)   # of `agen`'s lists, sized by their items: a reader that falls behind holds back `maxsize` items at most
     async def pump():
         try:
-            async for got in agen: await q.put(got)
+            async for got in agen: await q.put(got, len(got))
             await q.put(_END)
         except Exception as e: await q.put(e)   # handed over, and raised where the client's stream is written
     task = asyncio.create_task(pump())
