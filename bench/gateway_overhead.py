@@ -82,15 +82,15 @@ class Pool:
         self.addr, self.idle = (u.hostname, u.port), []
 
     async def post(self, path:bytes, body:bytes) -> tuple[int, bytes]:
-        "(status, body) of POST `body` to `path`, a chunked body joined; a pooled connection found closed is replaced once."
-        for _ in range(2):
+        "(status, body) of POST `body` to `path`, a chunked body joined; pooled connections found closed are passed over."
+        while True:
             reused = bool(self.idle)
             r, w = self.idle.pop() if reused else await asyncio.open_connection(*self.addr)
             w.write(b'POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n' % (path, len(body)) + body)
             try: head = await r.readuntil(b'\r\n\r\n')
             except (asyncio.IncompleteReadError, ConnectionError):   # closed while idle (a keep-alive timeout)
                 w.close()
-                if reused: continue
+                if reused: continue   # the next idle one, then a new connection
                 raise
             low = head.lower()
             if b'transfer-encoding: chunked' in low:
