@@ -431,8 +431,8 @@ def answered_as(self:Exchange, asked:str) -> str:
 def _output(asm) -> bool: return bool(asm.content or asm.reasoning or asm.tools)
 
 @patch
-async def answers(self:Exchange) -> AsyncIterator[dict]:
-    "The chunks of the first model that answers: the one asked for, resent as the failure table says, then its fallbacks."
+async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
+    "The chunks of the first model that answers, in the lists they came in: the one asked for, resent as the failure table says, then its fallbacks."
     gw, call = self.gw, self.call
     names = [None, *self.target.spec.fallbacks]   # None: the model asked for, prepared by `open_call`
     failure = last = None    # the error that first sent the call onward; the latest error
@@ -462,11 +462,9 @@ async def answers(self:Exchange) -> AsyncIterator[dict]:
             started = time.perf_counter()
             try:
                 async for got in self.attempt(t, send):
-                    if seam is not None or not self.progress:
-                        if seam is not None: got = [c for ch in got if (c := seam(ch)) is not None]
-                        if not self.progress: got = [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
-                        if not got: continue
-                    yield got
+                    if seam is not None: got = [c for ch in got if (c := seam(ch)) is not None]
+                    if not self.progress: got = [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
+                    if got: yield got   # never an empty list: a `DISCARD` is known by being first
             except GatewayError as e:
                 last = e
                 if counts_against(e): br.failed()

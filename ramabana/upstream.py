@@ -443,7 +443,7 @@ class LocalResponse:
         return b''.join([b async for b in self.aiter_bytes()])
 
 class _Stale(httpx.RemoteProtocolError):
-    "A connection closed before any byte of the answer (`reused`: it was a kept-alive one; `streamed`: kept after a stream)."
+    "A connection closed before any byte of the answer (`reused`: it was a kept-alive one; `streamed`: kept after a stream just before)."
     def __init__(self, reused:bool, msg:str, streamed:bool=False):
         super().__init__(msg)
         self.reused, self.streamed = reused, streamed
@@ -471,15 +471,15 @@ class LocalHTTP:
         return self._urls[url]
 
     async def _connect(self, key):
-        "(a pooled or new connection to `key`, whether pooled, whether it was pooled after a streamed answer)."
+        "(a pooled or new connection to `key`, whether pooled, whether pooled after a streamed answer less than 2 s ago)."
         pool = self._idle.get(key)
         while pool:
             r, w = pool.pop()
-            streamed = self._streamed.pop(w, None)
-            # a reset while pooled (the server was killed) leaves an exception, not an end, and uvloop may not call it closing
-            if not r.at_eof() and not w.is_closing() and r.exception() is None: return (r, w), True, streamed is not None
             # closed this soon after a streamed answer: by the answer, not by an idle timeout (5 s and more)
-            if streamed is not None and time.monotonic() - streamed < 2: self.closes_streams.add(key)
+            soon = (at := self._streamed.pop(w, None)) is not None and time.monotonic() - at < 2
+            # a reset while pooled (the server was killed) leaves an exception, not an end, and uvloop may not call it closing
+            if not r.at_eof() and not w.is_closing() and r.exception() is None: return (r, w), True, soon
+            if soon: self.closes_streams.add(key)
             w.close()
         try: conn = await within(asyncio.open_connection(*key), self.timeout.connect)
         except asyncio.TimeoutError: raise httpx.ConnectTimeout(f'connecting to {key[0]}:{key[1]} timed out') from None
@@ -496,7 +496,7 @@ class LocalHTTP:
 
     async def _send(self, key, head:bytes):
         "Send `head` on a pooled or new connection and read the answer's head: (conn, raw head)."
-        conn, reused, streamed = await self._connect(key)
+        conn, reused, soon = await self._connect(key)
         r, w = conn
         try:
             try: w.write(head)
@@ -507,8 +507,8 @@ class LocalHTTP:
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
             w.close()
             if reused: self.drop(key)   # the server closed kept-alive connections: the others are likely stale too
-            if streamed: self.closes_streams.add(key)   # it closed the connection its last stream came on
-            raise _Stale(reused, f'Server disconnected without sending a response ({type(e).__name__})', streamed) from None
+            if soon: self.closes_streams.add(key)   # it closed the connection its last stream came on
+            raise _Stale(reused, f'Server disconnected without sending a response ({type(e).__name__})', soon) from None
         except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
         except asyncio.CancelledError: w.close(); raise   # the caller gave up: the half-used connection must not be pooled
 
