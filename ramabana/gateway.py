@@ -19,7 +19,7 @@ from .chat import Assembler, ToolCallRepair, has_output
 from .failover import (Breaker, Retries, Seam, Timeouts, any_output, continuation, counts_against, next_step,
                                prefix_of, watch)
 from .replay import ReplayStore, prepare_history, store_for
-from .upstream import Call, Capabilities, Upstream, new_client, upstream_for
+from .upstream import Call, Capabilities, Upstream, flattened, new_client, upstream_for
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso, open_ledger
 from .limits import Admission, Limits, Refusals
 
@@ -521,11 +521,9 @@ async def batches(self:Exchange) -> AsyncIterator[list[dict]]:
     await self.remember_reasoning()
 
 @patch
-async def chunks(self:Exchange) -> AsyncIterator[dict]:
+def chunks(self:Exchange) -> AsyncIterator[dict]:
     "The answer's chunks (and `DISCARD` events) one by one: `batches`, flattened."
-    async with contextlib.aclosing(self.batches()) as bs:
-        async for got in bs:
-            for ch in got: yield ch
+    return flattened(self.batches())
 
 def usage_tokens(u:dict|None, timings:dict|None=None) -> dict:
     "The token counts of an OpenAI `usage` (and llama.cpp `timings`) as the ledger's columns name them."

@@ -19,9 +19,8 @@ log = logging.getLogger('ramabana.upstream')
 
 # %% auto #0
 __all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'Native', 'Call', 'new_client',
-           'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'sse_batches',
-           'aiter_sse_bytes', 'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse', 'within', 'LocalHTTP',
-           'server_root']
+           'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'sse_batches', 'flattened',
+           'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse', 'within', 'LocalHTTP', 'server_root']
 
 # %% ../nbs/05d_upstream.ipynb #4bda2e54
 @dataclass(frozen=True)
@@ -173,30 +172,35 @@ class FunctionUpstream(Upstream):
             if isinstance(ch, Exception): raise ch
             yield ch
 
-# %% ../nbs/05d_upstream.ipynb #e2c9d9eb
+# %% ../nbs/05d_upstream.ipynb #338a5862
+class _SSELines:
+    "The line rules of server-sent events: `feed(line)` one line at a time; a blank line gives the finished `(event, data)`."
+    __slots__ = ('event', 'data')
+    def __init__(self): self.event, self.data = None, []
+
+    def feed(self, line:str) -> tuple[str|None, str]|None:
+        "The event `line` ends, if it ends one."
+        if not line:
+            ev = (self.event, '\n'.join(self.data)) if self.data else None
+            self.event, self.data = None, []
+            return ev
+        if line.startswith('data:'): self.data.append(line[6:] if line.startswith('data: ') else line[5:])
+        elif line.startswith('event:'): self.event = line[6:].strip()
+        # comments (':') and other fields (id, retry) carry nothing we use
+
 async def aiter_sse(lines:AsyncIterator[str]) -> AsyncIterator[tuple[str|None, str]]:
     "Yield `(event, data)` for each server-sent event read from `lines`."
-    event, data = None, []
+    p = _SSELines()
     async for line in lines:
-        if not line:
-            if data: yield event, '\n'.join(data)
-            event, data = None, []
-        elif line.startswith('data:'): data.append(line[6:] if line.startswith('data: ') else line[5:])
-        elif line.startswith('event:'): event = line[6:].strip()
-        # comments (':') and other fields (id, retry) carry nothing we use
-    if data: yield event, '\n'.join(data)
+        if (ev := p.feed(line)) is not None: yield ev
+    if (ev := p.feed('')) is not None: yield ev
 
 # %% ../nbs/05d_upstream.ipynb #d666ec78
 def _parsed(ev:bytes) -> list[tuple[str|None, bytes]]:
-    "The events in `ev`, text that is not a single `data:` line, through the line parser."
-    lines = ev.decode('utf-8', 'replace').split('\n') + ['']
-    event, data, res = None, [], []
-    for line in lines:   # `aiter_sse`'s rules, without its generator: this runs inside one read's loop
-        if not line:
-            if data: res.append((event, '\n'.join(data).encode()))
-            event, data = None, []
-        elif line.startswith('data:'): data.append(line[6:] if line.startswith('data: ') else line[5:])
-        elif line.startswith('event:'): event = line[6:].strip()
+    "The events in `ev`, text that is not a single `data:` line, through the line rules."
+    p, res = _SSELines(), []
+    for line in ev.decode('utf-8', 'replace').split('\n') + ['']:
+        if (got := p.feed(line)) is not None: res.append((got[0], got[1].encode()))
     return res
 
 def _events(block:bytes) -> list[tuple[str|None, bytes]]:
@@ -221,10 +225,11 @@ async def sse_batches(chunks:AsyncIterator[bytes]) -> AsyncIterator[list[tuple[s
         if got := _events(block): yield got
     if buf.strip() and (got := _parsed(buf)): yield got
 
-async def aiter_sse_bytes(chunks:AsyncIterator[bytes]) -> AsyncIterator[tuple[str|None, bytes]]:
-    "Yield `(event, data)` for each server-sent event in the byte stream `chunks`; `data` stays bytes."
-    async for got in sse_batches(chunks):
-        for ev in got: yield ev
+async def flattened(lists:AsyncIterator[list]) -> AsyncIterator:
+    "The items of an async iterator of lists, one by one; closing this closes `lists`."
+    async with contextlib.aclosing(lists) as ls:
+        async for got in ls:
+            for x in got: yield x
 
 # %% ../nbs/05d_upstream.ipynb #d0f8062a
 class ChunkReader:
@@ -315,10 +320,7 @@ class OpenAIChatUpstream(Upstream):
         try: return status, json.loads(raw)
         except ValueError: return status, None   # not JSON: not the server we expected
 
-    async def stream(self, body, call):
-        async with contextlib.aclosing(self._batches(body, call)) as bs:
-            async for got in bs:
-                for ch in got: yield ch
+    def stream(self, body, call): return flattened(self._batches(body, call))
 
     def batches(self, body, call):
         "The answer's chunks, in a list for each network read that brought any."
