@@ -1,10 +1,11 @@
 """The gateway in-process, for a profiler: `GatewayApp` called over raw ASGI, one request after another, in front of
 gateway_overhead.py's fake upstream (started here on loopback, in a process of its own).
 
-Run: `python bench/gateway_inprocess.py whole|stream [N]`, or under py-spy:
+Run: `python bench/gateway_inprocess.py whole|stream|whole20 [N]`, or under py-spy:
 `py-spy record -r 500 --format raw -o prof.txt -- python bench/gateway_inprocess.py stream 3000`.
-`whole` asks for a 4-token whole answer, `stream` for a 64-token stream. Prints the wall time a request, which on a
-shared machine is only good for comparing runs made one after the other.
+`whole` asks for a 4-token whole answer, `stream` for a 64-token stream, `whole20` for whole answers 20 at a time (as
+20 connections would: what requests in flight together share, such as a commit, shows here). Prints the wall time a
+request, which on a shared machine is only good for comparing runs made one after the other.
 """
 import asyncio, json, sys, tempfile, time
 from pathlib import Path
@@ -15,6 +16,8 @@ from ramabana.core import ModelSpec
 from ramabana.gateway import Gateway
 from ramabana.app import make_app
 from ramabana.ledger import Ledger
+
+AT_ONCE = {'whole': 1, 'stream': 1, 'whole20': 20}   # requests in flight together, per mode
 
 def request(mode:str) -> bytes:
     return json.dumps({'model': 'fake', 'messages': [{'role': 'user', 'content': 'hello'}], 'max_tokens': 64 if mode == 'stream' else 4,
@@ -43,8 +46,10 @@ async def run(mode:str, n:int, url:str):
     app, raw = make_app(gw), request(mode)
     for _ in range(30): out = await one(app, raw)   # warm-up: connections, capabilities, caches
     if mode == 'stream': assert b''.join(out[1:]).count(b'data: ') == 64 + 2, out[-1][-200:]   # 64 tokens, the finish, [DONE]
-    t = time.perf_counter()
-    for _ in range(n): await one(app, raw)
+    async def some(k):
+        for _ in range(k): await one(app, raw)
+    t, at_once = time.perf_counter(), AT_ONCE[mode]
+    await asyncio.gather(*(some(n // at_once + (i < n % at_once)) for i in range(at_once)))
     print(f'{mode}: {(time.perf_counter() - t) / n * 1e6:.0f} µs a request ({n} requests)')
     gw.ledger.close()
 
@@ -55,5 +60,5 @@ def main(mode:str, n:int):
     finally: up.terminate(); up.wait(10)
 
 if __name__ == '__main__':
-    if len(sys.argv) < 2 or sys.argv[1] not in ('whole', 'stream'): raise SystemExit(__doc__)
+    if len(sys.argv) < 2 or sys.argv[1] not in AT_ONCE: raise SystemExit(__doc__)
     main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1000)

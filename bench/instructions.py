@@ -3,7 +3,7 @@ request takes moves by 20 to 30% between runs minutes apart, while the count mov
 
 Run: `python bench/instructions.py OLD_TREE [NEW_TREE]` (NEW_TREE defaults to this checkout; make OLD_TREE with
 `git worktree add /tmp/old REV`). For each tree and each mode of bench/gateway_inprocess.py (a whole 4-token answer,
-a 64-token stream), the in-process gateway runs under `valgrind --tool=callgrind` twice, with few and with many
+a 64-token stream, whole answers 20 at a time), the in-process gateway runs under `valgrind --tool=callgrind` twice, with few and with many
 requests; the difference over the difference in requests is what one request costs, start-up and warm-up cancelled
 out. The fake upstream runs in its own process, outside valgrind. About four minutes on two cores.
 
@@ -13,7 +13,8 @@ nor cache misses. So it tells which of two versions does less, not how fast eith
 import concurrent.futures, os, re, shutil, subprocess, sys, tempfile
 from pathlib import Path
 
-RUNS = {'whole': (100, 600), 'stream': (100, 400)}   # requests in the short and the long run, per mode
+RUNS = {'whole': (100, 600), 'stream': (100, 400), 'whole20': (100, 600)}   # requests in the short and the long run, per mode
+SAYS = {'whole': 'whole answer, 4 tokens', 'stream': 'stream, 64 tokens', 'whole20': 'whole answers, 20 at a time'}
 
 def collected(tree:Path, mode:str, n:int) -> int:
     "Instructions valgrind counted for bench/gateway_inprocess.py MODE N run from `tree`."
@@ -41,7 +42,7 @@ def main(old:str, new:str):
     print('| request | old | new | new / old |\n|---|---|---|---|')
     for m in RUNS:
         o, n = got['old', m], got['new', m]
-        print(f'| {"whole answer, 4 tokens" if m == "whole" else "stream, 64 tokens"} | {o / 1e6:.3f} M | {n / 1e6:.3f} M | {n / o:.3f} |')
+        print(f'| {SAYS[m]} | {o / 1e6:.3f} M | {n / 1e6:.3f} M | {n / o:.3f} |')
 
 if __name__ == '__main__':
     if len(sys.argv) not in (2, 3): raise SystemExit(__doc__)
