@@ -6,7 +6,7 @@ Docs: https://ramabana.github.io/ramabana/ledger.html.md"""
 
 # %% ../nbs/05g_ledger.ipynb #3797d00d
 from __future__ import annotations
-import asyncio, contextlib, json, logging, os, secrets, sqlite3, threading, time, hashlib, itertools, collections, datetime as dt
+import asyncio, contextlib, json, logging, math, os, secrets, sqlite3, threading, time, hashlib, itertools, collections, datetime as dt
 from pathlib import Path
 import msgspec
 from typing import Any, NamedTuple
@@ -158,6 +158,7 @@ class Ledger:
         self._commit_lock = threading.Lock()   # one committer at a time: rows and their updates reach the table in order
         self._loop_con, self._logq, self._since_ckpt = None, collections.deque(), 0
         self._waiters: list = []   # (ticket, loop, future) of `committed` calls
+        self._turns: dict = {}     # event loop -> futures of the `committed` calls its current turn made
         self._n, self._wake, self._closing, self.interval = 0, threading.Event(), False, interval
         self.errors: list[str] = []
         self._thread = threading.Thread(target=self._writer, name='ramabana-ledger', daemon=True)
@@ -281,7 +282,7 @@ def _release(self:Ledger):
         self._waiters = [w for w in self._waiters if w[0] > self._out]
     for _, loop, fut in ready: loop.call_soon_threadsafe(_settle, fut)
 
-# %% ../nbs/05g_ledger.ipynb #dffc571e
+# %% ../nbs/05g_ledger.ipynb #b043df53
 @patch
 def _put(self:Ledger, item) -> int:
     "Hand `item` (a row or an `_Update`) to the writer, in order; its ticket."
@@ -309,12 +310,31 @@ def _loop_commit(self:Ledger) -> bool:
     return self._commit(self._loop_con, wait=False)
 
 @patch
+def _turn_committed(self:Ledger) -> asyncio.Future:
+    "A future of whether what is buffered when this turn of the event loop ends got committed on the loop's thread."
+    loop = asyncio.get_running_loop()
+    if (turn := self._turns.get(loop)) is None:   # the turn's first: one commit after it serves every call the turn made
+        turn = self._turns[loop] = []
+        loop.call_soon(self._commit_turn, loop)
+    turn.append(fut := loop.create_future())
+    return fut
+
+@patch
+def _commit_turn(self:Ledger, loop) -> None:
+    "One commit for the rows of all the `committed` calls made in the turn of `loop` that just ended."
+    turn = self._turns.pop(loop)
+    ok = not self._closing and self._loop_commit()
+    for fut in turn:
+        if not fut.done(): fut.set_result(ok)   # done: its caller was cancelled
+
+@patch
 async def committed(self:Ledger, ticket:int, timeout:float=5.0) -> bool:
     "Wait until everything up to `ticket` is committed; False when it is not within `timeout` seconds."
     if self._out >= ticket: return True
-    # on this thread, at once: a commit in WAL mode with synchronous=NORMAL writes to the OS, it does not wait for the
-    # disk, and costs less than waking the writer thread and being woken back by it
-    if not self._closing and self._loop_commit() and self._out >= ticket: return True
+    # on this thread, once the loop's turn is over: answers that end together share one commit. In WAL mode with
+    # synchronous=NORMAL a commit writes to the OS without waiting for the disk, and costs less than waking the
+    # writer thread and being woken back by it
+    if not self._closing and await self._turn_committed() and self._out >= ticket: return True
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
     with self._lock:
@@ -385,9 +405,18 @@ def close(self:Ledger) -> None:
     if self._loop_con is not None:
         with self._commit_lock: self._loop_con.close(); self._loop_con = None
 
+_second = (None, '')   # the second formatted last, and its text: every call's row has a time, and seconds repeat
+
 def now_iso(t:float|None=None) -> str:
     "`t` (default now) as ISO 8601 UTC with milliseconds."
-    return dt.datetime.fromtimestamp(time.time() if t is None else t, dt.timezone.utc).isoformat(timespec='milliseconds')
+    global _second
+    frac, s = math.modf(time.time() if t is None else t)
+    if frac < 0: frac, s = frac + 1, s - 1   # before 1970
+    ms = round(frac * 1e6) // 1000   # to the microsecond first, as datetime rounds, then cut to the millisecond as it does
+    if ms == 1000: s, ms = s + 1, 0
+    last, text = _second   # one read: another thread may replace it
+    if s != last: text = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(s)); _second = (s, text)
+    return f'{text}.{ms:03d}+00:00'
 
 # %% ../nbs/05g_ledger.ipynb #faf2420b
 SPEND_GROUPS = {'token': 'token', 'model': 'COALESCE(answered_by, model)', 'day': 'substr(time, 1, 10)'}
