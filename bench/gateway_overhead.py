@@ -117,7 +117,7 @@ def essentials_app(upstream, db):
     """The floor of a gateway that keeps a record: the bare proxy plus what any gateway doing this job does for an answer,
     each the cheapest way, with nothing checked or counted: parse the request, ask for a stream, parse every event and
     join the text, write the whole answer, commit one row of the ledger's table (WAL, synchronous=NORMAL, as the ledger)
-    before answering."""
+    before answering; the answers that end in the same turn of the event loop share one commit, as the ledger's do."""
     import msgspec, sqlite3, uuid
     from ramabana.ledger import Ledger
     Ledger(db).close()   # the ledger's own table and indexes, made by the ledger
@@ -126,6 +126,18 @@ def essentials_app(upstream, db):
     insert = ('INSERT INTO model_calls (id, time, model, upstream, status, stream, finish_reason, prompt_tokens, '
               'completion_tokens, total_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
     dec, enc, pool = msgspec.json.Decoder(), msgspec.json.Encoder(), Pool(upstream)
+    rows, waiting = [], []   # this turn's rows and the answers waiting for their commit
+    def commit_turn():
+        with con: con.executemany(insert, rows)
+        rows.clear()
+        for fut in waiting:
+            if not fut.done(): fut.set_result(None)
+        waiting.clear()
+    async def committed(row):
+        if not rows: asyncio.get_running_loop().call_soon(commit_turn)
+        rows.append(row)
+        waiting.append(fut := asyncio.get_running_loop().create_future())
+        await fut
     async def app(scope, receive, send):
         if scope['type'] != 'http': return
         t0 = time.perf_counter()
@@ -146,8 +158,8 @@ def essentials_app(upstream, db):
             usage = ch.get('usage') or usage
         answer = enc.encode({'id': 'c1', 'object': 'chat.completion', 'created': 1, 'model': req['model'], 'usage': usage,
                              'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': ''.join(text)}, 'finish_reason': finish}]})
-        with con: con.execute(insert, (uuid.uuid4().hex, time.strftime('%Y-%m-%dT%H:%M:%S'), req['model'], 'llamacpp', 200, 0,
-                                       finish, usage.get('prompt_tokens'), usage.get('completion_tokens'), (time.perf_counter() - t0) * 1e3))
+        await committed((uuid.uuid4().hex, time.strftime('%Y-%m-%dT%H:%M:%S'), req['model'], 'llamacpp', 200, 0,
+                         finish, usage.get('prompt_tokens'), usage.get('completion_tokens'), (time.perf_counter() - t0) * 1e3))
         await send({'type': 'http.response.start', 'status': 200, 'headers': [(b'content-type', b'application/json')]})
         await send({'type': 'http.response.body', 'body': answer})
     return app
