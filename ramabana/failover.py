@@ -128,17 +128,19 @@ async def watch(agen, t:Timeouts, where:str='the upstream',
 
     def ring():
         "At the deadline the timer was armed for: cancel the waiting task if it is still the deadline, else arm again."
-        nonlocal timer, armed, kind
+        nonlocal timer, kind
         timer = None
         if waiter is None: return   # nobody waits: the next wait arms the timer again
         at, k = _deadline(t, t0, last, token)
         if at is None: return
-        if at > loop.time(): timer, armed = loop.call_at(at, ring), at   # a chunk came since, and moved the deadline on
+        if at > loop.time(): timer = loop.call_at(at, ring)   # a chunk came since, and moved the deadline on
         else: kind = k; waiter.cancel()
 
+    # first for the shortest limit: no deadline can come sooner, so the first event never needs a new timer
+    if (soonest := min(filter(None, t), default=None)) is not None: timer = loop.call_at(t0 + soonest, ring)
     try:
         while True:
-            if timer is None and (at := _deadline(t, t0, last, token)[0]) is not None: timer, armed = loop.call_at(at, ring), at
+            if timer is None and (at := _deadline(t, t0, last, token)[0]) is not None: timer = loop.call_at(at, ring)
             waiter = asyncio.current_task()
             try: ch = await agen.__anext__()
             except StopAsyncIteration: return
@@ -147,10 +149,8 @@ async def watch(agen, t:Timeouts, where:str='the upstream',
                     raise UpstreamTimeout(f'{where} sent nothing for {getattr(t, kind):g} s ({_SAYS[kind]})', kind=kind) from None
                 raise
             finally: waiter = None
-            first, last = last is None, loop.time()
+            last = loop.time()
             token = token or produced(ch)
-            if first and timer is not None and ((at := _deadline(t, t0, last, token)[0]) is None or at < armed):
-                timer.cancel(); timer = None   # it would ring too late (or for nothing): the next wait arms the new deadline
             yield ch
     finally:
         if timer is not None: timer.cancel()
