@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from gateway_overhead import free_port, start
 from ramabana.core import ModelSpec
 from ramabana.gateway import Gateway
-from ramabana.app import make_app
+from ramabana.app import make_app, tune_gc
 from ramabana.ledger import Ledger
 
 AT_ONCE = {'whole': 1, 'stream': 1, 'whole20': 20}   # requests in flight together, per mode
@@ -45,6 +45,7 @@ async def run(mode:str, n:int, url:str):
     gw = Gateway(ledger=Ledger(Path(tempfile.mkdtemp())/'ledger.sqlite'), models={'fake': ModelSpec('fake', 'llamacpp', base_url=url)})
     app, raw = make_app(gw), request(mode)
     for _ in range(30): out = await one(app, raw)   # warm-up: connections, capabilities, caches
+    tune_gc()   # as `ramabana serve` does once it is ready to serve
     if mode == 'stream': assert b''.join(out[1:]).count(b'data: ') == 64 + 2, out[-1][-200:]   # 64 tokens, the finish, [DONE]
     async def some(k):
         for _ in range(k): await one(app, raw)

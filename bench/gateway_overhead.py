@@ -19,7 +19,8 @@ connections >= 0.5x the bare proxy's req/s, at <= 2x its CPU an answer; 2 worker
 table says how much 2 cores allow at most); gateway RSS <= 80 MiB idle. The throughput table (bench/gateway_throughput.py, wrk) follows, with two
 floor rows: the bare proxy, the least any Python proxy on uvicorn does, which bounds what the gateway can carry next to
 direct; and the essentials (`essentials_app`), the bare proxy plus the work no gateway that reads answers and keeps a
-durable record can skip, which says how much of the gap to the bare proxy that work explains.
+durable record can skip, which says how much of the gap to the bare proxy that work explains. The gateway and both
+floors tune their garbage collector as `ramabana serve` does (`tune_gc`).
 """
 import argparse, asyncio, json, os, secrets, signal, socket, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -167,18 +168,27 @@ def essentials_app(upstream, db):
 def serve_essentials(port, upstream):
     "The essentials floor on `port`, its table in a temporary dir."
     import uvicorn
+    from ramabana.app import tune_gc
     app = essentials_app(upstream, Path(tempfile.mkdtemp())/'ledger.sqlite')
+    tune_gc()   # as `ramabana serve` does: a floor takes every saving the gateway takes
     uvicorn.run(app, host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='off')
 
 def proxy_from_env():
     "The floor proxy in front of $BENCH_UPSTREAM: what each worker of `serve_proxy(workers=N)` runs."
-    return proxy_app(os.environ['BENCH_UPSTREAM'])
+    from ramabana.app import tune_gc
+    app = proxy_app(os.environ['BENCH_UPSTREAM'])
+    tune_gc()
+    return app
 
 def serve_proxy(port, upstream, workers=1):
     "The floor proxy on `port`; several `workers` share it as `ramabana serve --workers` does (uvicorn's own workers)."
     import uvicorn
     kw = dict(host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='off')
-    if workers == 1: return uvicorn.run(proxy_app(upstream), **kw)
+    if workers == 1:
+        from ramabana.app import tune_gc
+        app = proxy_app(upstream)
+        tune_gc()
+        return uvicorn.run(app, **kw)
     os.environ['BENCH_UPSTREAM'] = upstream
     uvicorn.run('gateway_overhead:proxy_from_env', factory=True, workers=workers, **kw)
 
@@ -191,14 +201,16 @@ def serve_gateway(port, upstream, metrics=True, limits=None):
     import uvicorn
     from ramabana.core import ModelSpec, NamedToken
     from ramabana.gateway import Gateway
-    from ramabana.app import make_app
+    from ramabana.app import make_app, tune_gc
     from ramabana.ledger import Ledger
     d = Path(tempfile.mkdtemp())
     fake = ModelSpec('fake', 'llamacpp', base_url=upstream, price=dict(input=1.0, output=2.0))   # a budget needs a price
     kw = {} if limits is None else dict(tokens={'bench': (BENCH_TOKEN, None)},
                                         limits={'bench': NamedToken('bench', 'BENCH_TOKEN', **LIMITS[limits])})
     gw = Gateway(ledger=Ledger(d/'ledger.sqlite'), models={'fake': fake}, **kw)
-    uvicorn.run(make_app(gw, metrics=metrics), host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='on')
+    app = make_app(gw, metrics=metrics)
+    tune_gc()   # as `ramabana serve` does
+    uvicorn.run(app, host='127.0.0.1', port=port, log_level='warning', access_log=False, lifespan='on')
 
 def start(args, url, env=None, prefix=(), script=__file__):
     "`script` (this one by default) with `args` in a process of its own (behind `prefix`, e.g. taskset), once `url` answers."

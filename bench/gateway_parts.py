@@ -37,14 +37,17 @@ def door_only_app():
 def serve(part:str, port:int, upstream:str):
     "Serve `part` on `port`."
     import uvicorn
-    from ramabana.app import make_app
+    from ramabana.app import make_app, tune_gc
     from ramabana.chat import chunk
     from ramabana.core import ModelSpec
     from ramabana.gateway import Gateway
     from ramabana.ledger import Ledger
     from ramabana.upstream import Capabilities, FunctionUpstream, register_upstream
     kw = dict(host='127.0.0.1', port=port, log_level='warning', access_log=False)
-    if part == 'door only': return uvicorn.run(door_only_app(), lifespan='off', **kw)
+    if part == 'door only':
+        app = door_only_app()
+        tune_gc()   # every server here as `ramabana serve` runs
+        return uvicorn.run(app, lifespan='off', **kw)
     if part == 'gateway': return serve_gateway(port, upstream)   # as gateway_overhead.py serves it
     # the fake upstream's answer, from a function: four tokens, the finish, the usage
     register_upstream('function', FunctionUpstream)
@@ -53,7 +56,9 @@ def serve(part:str, port:int, upstream:str):
     up.caps = Capabilities(source='props')
     up.fn = lambda body: [*(chunk({'content': f't{i} '}) for i in range(4)), chunk(finish='stop'),
                           chunk(usage={'prompt_tokens': 5, 'completion_tokens': 4, 'total_tokens': 9})]
-    uvicorn.run(make_app(gw), lifespan='on', **kw)
+    app = make_app(gw)
+    tune_gc()
+    uvicorn.run(app, lifespan='on', **kw)
 
 def main(rounds:int=5, seconds:int=4):
     wrk_bin, up_port = ensure_wrk(), free_port()
