@@ -322,10 +322,11 @@ def _turn_committed(self:Ledger) -> asyncio.Future:
 @patch
 def _commit_turn(self:Ledger, loop) -> None:
     "One commit for the rows of all the `committed` calls made in the turn of `loop` that just ended."
-    turn = self._turns.pop(loop)
-    ok = not self._closing and self._loop_commit()
-    for fut in turn:
-        if not fut.done(): fut.set_result(ok)   # done: its caller was cancelled
+    turn, ok = self._turns.pop(loop), False
+    try: ok = not self._closing and self._loop_commit()
+    finally:   # even when the commit itself failed: the callers then wait for the writer thread, none forever
+        for fut in turn:
+            if not fut.done(): fut.set_result(ok)   # done: its caller was cancelled
 
 @patch
 async def committed(self:Ledger, ticket:int, timeout:float=5.0) -> bool:
