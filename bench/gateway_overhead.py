@@ -129,11 +129,16 @@ def essentials_app(upstream, db):
     dec, enc, pool = msgspec.json.Decoder(), msgspec.json.Encoder(), Pool(upstream)
     rows, waiting = [], []   # this turn's rows and the answers waiting for their commit
     def commit_turn():
-        with con: con.executemany(insert, rows)
-        rows.clear()
-        for fut in waiting:
-            if not fut.done(): fut.set_result(None)
-        waiting.clear()
+        done, batch = list(waiting), list(rows)
+        waiting.clear(); rows.clear()
+        try:
+            with con: con.executemany(insert, batch)
+            failed = None
+        except sqlite3.Error as e: failed = e   # no writer thread to hand it to, as the ledger has: its answers fail
+        for fut in done:
+            if fut.done(): continue
+            if failed: fut.set_exception(failed)
+            else: fut.set_result(None)
     async def committed(row):
         if not rows: asyncio.get_running_loop().call_soon(commit_turn)
         rows.append(row)

@@ -20,7 +20,9 @@ def serve_timed(port:int, upstream:str, tuned:bool, out:str):
         if phase == 'start': began[0] = time.perf_counter(); return
         g = info['generation']; count[g] += 1; spent[g] += time.perf_counter() - began[0]
     gc.callbacks.append(hook)
-    signal.signal(signal.SIGUSR1, lambda *a: Path(out).open('a').write(json.dumps([count, spent]) + '\n'))
+    def note(*a):
+        with open(out, 'a') as f: f.write(json.dumps([count, spent]) + '\n')
+    signal.signal(signal.SIGUSR1, note)
     if not tuned: ramabana.app.tune_gc = lambda: None   # Python's defaults
     gateway_overhead.serve_gateway(port, upstream)
 
@@ -31,7 +33,7 @@ def main(seconds:int):
     print('| settings | answer | collections a 1,000 requests (gen 0 / 1 / 2) | GC ms a request |\n|---|---|---|---|')
     try:
         for tuned in (False, True):
-            port, out = free_port(), tempfile.mktemp()
+            port, out = free_port(), str(Path(tempfile.mkdtemp())/'gc.jsonl')
             gw = start(['--serve-timed', str(port), up, str(tuned), out], f'http://127.0.0.1:{port}/health', prefix=pin(0), script=__file__)
             procs.append(gw)
             url = f'http://127.0.0.1:{port}/v1/chat/completions'
@@ -39,7 +41,7 @@ def main(seconds:int):
                 ask = body(n_tokens, stream)
                 wrk(url, ask, 20, 2, wrk_bin)   # warm-up
                 gw.send_signal(signal.SIGUSR1); time.sleep(0.3)
-                n = wrk(url, ask, 20, seconds, wrk_bin)[0] * seconds   # req/s × seconds
+                n = wrk(url, ask, 20, seconds, wrk_bin)[0] * seconds   # requests, as wrk's rate times its seconds
                 gw.send_signal(signal.SIGUSR1); time.sleep(0.3)
                 (c0, s0), (c1, s1) = [json.loads(l) for l in Path(out).read_text().splitlines()[-2:]]
                 per = ' / '.join(f'{(b - a) / n * 1000:.1f}' for a, b in zip(c0, c1))
