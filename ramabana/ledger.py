@@ -191,6 +191,7 @@ def _write_items(con, items:list, insert:str, refuse:str, mark:str='?') -> None:
                             (*map(_cell, u.fields.values()), u.id))
 
 Ledger.DB_ERRORS = (sqlite3.Error,)   # what a failed write raises
+Ledger.LOOP_COMMITS = True   # whether `committed` commits on the event loop's thread (a local file), or leaves it to the writer
 
 @patch
 def _write(self:Ledger, con, items:list) -> None:
@@ -335,7 +336,7 @@ async def committed(self:Ledger, ticket:int, timeout:float=5.0) -> bool:
     # on this thread, once the loop's turn is over: answers that end together share one commit. In WAL mode with
     # synchronous=NORMAL a commit writes to the OS without waiting for the disk, and costs less than waking the
     # writer thread and being woken back by it
-    if not self._closing and await self._turn_committed() and self._out >= ticket: return True
+    if not self._closing and self.LOOP_COMMITS and await self._turn_committed() and self._out >= ticket: return True
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
     with self._lock:
@@ -704,7 +705,7 @@ class Spool:
 
     def __repr__(self): return f'Spool({str(self.path)!r})'
 
-# %% ../nbs/05g_ledger.ipynb #d088a91f
+# %% ../nbs/05g_ledger.ipynb #63b2c3ed
 _PG_INSERT = (f'INSERT INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join(["%s"] * len(_NAMES))}) '
               f'ON CONFLICT (id) DO UPDATE SET {", ".join(f"{k} = EXCLUDED.{k}" for k in _NAMES if k != "id")}')
 _PG_REFUSE = (f'INSERT INTO refusals ({", ".join(_REFUSAL_NAMES)}) VALUES ({", ".join(["%s"] * len(_REFUSAL_NAMES))}) '
@@ -735,8 +736,7 @@ def _give_back(self:PgLedger, e:Exception, wait:bool) -> bool:
     if gone := self._gone(e): self._away(e)
     return gone
 
-@patch
-def _loop_commit(self:PgLedger) -> bool: return False   # over the network: the writer's job, never the event loop's
+PgLedger.LOOP_COMMITS = False   # over the network: the writer's job, never the event loop's (nor a turn of it waited for)
 
 @patch
 async def committed(self:PgLedger, ticket:int, timeout:float=5.0) -> bool:
