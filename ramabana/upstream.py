@@ -20,7 +20,7 @@ log = logging.getLogger('ramabana.upstream')
 # %% auto #0
 __all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'Native', 'Call', 'new_client',
            'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'sse_batches', 'flattened',
-           'ChunkReader', 'OpenAIChatUpstream', 'LocalResponse', 'within', 'LocalHTTP', 'server_root']
+           'ChunkReader', 'OpenAIChatUpstream', 'ReadClock', 'LocalResponse', 'within', 'LocalHTTP', 'server_root']
 
 # %% ../nbs/05d_upstream.ipynb #4bda2e54
 @dataclass(frozen=True)
@@ -376,46 +376,56 @@ class OpenAIChatUpstream(Upstream):
             raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
         if not rd.done: raise BrokenStream(f'the stream from {url} ended before the answer was complete (no finish reason, no [DONE])')
 
-# %% ../nbs/05d_upstream.ipynb #76bb795c
+# %% ../nbs/05d_upstream.ipynb #7f8f3938
 from urllib.parse import urlsplit
 
-class LocalResponse:
-    "The status, headers and body stream of one `LocalHTTP` request."
-    def __init__(self, conn, status:int, headers:dict, timeout:float):
-        self._conn, self.status_code, self.headers, self._timeout = conn, status, headers, timeout
-        te, cl = headers.get('transfer-encoding', ''), headers.get('content-length')
-        self._chunked, self._left = 'chunked' in te.lower(), (int(cl) if cl and cl.isdigit() else None)
-        self._done = not self._chunked and self._left == 0
-        self._timer = self._since = None   # the one timer of the body's reads; when the read under way began (None: none is)
-        self._expired = False
+class ReadClock:
+    "One timer for every read of a request, its head's and its body's: each read may wait `timeout` seconds for bytes."
+    def __init__(self, timeout:float):
+        self.timeout, self.conn, self.expired = timeout, None, False   # `conn`: the connection a late read aborts
+        self._timer = self._since = None   # the timer, while armed; when the read under way began (None: none is)
 
     def _ring(self):
-        "The read timeout may have passed: abort the connection if a read has waited that long, else look again when it could."
+        "The timeout may have passed: abort the connection if a read has waited that long, else look again when it could."
         self._timer = None
         if self._since is None: return   # no read under way: the next one arms the timer again
         loop = asyncio.get_running_loop()
-        if (at := self._since + self._timeout) > loop.time(): self._timer = loop.call_at(at, self._ring)
-        else: self._expired = True; self._conn[1].transport.abort()
+        if (at := self._since + self.timeout) > loop.time(): self._timer = loop.call_at(at, self._ring)
+        else: self.expired = True; self.conn[1].transport.abort()
 
-    async def _read(self, coro):
-        "Await a read; one that waits past the read timeout aborts the connection and raises `ReadTimeout`."
-        # one timer for the whole body, moved on lazily, rather than one armed and cancelled per read: a stream of
-        # one event per chunk (llama-server's) makes two reads an event
+    async def read(self, coro):
+        "Await the read `coro`; one that waits past the timeout aborts the connection and raises `ReadTimeout`."
+        # armed once and moved on lazily, rather than a timer armed and cancelled per read: a stream of one event per
+        # chunk (llama-server's) makes two reads an event, and the head's read shares it too
         loop = asyncio.get_running_loop()
         self._since = loop.time()
-        if self._timer is None: self._timer = loop.call_at(self._since + self._timeout, self._ring)
+        if self._timer is None: self._timer = loop.call_at(self._since + self.timeout, self._ring)
         try: data = await coro
-        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
-            if self._expired: raise httpx.ReadTimeout('read timed out') from None
-            raise httpx.RemoteProtocolError(f'connection closed mid-answer: {type(e).__name__}') from None
-        except asyncio.LimitOverrunError: raise httpx.RemoteProtocolError('a chunk header line is too long') from None
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            if self.expired: raise httpx.ReadTimeout('read timed out') from None
+            raise
         finally: self._since = None
-        if self._expired: raise httpx.ReadTimeout('read timed out')   # the abort ends a read with no bytes, not an error
+        if self.expired: raise httpx.ReadTimeout('read timed out')   # the abort ends a read with no bytes, not an error
         return data
 
-    def _stop(self):
-        "The body is read, or abandoned: no more timing."
+    def stop(self):
+        "The answer is read, or abandoned: no more timing."
         if self._timer is not None: self._timer.cancel(); self._timer = None
+
+class LocalResponse:
+    "The status, headers and body stream of one `LocalHTTP` request, its reads timed by the request's `ReadClock`."
+    def __init__(self, conn, status:int, headers:dict, clock:ReadClock):
+        self._conn, self.status_code, self.headers, self._clock = conn, status, headers, clock
+        te, cl = headers.get('transfer-encoding', ''), headers.get('content-length')
+        self._chunked, self._left = 'chunked' in te.lower(), (int(cl) if cl and cl.isdigit() else None)
+        self._done = not self._chunked and self._left == 0
+
+    async def _read(self, coro):
+        "Await a read of the body; a closed connection is a `RemoteProtocolError`, a read past the timeout a `ReadTimeout`."
+        try: return await self._clock.read(coro)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
+            raise httpx.RemoteProtocolError(f'connection closed mid-answer: {type(e).__name__}') from None
+        except asyncio.LimitOverrunError: raise httpx.RemoteProtocolError('a chunk header line is too long') from None
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         "The body, as it arrives."
@@ -496,16 +506,16 @@ class LocalHTTP:
             if streamed: self._streamed[conn[1]] = time.monotonic()
         else: conn[1].close()
 
-    async def _send(self, key, head:bytes):
-        "Send `head` on a pooled or new connection and read the answer's head: (conn, raw head)."
+    async def _send(self, key, head:bytes, clock:ReadClock):
+        "Send `head` on a pooled or new connection and read the answer's head, timed by `clock`: (conn, raw head)."
         conn, reused, soon = await self._connect(key)
         r, w = conn
+        clock.conn = conn
         try:
             try: w.write(head)
             except RuntimeError as e: raise ConnectionResetError(str(e)) from None   # uvloop's word for a transport that is gone
-            return conn, await within(r.readuntil(b'\r\n\r\n'), self.timeout.read)
-        # before OSError: on Python 3.11+ asyncio.TimeoutError is the builtin TimeoutError, an OSError
-        except asyncio.TimeoutError: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
+            return conn, await clock.read(r.readuntil(b'\r\n\r\n'))
+        except httpx.ReadTimeout: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
             w.close()
             if reused: self.drop(key)   # the server closed kept-alive connections: the others are likely stale too
@@ -524,25 +534,26 @@ class LocalHTTP:
         if content and not any(k.lower() == 'content-type' for k in headers): head.append('Content-Type: application/json')
         head += [f'{k}: {v}' for k, v in headers.items()]
         head = ('\r\n'.join(head) + '\r\n\r\n').encode('latin-1') + content
-        try: conn, raw = await self._send(key, head)
-        except _Stale as e:
-            # a GET changes nothing; a connection kept after a streamed answer was closed by that answer, before this
-            # request came (its server is known now): either goes again at once; any other POST is resent by the
-            # gateway, which records it
-            if not (e.reused and (method in ('GET', 'HEAD') or e.streamed)): raise
-            conn, raw = await self._send(key, head)   # a fresh connection this time: the pool was just emptied
-        w = conn[1]
-        lines = raw.decode('latin-1').split('\r\n')
-        try: status = int(lines[0].split(' ', 2)[1])
-        except (IndexError, ValueError): w.close(); raise httpx.RemoteProtocolError(f'bad status line {lines[0][:60]!r}') from None
-        hdrs = {}
-        for l in lines[1:]:
-            if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
-        resp = LocalResponse(conn, status, hdrs, self.timeout.read)
-        try: yield resp
-        finally:
-            resp._stop()
-            self._release(key, conn, resp._done and hdrs.get('connection', '').lower() != 'close', resp._chunked)
+        clock = ReadClock(self.timeout.read)   # one timer for the head's read and the body's
+        try:
+            try: conn, raw = await self._send(key, head, clock)
+            except _Stale as e:
+                # a GET changes nothing; a connection kept after a streamed answer was closed by that answer, before
+                # this request came (its server is known now): either goes again at once; any other POST is resent by
+                # the gateway, which records it
+                if not (e.reused and (method in ('GET', 'HEAD') or e.streamed)): raise
+                conn, raw = await self._send(key, head, clock)   # a fresh connection this time: the pool was just emptied
+            w = conn[1]
+            lines = raw.decode('latin-1').split('\r\n')
+            try: status = int(lines[0].split(' ', 2)[1])
+            except (IndexError, ValueError): w.close(); raise httpx.RemoteProtocolError(f'bad status line {lines[0][:60]!r}') from None
+            hdrs = {}
+            for l in lines[1:]:
+                if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
+            resp = LocalResponse(conn, status, hdrs, clock)
+            try: yield resp
+            finally: self._release(key, conn, resp._done and hdrs.get('connection', '').lower() != 'close', resp._chunked)
+        finally: clock.stop()
 
     def drop(self, key=None):
         "Close idle connections (to `key`, or all)."
