@@ -15,10 +15,10 @@ from .chat import has_output
 from .gateway import DISCARD, Exchange, Gateway
 
 # %% auto #0
-__all__ = ['DISCARDED', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response', 'call_headers',
-           'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunks', 'ChatEvents', 'until_disconnect',
-           'EventStream', 'unless_gone', 'Door', 'refused_before_call', 'client_address', 'count_unauthorized',
-           'serve_door', 'ChatDoor']
+__all__ = ['DISCARDED', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response', 'sources_header',
+           'call_headers', 'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunks', 'ChatEvents',
+           'until_disconnect', 'EventStream', 'unless_gone', 'Door', 'refused_before_call', 'client_address',
+           'count_unauthorized', 'serve_door', 'ChatDoor']
 
 # %% ../nbs/05i_doors.ipynb #12a83336
 async def read_json(request, limit:int):
@@ -64,15 +64,24 @@ def error_response(e:GatewayError, headers:dict|None=None, body:dict|None=None):
     return Response(json_bytes(body if body is not None else e.to_openai()), e.status, headers=error_headers(e, headers),
                     media_type='application/json')
 
-# %% ../nbs/05i_doors.ipynb #575ef3ea
+# %% ../nbs/05i_doors.ipynb #92bd0d03
+_SOURCES: dict = {}   # id of a sampling record -> (the record, its header): the calls of a remembered decision share one
+
+def sources_header(sampling:dict) -> str:
+    "Each value's rung, by name, as the header says it: {\"temperature\":\"profile:creative\",\"top_p\":\"model_user\"}."
+    if (hit := _SOURCES.get(id(sampling))) is not None and hit[0] is sampling: return hit[1]
+    p = sampling.get('profile')
+    txt = json.dumps({k: f'profile:{p}' if v == 'profile' and p else v for k, v in sampling['sources'].items()},
+                     separators=(',', ':'))
+    if len(_SOURCES) >= 256: _SOURCES.pop(next(iter(_SOURCES)))   # the oldest goes; a kept record's id is not reused
+    _SOURCES[id(sampling)] = (sampling, txt)
+    return txt
+
 def call_headers(ex:Exchange) -> dict:
     "The headers of an answer to the call `ex`: its id, the sampling's sources and issues, and once its row is written the gateway's own time."
     h = {'x-ramabana-call-id': ex.call.id}
     if ex.overhead_ms is not None: h['x-ramabana-overhead-ms'] = f'{ex.overhead_ms:.3f}'
-    if ex.sampling:   # each value's rung, by name: {"temperature": "profile:creative", "top_p": "model_user"}
-        p = ex.sampling.get('profile')
-        h['x-ramabana-sampling-sources'] = json.dumps({k: f'profile:{p}' if v == 'profile' and p else v
-                                                       for k, v in ex.sampling['sources'].items()}, separators=(',', ':'))
+    if ex.sampling: h['x-ramabana-sampling-sources'] = sources_header(ex.sampling)
     if ex.issues:
         txt = json.dumps(ex.issues, default=str, separators=(',', ':'))  # ASCII: a header must be latin-1
         h['x-ramabana-sampling'] = txt if len(txt) < 4000 else json.dumps([{'truncated': len(ex.issues)}])

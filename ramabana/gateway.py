@@ -326,8 +326,7 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
     except ConfigError as e:   # the model's sampling table in config.toml is wrong: the operator's to fix, said plainly
         raise GatewayError(str(e), status=500, code='config_error') from None   # it names the model and the field
     out = s.body   # a new dict already
-    prov = s.provenance()
-    prov.pop('issues', None)
+    prov = s.record()   # the provenance less its issues, which the row keeps in a column of their own
     if s.issues: log.info('call %s: sampling fields changed: %s', call.id, json.dumps(s.issues, default=str))
     replay = self.reasoning_history == 'keep' or (self.reasoning_history == 'auto' and caps.reasoning_replay)
     store = self.replay_store(call.task) if replay and call.task and up.runtime == 'llamacpp' else None

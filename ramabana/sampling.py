@@ -361,8 +361,12 @@ class SamplingResult:
 
     def provenance(self) -> dict:
         "A JSON-able record for the ledger: values sent, their rungs, the ceiling and the issues."
+        return {**self.record(), 'issues': [{**i, 'value': _jsonable(i['value'])} for i in self.issues]}
+
+    def record(self) -> dict:
+        "`provenance()` less the issues: the values sent, their rungs and the ceiling (a remembered decision's is made once, and shared: never change it)."
+        if (r := self.__dict__.get('_record')) is not None: return r
         return dict(sampling=self.config.to_openai_json_patch(), sources=self.sources.named(), ceiling=self.ceiling,
-                    issues=[{**i, 'value': _jsonable(i['value'])} for i in self.issues],
                     trust_client=self.trust_client, reasoning=self.ctx.is_reasoning, profile=self.profile)
 
     def explain(self, all_fields:bool=False, model:str|None=None) -> Explanation:
@@ -533,9 +537,13 @@ def remembered_sampling(body, rungs:Rungs, trust_client:bool, memo:dict, size:in
     if (hit := memo.get(key)) is None:
         res = sampling_for_request(body, trust_client=trust_client, rungs=rungs)
         if len(memo) >= size: memo.pop(next(iter(memo)))   # the oldest goes: what clients send cannot grow it
-        memo[key] = dataclasses.replace(res, body=None)   # the decision, without this request's messages
+        memo[key] = d = dataclasses.replace(res, body=None)   # the decision, without this request's messages
+        d._record = d.record()   # and its record, made once for every request it serves
         return res
-    return dataclasses.replace(hit, body=sampled_body(body, hit))
+    res = object.__new__(SamplingResult)   # a shallow copy, as `dataclasses.replace` makes, at a fifth of its cost
+    res.__dict__.update(hit.__dict__)
+    res.body = sampled_body(body, hit)
+    return res
 
 # %% ../nbs/01_sampling.ipynb #32e04ca1
 BUILTIN_PROFILES: dict[str, InferenceConfig] = {
