@@ -5,9 +5,14 @@
   answering a fixed completion: what uvicorn, Starlette's request and the door's reading cost;
 - `no upstream`: the whole gateway (`make_app`, metrics, the ledger's commit) in front of a function upstream that
   answers at once: the gateway's own logic, without the upstream's HTTP;
-- `gateway`: as `bench/gateway_overhead.py` serves it, in front of its fake upstream.
+- `gateway`: as `bench/gateway_overhead.py` serves it, in front of its fake upstream;
 
-Run: `python bench/gateway_parts.py [ROUNDS]` (default 5 rounds of 4 s each; about two minutes). Servers on core 0, wrk
+and then `no upstream` with its parts taken away, one at a time and all at once: `metrics` (make_app's, off), `ledger`
+(rows built but neither written nor waited for), `deadlines` (the silence deadlines, `watch`, not armed), `disconnect`
+(no task watching for a client that leaves). What each saves is what it costs; what is left with all four gone is
+routing, the sampling ladder, the call's bookkeeping and the answer's chunks.
+
+Run: `python bench/gateway_parts.py [ROUNDS]` (default 5 rounds of 4 s each; about four minutes). Servers on core 0, wrk
 on core 1, as in gateway_throughput.py. Prints each server's median and its rounds: on a shared virtual machine the CPU
 an answer moves by 20 to 30% between rounds, so only differences well beyond that say anything.
 """
@@ -18,7 +23,10 @@ from gateway_overhead import free_port, serve_gateway, start
 from gateway_throughput import wrk, pin, cpu_seconds, stop, ensure_wrk
 
 WHOLE = {'model': 'fake', 'messages': [{'role': 'user', 'content': 'hello'}], 'max_tokens': 4, 'stream': False}
-PARTS = ('door only', 'no upstream', 'gateway')
+TAKEN = {'no upstream': (), 'no upstream, no metrics': ('metrics',), 'no upstream, no ledger': ('ledger',),
+         'no upstream, no deadlines': ('deadlines',), 'no upstream, no disconnect watch': ('disconnect',),
+         'no upstream, none of the four': ('metrics', 'ledger', 'deadlines', 'disconnect')}   # what each server goes without
+PARTS = ('door only', *TAKEN, 'gateway')
 
 def door_only_app():
     "Reads and checks a chat request as the doors do, then answers a fixed completion."
@@ -56,9 +64,20 @@ def serve(part:str, port:int, upstream:str):
     up.caps = Capabilities(source='props')
     up.fn = lambda body: [*(chunk({'content': f't{i} '}) for i in range(4)), chunk(finish='stop'),
                           chunk(usage={'prompt_tokens': 5, 'completion_tokens': 4, 'total_tokens': 9})]
-    app = make_app(gw)
+    without(gw, TAKEN[part])
+    app = make_app(gw, metrics='metrics' not in TAKEN[part])
     tune_gc()
     uvicorn.run(app, lifespan='on', **kw)
+
+def without(gw, parts:tuple):
+    "Take `parts` (TAKEN's words) away from the gateway `gw` and the doors, in this process only."
+    import ramabana.doors as doors
+    from ramabana.upstream import FunctionUpstream
+    if 'ledger' in parts: gw.ledger.record = lambda row: 0   # ticket 0: `committed` is True at once
+    if 'deadlines' in parts: FunctionUpstream.watches_itself = True   # `attempt` then arms no deadline
+    if 'disconnect' in parts:
+        async def unless_gone(request, aw): return True, await aw
+        doors.unless_gone = unless_gone
 
 def main(rounds:int=5, seconds:int=4):
     wrk_bin, up_port = ensure_wrk(), free_port()

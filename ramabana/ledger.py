@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio, contextlib, json, logging, math, os, secrets, sqlite3, threading, time, hashlib, itertools, collections, datetime as dt
 from pathlib import Path
 import msgspec
-from typing import Any, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 from urllib.parse import urlsplit
 from fastcore.basics import patch
 from .core import append_jsonl, data_dir, get, RamabanaError
@@ -180,10 +180,33 @@ class _Refusal:
 
 def _kind(item) -> str: return 'row' if type(item) is dict else 'refusal' if type(item) is _Refusal else 'update'
 
-def _write_items(con, items:list, insert:str, refuse:str, mark:str='?') -> None:
-    "Rows, updates and refusals in order (a row, then its updates) through `con`, whose `execute`/`executemany` take `mark` placeholders."
+def _set_columns(r:dict) -> tuple[tuple, tuple]:
+    "The columns the row `r` sets (its keys whose value is not None, in its order), and their cells."
+    names, cells = [], []
+    for k, v in r.items():
+        if v is not None: names.append(k); cells.append(v if type(v) in _AS_IS else _cell(v))
+    return tuple(names), tuple(cells)
+
+_SQLITE_INSERTS: dict = {}   # the columns a row sets -> its INSERT
+
+def _sqlite_inserts(rows) -> Iterator[tuple[str, list]]:
+    "`rows` as SQLite INSERTs, each binding only the values that are not NULL (a column left out is NULL); rows in a row that set the same columns share one."
+    for names, group in itertools.groupby(map(_set_columns, rows), key=lambda nc: nc[0]):   # in order: a row replaced later wins
+        if (sql := _SQLITE_INSERTS.get(names)) is None:
+            if len(_SQLITE_INSERTS) >= 256: _SQLITE_INSERTS.clear()   # rows come in few shapes; odd ones cannot grow it
+            sql = _SQLITE_INSERTS[names] = (f'INSERT OR REPLACE INTO model_calls ({", ".join(names)}) VALUES ({", ".join("?" * len(names))})'
+                                            if names else 'INSERT OR REPLACE INTO model_calls DEFAULT VALUES')
+        yield sql, [cells for _, cells in group]
+
+def _every_column(insert:str) -> Callable:
+    "The INSERTs of rows for a store whose `insert` binds every column (PostgreSQL's, where a NULL costs nothing to bind)."
+    return lambda rows: [(insert, [tuple(map(_cell, map(r.get, _NAMES))) for r in rows])]
+
+def _write_items(con, items:list, inserts:Callable, refuse:str, mark:str='?') -> None:
+    "Rows (as `inserts` turns them into statements), updates and refusals in order (a row, then its updates) through `con`, whose `execute`/`executemany` take `mark` placeholders."
     for kind, group in itertools.groupby(items, key=_kind):
-        if kind == 'row': con.executemany(insert, [tuple(map(_cell, map(r.get, _NAMES))) for r in group])
+        if kind == 'row':
+            for sql, params in inserts(group): con.executemany(sql, params)
         elif kind == 'refusal': con.executemany(refuse, [tuple(map(_cell, map(r.fields.get, _REFUSAL_NAMES))) for r in group])
         else:
             for u in group:
@@ -196,7 +219,7 @@ Ledger.LOOP_COMMITS = True   # whether `committed` commits on the event loop's t
 @patch
 def _write(self:Ledger, con, items:list) -> None:
     "One transaction of `items`."
-    with con: _write_items(con, items, _INSERT, _REFUSE)
+    with con: _write_items(con, items, _sqlite_inserts, _REFUSE)
 
 @patch
 def _give_back(self:Ledger, e:Exception, wait:bool) -> bool:
@@ -710,12 +733,13 @@ _PG_INSERT = (f'INSERT INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join
               f'ON CONFLICT (id) DO UPDATE SET {", ".join(f"{k} = EXCLUDED.{k}" for k in _NAMES if k != "id")}')
 _PG_REFUSE = (f'INSERT INTO refusals ({", ".join(_REFUSAL_NAMES)}) VALUES ({", ".join(["%s"] * len(_REFUSAL_NAMES))}) '
               f'ON CONFLICT (id) DO UPDATE SET {", ".join(f"{k} = EXCLUDED.{k}" for k in _REFUSAL_NAMES if k != "id")}')
+_PG_ROWS = _every_column(_PG_INSERT)
 RETRY_MAX = 10.0     # seconds between tries at the most while PostgreSQL is away
 ADOPT_EVERY = 60.0   # seconds between looks for spools that ended gateways left
 
 @patch
 def _write(self:PgLedger, con, items:list) -> None:
-    with con.transaction(), con.cursor() as cur: _write_items(cur, items, _PG_INSERT, _PG_REFUSE, '%s')
+    with con.transaction(), con.cursor() as cur: _write_items(cur, items, _PG_ROWS, _PG_REFUSE, '%s')
 
 @patch
 def _gone(self:PgLedger, e:Exception) -> bool:

@@ -18,9 +18,10 @@ from .chat import chunk, completion_to_chunks, json_bytes, json_loads, parse_chu
 log = logging.getLogger('ramabana.upstream')
 
 # %% auto #0
-__all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'Native', 'Call', 'new_client',
-           'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'sse_batches', 'flattened',
-           'ChunkReader', 'OpenAIChatUpstream', 'ReadClock', 'LocalResponse', 'within', 'LocalHTTP', 'server_root']
+__all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'Native', 'new_call_id', 'Call',
+           'new_client', 'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse',
+           'sse_batches', 'flattened', 'ChunkReader', 'OpenAIChatUpstream', 'ReadClock', 'LocalResponse', 'within',
+           'LocalHTTP', 'server_root']
 
 # %% ../nbs/05d_upstream.ipynb #4bda2e54
 @dataclass(frozen=True)
@@ -47,6 +48,11 @@ class Native:
     request: dict                                  # the client's own request
     events: list = field(default_factory=list)     # the upstream's own events of the current attempt
 
+def new_call_id() -> str:
+    "`call-` and 24 hex digits: the time in milliseconds (12), then 48 random bits, so that ids sort by when calls began."
+    # the ledger's index of ids then grows at its end rather than at a random page for each row (ledger_rows.py)
+    return 'call-%012x%s' % (time.time_ns() // 1_000_000, os.urandom(6).hex())
+
 @dataclass
 class Call:
     "Context of one call through the gateway."
@@ -54,8 +60,7 @@ class Call:
     purpose: str = 'turn'
     task: str|None = None                  # the task name, when the client sent one
     task_dir: Path|None = None             # where per-task files (the reasoning replay) live
-    # random hex, as uuid4's but without making a UUID (a sixth of the time)
-    id: str = field(default_factory=lambda: 'call-' + os.urandom(12).hex())
+    id: str = field(default_factory=new_call_id)
     idempotency_key: str = field(default_factory=lambda: os.urandom(16).hex())
     started: float = field(default_factory=time.time)
     retries: list = field(default_factory=list)    # one dict per resend: reason, attempt, detail
