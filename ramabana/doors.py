@@ -13,12 +13,13 @@ from .errors import GatewayError, InvalidRequest, internal_error, log
 from .chat import RawChunk, check_request, json_bytes, json_loads
 from .chat import has_output
 from .gateway import DISCARD, Exchange, Gateway
+from starlette.responses import Response   # here, not in each call: a function's import costs a microsecond a time
 
 # %% auto #0
-__all__ = ['DISCARDED', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response', 'sources_header',
-           'call_headers', 'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunks', 'ChatEvents',
-           'until_disconnect', 'EventStream', 'unless_gone', 'Door', 'refused_before_call', 'client_address',
-           'count_unauthorized', 'serve_door', 'ChatDoor']
+__all__ = ['DISCARDED', 'WATCHED_AFTER', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response',
+           'sources_header', 'call_headers', 'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunks',
+           'ChatEvents', 'until_disconnect', 'EventStream', 'unless_gone', 'Door', 'refused_before_call',
+           'client_address', 'count_unauthorized', 'serve_door', 'ChatDoor']
 
 # %% ../nbs/05i_doors.ipynb #12a83336
 async def read_json(request, limit:int):
@@ -60,7 +61,6 @@ def error_headers(e:GatewayError, headers:dict|None=None) -> dict:
 
 def error_response(e:GatewayError, headers:dict|None=None, body:dict|None=None):
     "`e` as a JSON error response: `body` (default OpenAI's shape), its status, `error_headers`."
-    from starlette.responses import Response
     return Response(json_bytes(body if body is not None else e.to_openai()), e.status, headers=error_headers(e, headers),
                     media_type='application/json')
 
@@ -232,16 +232,22 @@ async def until_disconnect(receive) -> None:
     "Return once the client has disconnected (call it after the request body was read)."
     while (await receive())['type'] != 'http.disconnect': pass
 
+WATCHED_AFTER = 0.05   # seconds the work for a client runs before a task watches for the client leaving
+
 async def _unless_gone(aw, receive) -> tuple[bool, object]:
     "(True, what awaitable `aw` gives), awaited in this task; (False, None) when the client disconnects first, `aw` cancelled."
     # one task watches for the disconnect and cancels this one, rather than a task for `aw` too and a wait for either
-    me, state = asyncio.current_task(), {'waiting': True, 'left': False}
+    me, state, watch = asyncio.current_task(), {'waiting': True, 'left': False}, None
     def left(t):
         if state['waiting'] and not t.cancelled() and t.exception() is None:   # the client left; `aw` still runs
             state['left'] = True
             me.cancel()
-    watch = asyncio.ensure_future(until_disconnect(receive))
-    watch.add_done_callback(left)
+    def start():
+        nonlocal watch
+        watch = loop.create_task(until_disconnect(receive))
+        watch.add_done_callback(left)
+    loop = me.get_loop()
+    timer = loop.call_later(WATCHED_AFTER, start)
     try: res = await aw
     except asyncio.CancelledError:
         # ours alone: pass it on if anyone else cancelled this task too (Python 3.10 cannot tell: the client left anyway)
@@ -249,7 +255,8 @@ async def _unless_gone(aw, receive) -> tuple[bool, object]:
         return False, None
     finally:
         state['waiting'] = False   # a disconnect seen from now on cancels nothing
-        watch.cancel()
+        timer.cancel()
+        if watch is not None: watch.cancel()
     if state['left']:   # `aw` ended on its own after our cancel reached it: the client is gone all the same
         if hasattr(me, 'uncancel'): me.uncancel()
         return False, None
@@ -293,7 +300,7 @@ class Door:
         "An error as this door answers it."
         return error_response(e, headers, self.error_body(e))
 
-# %% ../nbs/05i_doors.ipynb #a32cd6d2
+# %% ../nbs/05i_doors.ipynb #c6289250
 REFUSED = (401, 403, 429)   # refused before a call starts: counted by the gateway's `Refusals`, not a call row
 
 def refused_before_call(e:GatewayError) -> bool:
@@ -310,7 +317,6 @@ def count_unauthorized(gw, e:GatewayError, request, door:str):
 
 async def serve_door(door:Door, request):
     "One request through `door`: checked, translated, sent through `open_call`, answered whole or streamed."
-    from starlette.responses import Response
     gw, t0, ex, who, model = request.app.state.gateway, time.perf_counter(), None, None, None
     try:
         who = check_auth(gw, request)

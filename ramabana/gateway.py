@@ -22,6 +22,13 @@ from .replay import ReplayStore, prepare_history, store_for
 from .upstream import Call, Capabilities, Upstream, flattened, new_client, upstream_for
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso, open_ledger
 from .limits import Admission, Limits, Refusals
+import fnmatch, functools
+
+@functools.cache
+def _ladder():
+    "`ramabana.sampling`, imported at its first use and kept: `import ramabana.gateway` stays light, and a call pays no import."
+    import ramabana.sampling   # a function's `from ... import` costs a microsecond each time (an AttributeError made and dropped)
+    return ramabana.sampling
 
 # %% auto #0
 __all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'context_window', 'Target', 'Exchange', 'wants_usage',
@@ -132,10 +139,9 @@ def catalog(self:Gateway) -> Catalog:
     extra = tuple((k, id(v)) for k, v in self.extra_models.items())   # a model added, removed or replaced
     c = self._catalog
     if c is None or c.key != key or c.extra != extra:
-        from ramabana.sampling import sampling_tables   # lazy: keeps `import ramabana.gateway` light
         try:
             cfg = load_config()
-            c = self._catalog = Catalog(key, extra, {**catalog(cfg), **self.extra_models}, sampling_tables(cfg), {})
+            c = self._catalog = Catalog(key, extra, {**catalog(cfg), **self.extra_models}, _ladder().sampling_tables(cfg), {})
         except ConfigError as e:   # config.toml is wrong: the operator's to fix, in a line naming file, table and key
             raise GatewayError(str(e), status=500, code='config_error') from None
         for m in c.models.values(): keep_secret(env=m.api_key_env)
@@ -165,22 +171,20 @@ def route(self:Gateway, name:str) -> tuple[ModelSpec, dict]:
     # the same tuple for every request while the catalog stands (read, never changed); only names that route are kept,
     # so what clients send cannot grow it past the catalog's models and their profiles
     if (hit := c.memo.get(('route', name))) is not None: return hit
-    from ramabana.sampling import rungs_for, UnknownProfile
     spec = asked = _spec_in(c.models, name)   # a profile changes the sampling, never which server answers
     if name != spec.name: asked = dataclasses.replace(spec, name=name, profile=name[len(spec.name) + 1:])
-    try: res = c.memo[('route', name)] = spec, dict(model=asked, **rungs_for(asked, c.tables))
-    except UnknownProfile as e:
+    try: res = c.memo[('route', name)] = spec, dict(model=asked, **_ladder().rungs_for(asked, c.tables))
+    except _ladder().UnknownProfile as e:
         raise InvalidRequest(str(e), status=404, code='model_not_found', param='model') from None
     return res
 
 @patch
 def prepared(self:Gateway, name:str, ladder:dict) -> tuple:
     "The fixed sampling rungs of `ladder` (`route(name)`'s), the model's timeouts and the ladder's memo (`remembered_sampling`), made once per catalog."
-    from ramabana.sampling import fixed_rungs   # lazy: keeps `import ramabana.gateway` light
     memo = self._catalog.memo   # the catalog `route` just read: no second look at config.toml
     hit = memo.get(('prepared', name))
     if hit is not None and hit[0] is ladder and hit[1] is self.timeouts: return hit[2]
-    res = fixed_rungs(**ladder), self.timeouts.for_model(ladder['model']), {}   # a wrong stored rung: ConfigError, not kept
+    res = _ladder().fixed_rungs(**ladder), self.timeouts.for_model(ladder['model']), {}   # a wrong stored rung: ConfigError, not kept
     memo[('prepared', name)] = (ladder, self.timeouts, res)
     return res
 
@@ -289,7 +293,6 @@ def wants_usage(body:dict) -> bool:
 
 def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
     "403 when the named token may not use the model `spec` (its `models` patterns)."
-    import fnmatch
     allowed = gw.tokens[token][1] if token in gw.tokens else None
     base = spec.name.split(':')[0] if spec.profile else spec.name
     if allowed is not None and not any(fnmatch.fnmatchcase(base, p) for p in allowed):
@@ -311,7 +314,6 @@ def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[Mode
 @patch
 async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None=None) -> Target:
     "Model `name` prepared for the checked request `body`: its sampling, reasoning history, schema and progress."
-    from ramabana.sampling import remembered_sampling   # lazy: keeps `import ramabana.gateway` light
     spec, ladder = routed or self.route(name)
     up = self.upstream(spec)
     asked = time.perf_counter()   # a server not asked before is asked now: upstream time, not the gateway's
@@ -322,7 +324,7 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
     waited = time.perf_counter() - asked
     try:
         rungs, timeouts, decided = self.prepared(name, ladder)
-        s = remembered_sampling(body, rungs, self.trust_client, decided)   # most requests send what others sent
+        s = _ladder().remembered_sampling(body, rungs, self.trust_client, decided)   # most requests send what others sent
     except ConfigError as e:   # the model's sampling table in config.toml is wrong: the operator's to fix, said plainly
         raise GatewayError(str(e), status=500, code='config_error') from None   # it names the model and the field
     out = s.body   # a new dict already
