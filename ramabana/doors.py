@@ -7,7 +7,7 @@ Docs: https://ramabana.github.io/ramabana/doors.html.md"""
 
 # %% ../nbs/05i_doors.ipynb #ebaa4e0a
 from __future__ import annotations
-import asyncio, collections, contextlib, json, math, time
+import asyncio, collections, contextlib, json, math, time, weakref
 from typing import AsyncIterator
 from .errors import GatewayError, InvalidRequest, internal_error, log
 from .chat import RawChunk, check_request, json_bytes, json_loads
@@ -234,30 +234,68 @@ async def until_disconnect(receive) -> None:
 
 WATCHED_AFTER = 0.05   # seconds the work for a client runs before a task watches for the client leaving
 
+class _Work:
+    "Work under way for a client: its task, how to hear from the client, since when, and its watcher once it has one."
+    __slots__ = ('task', 'receive', 'since', 'watch', 'waiting', 'left')
+    def __init__(self, task, receive, since):
+        self.task, self.receive, self.since, self.watch, self.waiting, self.left = task, receive, since, None, True, False
+
+    def gone(self, watch):
+        "The watcher's end: if the client left while the work runs, cancel the work."
+        if self.waiting and not watch.cancelled() and watch.exception() is None:
+            self.left = True
+            self.task.cancel()
+
+class _Watchers:
+    "The work for clients on one event loop that has no watcher yet, oldest first, and the one timer that gives each a watcher once it has run `WATCHED_AFTER` seconds."
+    def __init__(self): self.pending, self.timer = {}, None   # a dict as an ordered set (the loop is not kept: see `_watchers`)
+
+    def add(self, w:_Work, loop):
+        self.pending[w] = None
+        if self.timer is None: self.timer = loop.call_at(w.since + WATCHED_AFTER, self.sweep, loop)
+
+    def sweep(self, loop):
+        "Give a watcher to the work that has run long enough; look again when the next will have."
+        self.timer, now = None, loop.time()
+        while self.pending:
+            w = next(iter(self.pending))
+            if w.since + WATCHED_AFTER > now:
+                self.timer = loop.call_at(w.since + WATCHED_AFTER, self.sweep, loop)
+                return
+            del self.pending[w]
+            w.watch = loop.create_task(until_disconnect(w.receive))
+            w.watch.add_done_callback(w.gone)
+
+_LOOPS = weakref.WeakKeyDictionary()   # event loop -> its `_Watchers`; a value must not hold its key, or the key lives on
+
+_last = (lambda: None, None)   # a weak reference to the loop asked for last, and its watchers: a gateway has one loop
+
+def _watchers(loop) -> _Watchers:
+    "The `_Watchers` of `loop`, made on first use."
+    global _last
+    if _last[0]() is loop: return _last[1]
+    if (ws := _LOOPS.get(loop)) is None: ws = _LOOPS[loop] = _Watchers()
+    _last = (weakref.ref(loop), ws)
+    return ws
+
 async def _unless_gone(aw, receive) -> tuple[bool, object]:
     "(True, what awaitable `aw` gives), awaited in this task; (False, None) when the client disconnects first, `aw` cancelled."
-    # one task watches for the disconnect and cancels this one, rather than a task for `aw` too and a wait for either
-    me, state, watch = asyncio.current_task(), {'waiting': True, 'left': False}, None
-    def left(t):
-        if state['waiting'] and not t.cancelled() and t.exception() is None:   # the client left; `aw` still runs
-            state['left'] = True
-            me.cancel()
-    def start():
-        nonlocal watch
-        watch = loop.create_task(until_disconnect(receive))
-        watch.add_done_callback(left)
+    # the work runs in this task; a watcher, given to it by the loop's one timer once it has run WATCHED_AFTER seconds,
+    # cancels it if the client leaves
+    me = asyncio.current_task()
     loop = me.get_loop()
-    timer = loop.call_later(WATCHED_AFTER, start)
+    ws, w = _watchers(loop), _Work(me, receive, loop.time())
+    ws.add(w, loop)
     try: res = await aw
     except asyncio.CancelledError:
         # ours alone: pass it on if anyone else cancelled this task too (Python 3.10 cannot tell: the client left anyway)
-        if not state['left'] or (hasattr(me, 'uncancel') and me.uncancel()): raise
+        if not w.left or (hasattr(me, 'uncancel') and me.uncancel()): raise
         return False, None
     finally:
-        state['waiting'] = False   # a disconnect seen from now on cancels nothing
-        timer.cancel()
-        if watch is not None: watch.cancel()
-    if state['left']:   # `aw` ended on its own after our cancel reached it: the client is gone all the same
+        w.waiting = False   # a disconnect seen from now on cancels nothing
+        ws.pending.pop(w, None)
+        if w.watch is not None: w.watch.cancel()
+    if w.left:   # `aw` ended on its own after our cancel reached it: the client is gone all the same
         if hasattr(me, 'uncancel'): me.uncancel()
         return False, None
     return True, res
