@@ -182,10 +182,8 @@ def _kind(item) -> str: return 'row' if type(item) is dict else 'refusal' if typ
 
 def _set_columns(r:dict) -> tuple[tuple, tuple]:
     "The columns the row `r` sets (its keys whose value is not None, in its order), and their cells."
-    names, cells = [], []
-    for k, v in r.items():
-        if v is not None: names.append(k); cells.append(v if type(v) in _AS_IS else _cell(v))
-    return tuple(names), tuple(cells)
+    set_ = {k: v if type(v) in _AS_IS else _cell(v) for k, v in r.items() if v is not None}
+    return tuple(set_), tuple(set_.values())
 
 _SQLITE_INSERTS: dict = {}   # the columns a row sets -> its INSERT
 
