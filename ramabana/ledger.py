@@ -256,12 +256,12 @@ def _write_log(self:Ledger, f) -> None:
     if not self._logq: return
     rows = []
     while self._logq: rows.append(self._logq.popleft())
-    f.write(b''.join(_row_json(r) + b'\n' for r in rows).decode()); f.flush()
+    f.write(b''.join(_row_json(r) + b'\n' for r in rows)); f.flush()   # UTF-8 already: the file is opened in binary
 
 @patch
 def _writer(self:Ledger):
     con = _connect(self.path)
-    log = open(self.log_path, 'a', encoding='utf-8')
+    log = open(self.log_path, 'ab')
     seen = 0   # the tickets handed over by the writer's last look
     try:
         while True:
@@ -766,7 +766,7 @@ async def committed(self:PgLedger, ticket:int, timeout:float=5.0) -> bool:
     if self._stranded and self._out < ticket: self._wake.set(); return False
     return await Ledger.committed(self, ticket, timeout)
 
-# %% ../nbs/05g_ledger.ipynb #ec0bc704
+# %% ../nbs/05g_ledger.ipynb #649f4663
 @patch
 def _connected(self:PgLedger, con):
     "`con`, or a new connection when there is none or the server closed it."
@@ -877,7 +877,7 @@ def _at_shutdown(self:PgLedger) -> None:
 
 @patch
 def _writer(self:PgLedger):
-    log_f, con = open(self.log_path, 'a', encoding='utf-8'), None
+    log_f, con = open(self.log_path, 'ab'), None
     wait, retry_at, adopt_at = 0.5, 0.0, 0.0   # the backoff; when to try the server again while it is away; to look for orphans
     try:
         while True:
