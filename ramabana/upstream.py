@@ -425,35 +425,32 @@ class LocalResponse:
         self._chunked, self._left = 'chunked' in te.lower(), (int(cl) if cl and cl.isdigit() else None)
         self._done = not self._chunked and self._left == 0
 
-    async def _read(self, coro):
-        "Await a read of the body; a closed connection is a `RemoteProtocolError`, a read past the timeout a `ReadTimeout`."
-        try: return await self._clock.read(coro)
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        "The body, as it arrives; a closed connection is a `RemoteProtocolError`, a read past the timeout a `ReadTimeout`."
+        r, read = self._conn[0], self._clock.read   # each read straight through the clock: no layer of our own a read
+        try:
+            if self._chunked:
+                while True:
+                    line = await read(r.readuntil(b'\r\n'))
+                    try: size = int(line.split(b';', 1)[0], 16)
+                    except ValueError: raise httpx.RemoteProtocolError(f'bad chunk size line {line[:40]!r}') from None
+                    if size == 0:
+                        while (await read(r.readuntil(b'\r\n'))) != b'\r\n': pass   # trailers
+                        self._done = True; return
+                    data = await read(r.readexactly(size + 2))
+                    yield data[:-2]
+            elif self._left is not None:
+                while self._left > 0:
+                    data = await read(r.read(min(self._left, 1 << 16)))
+                    if not data: raise httpx.RemoteProtocolError('connection closed before the end of the body')
+                    self._left -= len(data)
+                    yield data
+                self._done = True
+            else:   # no length: the body runs to the end of the connection, which cannot be reused
+                while (data := await read(r.read(1 << 16))): yield data
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
             raise httpx.RemoteProtocolError(f'connection closed mid-answer: {type(e).__name__}') from None
         except asyncio.LimitOverrunError: raise httpx.RemoteProtocolError('a chunk header line is too long') from None
-
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        "The body, as it arrives."
-        r = self._conn[0]
-        if self._chunked:
-            while True:
-                line = await self._read(r.readuntil(b'\r\n'))
-                try: size = int(line.split(b';', 1)[0], 16)
-                except ValueError: raise httpx.RemoteProtocolError(f'bad chunk size line {line[:40]!r}') from None
-                if size == 0:
-                    while (await self._read(r.readuntil(b'\r\n'))) != b'\r\n': pass   # trailers
-                    self._done = True; return
-                data = await self._read(r.readexactly(size + 2))
-                yield data[:-2]
-        elif self._left is not None:
-            while self._left > 0:
-                data = await self._read(r.read(min(self._left, 1 << 16)))
-                if not data: raise httpx.RemoteProtocolError('connection closed before the end of the body')
-                self._left -= len(data)
-                yield data
-            self._done = True
-        else:   # no length: the body runs to the end of the connection, which cannot be reused
-            while (data := await self._read(r.read(1 << 16))): yield data
 
     async def aread(self) -> bytes:
         "The whole body."
