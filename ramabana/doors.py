@@ -248,20 +248,26 @@ class _Work:
 
 class _Watchers:
     "The work for clients on one event loop that has no watcher yet, oldest first, and the one timer that gives each a watcher once it has run `WATCHED_AFTER` seconds."
-    def __init__(self): self.pending, self.timer = {}, None   # a dict as an ordered set (the loop is not kept: see `_watchers`)
+    # a dict as an ordered set; whether the timer is armed, not its handle: a handle holds its loop, and this object
+    # must not (see `_watchers`)
+    def __init__(self): self.pending, self.armed = {}, False
 
     def add(self, w:_Work, loop):
         self.pending[w] = None
-        if self.timer is None: self.timer = loop.call_at(w.since + WATCHED_AFTER, self.sweep, loop)
+        if not self.armed: self.arm(w, loop)
+
+    def arm(self, w:_Work, loop):
+        "Have `loop` sweep once `w` has run `WATCHED_AFTER` seconds."
+        loop.call_at(w.since + WATCHED_AFTER, self.sweep, loop)
+        self.armed = True
 
     def sweep(self, loop):
         "Give a watcher to the work that has run long enough; look again when the next will have."
-        self.timer, now = None, loop.time()
+        self.armed, now = False, loop.time()
         while self.pending:
             w = next(iter(self.pending))
             if w.since + WATCHED_AFTER > now:
-                self.timer = loop.call_at(w.since + WATCHED_AFTER, self.sweep, loop)
-                return
+                return self.arm(w, loop)
             del self.pending[w]
             w.watch = loop.create_task(until_disconnect(w.receive))
             w.watch.add_done_callback(w.gone)
