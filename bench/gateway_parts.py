@@ -23,9 +23,10 @@ from gateway_overhead import free_port, serve_gateway, start
 from gateway_throughput import wrk, pin, cpu_seconds, stop, ensure_wrk
 
 WHOLE = {'model': 'fake', 'messages': [{'role': 'user', 'content': 'hello'}], 'max_tokens': 4, 'stream': False}
+PARTS_TAKEN = ('metrics', 'ledger', 'deadlines', 'disconnect')   # what `without` can take away
 TAKEN = {'no upstream': (), 'no upstream, no metrics': ('metrics',), 'no upstream, no ledger': ('ledger',),
          'no upstream, no deadlines': ('deadlines',), 'no upstream, no disconnect watch': ('disconnect',),
-         'no upstream, none of the four': ('metrics', 'ledger', 'deadlines', 'disconnect')}   # what each server goes without
+         'no upstream, none of the four': PARTS_TAKEN}   # what each server goes without
 PARTS = ('door only', *TAKEN, 'gateway')
 
 def door_only_app():
@@ -64,17 +65,17 @@ def serve(part:str, port:int, upstream:str):
     up.caps = Capabilities(source='props')
     up.fn = lambda body: [*(chunk({'content': f't{i} '}) for i in range(4)), chunk(finish='stop'),
                           chunk(usage={'prompt_tokens': 5, 'completion_tokens': 4, 'total_tokens': 9})]
-    without(gw, TAKEN[part])
+    without(TAKEN[part])
     app = make_app(gw, metrics='metrics' not in TAKEN[part])
     tune_gc()
     uvicorn.run(app, lifespan='on', **kw)
 
-def without(gw, parts:tuple):
-    "Take `parts` (TAKEN's words) away from the gateway `gw` and the doors, in this process only."
-    import ramabana.doors as doors
-    from ramabana.upstream import FunctionUpstream
-    if 'ledger' in parts: gw.ledger.record = lambda row: 0   # ticket 0: `committed` is True at once
-    if 'deadlines' in parts: FunctionUpstream.watches_itself = True   # `attempt` then arms no deadline
+def without(parts) -> None:
+    "Take `parts` (of PARTS_TAKEN; the metrics are `make_app`'s to leave out) away from every gateway of this process."
+    import ramabana.doors as doors, ramabana.gateway as gateway
+    from ramabana.ledger import Ledger
+    if 'ledger' in parts: Ledger.record = lambda self, row: 0   # ticket 0: `committed` is True at once
+    if 'deadlines' in parts: gateway.watch = lambda agen, *a, **kw: agen   # `attempt` then arms no deadline
     if 'disconnect' in parts:
         async def unless_gone(request, aw): return True, await aw
         doors.unless_gone = unless_gone

@@ -16,16 +16,19 @@ from pathlib import Path
 RUNS = {'whole': (100, 600), 'stream': (100, 400), 'whole20': (100, 600)}   # requests in the short and the long run, per mode
 SAYS = {'whole': 'whole answer, 4 tokens', 'stream': 'stream, 64 tokens', 'whole20': 'whole answers, 20 at a time'}
 
-def collected(tree:Path, mode:str, n:int) -> int:
-    "Instructions valgrind counted for bench/gateway_inprocess.py MODE N run from `tree`."
+def counted(args:list, tree:Path) -> int:
+    "Instructions valgrind counts for `python ARGS` with `tree`'s ramabana first on the path, run in `tree`/bench."
     out = Path(tempfile.mkdtemp())/'cg.out'
     try:
-        res = subprocess.run(['valgrind', '--tool=callgrind', f'--callgrind-out-file={out}', sys.executable,
-                              str(tree/'bench'/'gateway_inprocess.py'), mode, str(n)],
+        res = subprocess.run(['valgrind', '--tool=callgrind', f'--callgrind-out-file={out}', sys.executable, *map(str, args)],
                              cwd=tree/'bench', env={**os.environ, 'PYTHONPATH': str(tree)}, capture_output=True, text=True)
-        if res.returncode: raise SystemExit(f'{tree} {mode} {n} failed:\n{res.stderr[-2000:]}')
+        if res.returncode: raise SystemExit(f'{tree}: {" ".join(map(str, args))} failed:\n{res.stderr[-2000:]}')
         return int(re.search(r'Collected : (\d+)', res.stderr)[1])
     finally: shutil.rmtree(out.parent)
+
+def collected(tree:Path, mode:str, n:int) -> int:
+    "Instructions valgrind counted for bench/gateway_inprocess.py MODE N run from `tree`."
+    return counted([tree/'bench'/'gateway_inprocess.py', mode, n], tree)
 
 def per_request(tree:Path, mode:str, pool) -> float:
     "Instructions one request of `mode` costs the gateway of `tree`."

@@ -11,7 +11,7 @@ a minute).
 """
 import os, sqlite3, statistics, sys, tempfile, time
 from pathlib import Path
-from ramabana.ledger import Ledger, _INSERT, _NAMES, _cell, _sqlite_inserts
+from ramabana.ledger import Ledger, _INSERT, _every_column, _sqlite_inserts
 
 ROW = dict(time='2026-12-02T06:07:24.725+00:00', model='fake', upstream='llamacpp', purpose='turn', task=None, status=200,
            stream=False, finish_reason='stop', prompt_tokens=5, cached_tokens=None, completion_tokens=4,
@@ -24,8 +24,7 @@ ROW = dict(time='2026-12-02T06:07:24.725+00:00', model='fake', upstream='llamacp
 IDS = {'random': lambda: 'call-' + os.urandom(12).hex(),
        'time-ordered': lambda: 'call-%012x%s' % (time.time_ns() // 1_000_000, os.urandom(6).hex())}
 
-def every_column(rows): return [(_INSERT, [tuple(map(_cell, map(r.get, _NAMES))) for r in rows])]
-BINDS = {'every column': every_column, 'values only': _sqlite_inserts}
+BINDS = {'every column': _every_column(_INSERT), 'values only': _sqlite_inserts}
 
 def table(prefill:int, new_id) -> sqlite3.Connection:
     "A fresh ledger's table holding `prefill` rows with ids from `new_id`, on a connection set as the event loop's."

@@ -8,40 +8,28 @@ in requests, so start-up and warm-up cancel out.
 Run: `python bench/parts_instructions.py [MODE]` (MODE of gateway_inprocess.py, default whole20; about six minutes on
 two cores).
 """
-import concurrent.futures, os, re, subprocess, sys, tempfile
+import concurrent.futures, sys
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).parent))
+from gateway_parts import PARTS_TAKEN, without
+from instructions import counted
 
 HERE = Path(__file__).parent
-VARIANTS = ('', 'metrics', 'ledger', 'deadlines', 'disconnect', 'metrics,ledger,deadlines,disconnect')
+VARIANTS = ('', *PARTS_TAKEN, ','.join(PARTS_TAKEN))
 RUNS = (100, 600)   # requests in the short and the long run
 
 def run(mode:str, n:int, parts:set):
     "bench/gateway_inprocess.py's run of `n` requests in `mode`, without `parts`."
-    sys.path.insert(0, str(HERE))
     import gateway_inprocess as g
-    import ramabana.doors as doors, ramabana.gateway as gateway
-    from ramabana.ledger import Ledger
+    without(parts)
     if 'metrics' in parts:
         made = g.make_app
         g.make_app = lambda gw: made(gw, metrics=False)
-    if 'ledger' in parts: Ledger.record = lambda self, row: 0   # ticket 0: `committed` is True at once
-    if 'deadlines' in parts: gateway.watch = lambda agen, *a, **kw: agen
-    if 'disconnect' in parts:
-        async def unless_gone(request, aw): return True, await aw
-        doors.unless_gone = unless_gone
     g.main(mode, n)
 
 def count(mode:str, n:int, parts:str) -> int:
     "Instructions valgrind counts for `run(mode, n, parts)`."
-    out = Path(tempfile.mkdtemp())/'cg.out'
-    try:
-        res = subprocess.run(['valgrind', '--tool=callgrind', f'--callgrind-out-file={out}', sys.executable, __file__,
-                              '--run', mode, str(n), parts], cwd=HERE, capture_output=True, text=True,
-                             env={**os.environ, 'PYTHONPATH': str(HERE.parent)})
-        if res.returncode: raise SystemExit(f'{mode} {n} without {parts!r} failed:\n{res.stderr[-2000:]}')
-        return int(re.search(r'Collected : (\d+)', res.stderr)[1])
-    finally:
-        out.unlink(missing_ok=True); out.parent.rmdir()
+    return counted([Path(__file__).resolve(), '--run', mode, n, parts], HERE.parent)
 
 def main(mode:str):
     with concurrent.futures.ThreadPoolExecutor(2) as pool:

@@ -5,8 +5,10 @@ the same work awaited with no watching at all.
 Run: `python bench/unless_gone.py [TREE]` (TREE: a checkout whose ramabana to measure, e.g. an older one made with
 `git worktree add /tmp/old REV`; default this one). About a minute.
 """
-import asyncio, os, re, subprocess, sys
+import asyncio, sys
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).parent))
+from instructions import counted
 
 async def waits(): await asyncio.sleep(3600)   # a client that stays
 async def quick(): return 42
@@ -22,11 +24,8 @@ def run(how:str, n:int):
     uvloop.run(main())
 
 def count(how:str, n:int, tree:Path) -> int:
-    "Instructions valgrind counts for `run(how, n)` with `tree` first on the path."
-    res = subprocess.run(['valgrind', '--tool=callgrind', '--callgrind-out-file=/dev/null', sys.executable, __file__,
-                          '--run', how, str(n)], env={**os.environ, 'PYTHONPATH': str(tree)}, capture_output=True, text=True)
-    if res.returncode: raise SystemExit(res.stderr[-2000:])
-    return int(re.search(r'Collected : (\d+)', res.stderr)[1])
+    "Instructions valgrind counts for `run(how, n)` with `tree`'s ramabana."
+    return counted([Path(__file__).resolve(), '--run', how, n], tree)
 
 def main(tree:Path):
     print(f'| work awaited (ramabana from {tree}) | instructions a call |\n|---|---|')
