@@ -53,11 +53,12 @@ def json_str(s:str) -> bytes:
     "The string `s` as a JSON string value (quoted and escaped), in bytes."
     return _encode(s)
 
-# %% ../nbs/05b_chat.ipynb #7cc680c7
+# %% ../nbs/05b_chat.ipynb #49143f53
 ROLES = ('system', 'developer', 'user', 'assistant', 'tool', 'function')
 _TYPE_NAMES = {str: 'a string', bool: 'true or false', list: 'an array', dict: 'an object', int: 'an integer'}
 
 def _want(v, types, name):
+    if type(v) is types: return   # the common case, at once (a bool is never taken for an int here)
     types = types if isinstance(types, tuple) else (types,)
     ok = isinstance(v, types) and not (bool not in types and isinstance(v, bool))
     if not ok:

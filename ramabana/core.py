@@ -375,7 +375,7 @@ BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
 ]}
 del _B, _THINKS
 
-# %% ../nbs/00_core.ipynb #c2e13cbf
+# %% ../nbs/00_core.ipynb #1de23fa7
 PRICE_KEYS = ('input', 'cached_input', 'cache_write', 'output', 'reasoning')
 LOCAL_RUNTIMES = ('llamacpp', 'ollama', 'litert')   # they run on the user's own machines: no bill
 FREE = {'input': 0.0, 'output': 0.0}
@@ -393,14 +393,16 @@ def call_cost(price:dict|None,                  # a price table (`PRICE_KEYS`, `
               reasoning_tokens:int|None=None    # generated thinking tokens
              ) -> float|None:
     "USD for one call's token counts at `price`; None when the price is unknown or no count was reported."
-    counts = (prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens, reasoning_tokens)
-    if price is None or all(c is None for c in counts): return None
-    prompt, cached, write, completion, reasoning = (c or 0 for c in counts)
+    # spelt out, without generators: every call that ends is priced, on the gateway's hot path
+    if price is None or (prompt_tokens is None and cached_tokens is None and cache_write_tokens is None
+                         and completion_tokens is None and reasoning_tokens is None): return None
+    prompt, cached, write = prompt_tokens or 0, cached_tokens or 0, cache_write_tokens or 0
+    completion, reasoning = completion_tokens or 0, reasoning_tokens or 0
     if (long := price.get('long_prompt')) and prompt > long['above']: price = {**price, **long}
-    rate = lambda k, made_of: price.get(k, price[made_of])
-    usd = ((max(prompt - cached - write, 0) * price['input'] + cached * rate('cached_input', 'input')
-            + write * rate('cache_write', 'input') + max(completion - reasoning, 0) * price['output']
-            + reasoning * rate('reasoning', 'output')) / 1e6)
+    inp, out = price['input'], price['output']
+    usd = ((max(prompt - cached - write, 0) * inp + cached * price.get('cached_input', inp)
+            + write * price.get('cache_write', inp) + max(completion - reasoning, 0) * out
+            + reasoning * price.get('reasoning', out)) / 1e6)
     return round(usd, 9)   # a billionth of a dollar: below any provider's rounding, above float noise
 
 # %% ../nbs/00_core.ipynb #76340e34

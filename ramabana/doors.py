@@ -14,7 +14,6 @@ from .chat import RawChunk, check_request, json_bytes, json_loads
 from .chat import has_output
 from .gateway import DISCARD, Exchange, Gateway
 from starlette.responses import Response   # here, not in each call: a function's import costs a microsecond a time
-from starlette.requests import ClientDisconnect
 
 # %% auto #0
 __all__ = ['DISCARDED', 'WATCHED_AFTER', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response',
@@ -29,14 +28,16 @@ async def read_json(request, limit:int):
     too_big = lambda: InvalidRequest(f'the request body is larger than {limit / 2**20:g} MiB', status=413,
                                      code='request_too_large')
     if cl.isdigit() and int(cl) > limit: raise too_big()
-    parts, n = [], 0
-    try:
-        async for p in request.stream():
+    parts, n, receive = [], 0, request.receive
+    while True:   # the ASGI messages themselves: Starlette's `stream()` adds a generator and an empty last piece
+        m = await receive()
+        if m['type'] != 'http.request':   # the client left before its body was all here: nobody to answer, no bug to log
+            raise GatewayError('the client disconnected before its request body arrived', status=499, code='client_closed')
+        if p := m.get('body'):
             n += len(p)
             if n > limit: raise too_big()
             parts.append(p)
-    except ClientDisconnect:   # the client left before its body was all here: nobody to answer, and no bug to log
-        raise GatewayError('the client disconnected before its request body arrived', status=499, code='client_closed') from None
+        if not m.get('more_body'): break
     try: return json_loads(parts[0] if len(parts) == 1 else b''.join(parts))
     except (ValueError, RecursionError) as e:   # UnicodeDecodeError is a ValueError; deep nesting a RecursionError
         raise InvalidRequest(f'the request body is not valid JSON: {str(e)[:200]}', code='invalid_json') from None
