@@ -19,7 +19,7 @@ from starlette.responses import Response   # here, not in each call: a function'
 __all__ = ['DISCARDED', 'WATCHED_AFTER', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response',
            'sources_header', 'call_headers', 'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunks',
            'ChatEvents', 'until_disconnect', 'EventStream', 'unless_gone', 'Door', 'refused_before_call',
-           'client_address', 'count_unauthorized', 'serve_door', 'ChatDoor']
+           'gateway_headers', 'client_address', 'count_unauthorized', 'serve_door', 'ChatDoor']
 
 # %% ../nbs/05i_doors.ipynb #12a83336
 async def read_json(request, limit:int):
@@ -356,6 +356,10 @@ def refused_before_call(e:GatewayError) -> bool:
     "Whether `e`, raised before a call started, is a refusal to count: no valid token, a model not allowed, a limit, a budget that cannot be checked."
     return e.status in REFUSED or e.code == 'budget_unavailable'
 
+def gateway_headers(scope:dict) -> dict:
+    "The request's `x-ramabana-*` headers (all `open_call` reads), the first of a repeated one: a plain dict, where an absent header costs a lookup, not an exception."
+    return {k.decode('latin-1'): v.decode('latin-1') for k, v in reversed(scope['headers']) if k.startswith(b'x-ramabana-')}
+
 def client_address(request) -> str|None:
     "The address the request came from (no port), when the server knows it."
     return request.client.host if request.client else None
@@ -372,7 +376,7 @@ async def serve_door(door:Door, request):
         req, notes = await read_json(request, gw.max_body), {}
         body = check_request(door.translate(req, notes))
         model = body['model']
-        ex = await gw.open_call(body, request.headers, t0, dialect=door.dialect, token=who)
+        ex = await gw.open_call(body, gateway_headers(request.scope), t0, dialect=door.dialect, token=who)
         ex.call.info.update(notes)
         ex.progress, ex.discard_ok = door.progress(body), ex.discard_ok and door.relays_discard
         door.prepare(ex, req)

@@ -389,12 +389,13 @@ class ReadClock:
     def __init__(self, timeout:float):
         self.timeout, self.conn, self.expired = timeout, None, False   # `conn`: the connection a late read aborts
         self._timer = self._since = None   # the timer, while armed; when the read under way began (None: none is)
+        self.loop = asyncio.get_running_loop()   # once: asking costs a system call (the loop checks its process id)
 
     def _ring(self):
         "The timeout may have passed: abort the connection if a read has waited that long, else look again when it could."
         self._timer = None
         if self._since is None: return   # no read under way: the next one arms the timer again
-        loop = asyncio.get_running_loop()
+        loop = self.loop
         if (at := self._since + self.timeout) > loop.time(): self._timer = loop.call_at(at, self._ring)
         else: self.expired = True; self.conn[1].transport.abort()
 
@@ -402,7 +403,7 @@ class ReadClock:
         "Await the read `coro`; one that waits past the timeout aborts the connection and raises `ReadTimeout`."
         # armed once and moved on lazily, rather than a timer armed and cancelled per read: a stream of one event per
         # chunk (llama-server's) makes two reads an event, and the head's read shares it too
-        loop = asyncio.get_running_loop()
+        loop = self.loop
         self._since = loop.time()
         if self._timer is None: self._timer = loop.call_at(self._since + self.timeout, self._ring)
         try: data = await coro
@@ -467,6 +468,15 @@ async def within(aw, seconds:float):
     if not hasattr(asyncio, 'timeout'): return await asyncio.wait_for(aw, seconds)
     async with asyncio.timeout(seconds): return await aw
 
+class _Opened:
+    "`LocalHTTP.stream`'s `async with`: a class, where contextlib's generator-made one costs microseconds a request."
+    __slots__ = ('http', 'args', 'opened')
+    def __init__(self, http, args): self.http, self.args, self.opened = http, args, None
+    async def __aenter__(self) -> LocalResponse:
+        self.opened = await self.http._open(*self.args)
+        return self.opened[2]
+    async def __aexit__(self, *exc): self.http._close(*self.opened)
+
 class LocalHTTP:
     "A minimal keep-alive HTTP/1.1 client for plain-HTTP local servers; raises httpx's exception types."
     def __init__(self, timeout:httpx.Timeout=DEFAULT_TIMEOUT, max_idle:int=64):
@@ -526,9 +536,12 @@ class LocalHTTP:
         except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
         except asyncio.CancelledError: w.close(); raise   # the caller gave up: the half-used connection must not be pooled
 
-    @contextlib.asynccontextmanager
-    async def stream(self, method:str, url:str, *, content:bytes=b'', headers:dict|None=None):
-        "Send one request and yield its `LocalResponse`; the connection goes back to the pool if the body was read."
+    def stream(self, method:str, url:str, *, content:bytes=b'', headers:dict|None=None) -> _Opened:
+        "One request, to use with `async with`: its `LocalResponse`; the connection goes back to the pool if the body was read."
+        return _Opened(self, (method, url, content, headers))
+
+    async def _open(self, method:str, url:str, content:bytes, headers:dict|None) -> tuple:
+        "Send one request and read its head: (key, connection, `LocalResponse`, clock) for `_close`."
         key, path, host = self._split(url)
         headers = headers or {}
         head = [f'{method} {path} HTTP/1.1', f'Host: {host}', f'Content-Length: {len(content)}']
@@ -552,9 +565,12 @@ class LocalHTTP:
             hdrs = {}
             for l in lines[1:]:
                 if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
-            resp = LocalResponse(conn, status, hdrs, clock)
-            try: yield resp
-            finally: self._release(key, conn, resp._done and hdrs.get('connection', '').lower() != 'close', resp._chunked)
+            return key, conn, LocalResponse(conn, status, hdrs, clock), clock
+        except BaseException: clock.stop(); raise
+
+    def _close(self, key, conn, resp:LocalResponse, clock:ReadClock):
+        "The request is over: pool its connection if its answer was read whole, and stop its clock."
+        try: self._release(key, conn, resp._done and resp.headers.get('connection', '').lower() != 'close', resp._chunked)
         finally: clock.stop()
 
     def drop(self, key=None):
