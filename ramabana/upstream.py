@@ -20,8 +20,8 @@ log = logging.getLogger('ramabana.upstream')
 # %% auto #0
 __all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'Native', 'new_call_id', 'Call',
            'new_client', 'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse',
-           'sse_batches', 'flattened', 'ChunkReader', 'OpenAIChatUpstream', 'ReadClock', 'LocalResponse', 'within',
-           'LocalHTTP', 'server_root']
+           'sse_batches', 'flattened', 'ChunkReader', 'OpenAIChatUpstream', 'ReadClock', 'Dechunker', 'LocalResponse',
+           'within', 'LocalHTTP', 'server_root']
 
 # %% ../nbs/05d_upstream.ipynb #4bda2e54
 @dataclass(frozen=True)
@@ -418,6 +418,41 @@ class ReadClock:
         "The answer is read, or abandoned: no more timing."
         if self._timer is not None: self._timer.cancel(); self._timer = None
 
+class Dechunker:
+    "A chunked body's data from the pieces it arrives in (`feed`); `ended` at its last chunk and trailers."
+    __slots__ = ('buf', 'ended', 'clean')
+    MAX_LINE = 4096   # a size or trailer line longer than this is not HTTP
+
+    def __init__(self): self.buf, self.ended, self.clean = bytearray(), False, False
+
+    def feed(self, data:bytes) -> bytes:
+        "The data of the chunks `data` completes (b'' if none); `RemoteProtocolError` when it breaks the framing."
+        buf = self.buf
+        buf += data
+        out, pos, n = [], 0, len(buf)
+        while not self.ended:
+            nl = buf.find(b'\r\n', pos, pos + self.MAX_LINE)
+            if nl < 0:
+                if n - pos >= self.MAX_LINE: raise httpx.RemoteProtocolError('a chunk size line is too long')
+                break
+            try: size = int(buf[pos:nl].split(b';', 1)[0], 16)
+            except ValueError: raise httpx.RemoteProtocolError(f'bad chunk size line {bytes(buf[pos:nl][:40])!r}') from None
+            if size < 0: raise httpx.RemoteProtocolError(f'bad chunk size line {bytes(buf[pos:nl][:40])!r}')
+            if size == 0:   # the last chunk, then trailer lines to an empty one
+                if buf[nl + 2:nl + 4] == b'\r\n': stop = nl + 4
+                elif (t := buf.find(b'\r\n\r\n', nl + 2)) >= 0: stop = t + 4
+                elif n - nl >= self.MAX_LINE: raise httpx.RemoteProtocolError('the trailers are too long')
+                else: break
+                pos, self.ended, self.clean = stop, True, stop == n
+                break
+            end = nl + 2 + size
+            if n < end + 2: break   # its data (and CRLF) not all here yet
+            if buf[end:end + 2] != b'\r\n': raise httpx.RemoteProtocolError('a chunk does not end where its size says')
+            out.append(buf[nl + 2:end])
+            pos = end + 2
+        del buf[:pos]
+        return b''.join(out)
+
 class LocalResponse:
     "The status, headers and body stream of one `LocalHTTP` request, its reads timed by the request's `ReadClock`."
     def __init__(self, conn, status:int, headers:dict, clock:ReadClock):
@@ -431,15 +466,14 @@ class LocalResponse:
         r, read = self._conn[0], self._clock.read   # each read straight through the clock: no layer of our own a read
         try:
             if self._chunked:
-                while True:
-                    line = await read(r.readuntil(b'\r\n'))
-                    try: size = int(line.split(b';', 1)[0], 16)
-                    except ValueError: raise httpx.RemoteProtocolError(f'bad chunk size line {line[:40]!r}') from None
-                    if size == 0:
-                        while (await read(r.readuntil(b'\r\n'))) != b'\r\n': pass   # trailers
-                        self._done = True; return
-                    data = await read(r.readexactly(size + 2))
-                    yield data[:-2]
+                # what has arrived, read at once and cut into its chunks here: a read a chunk size and another its data
+                # cost two reads an event, and every event its own pass through the gateway's layers
+                body = Dechunker()
+                while not body.ended:
+                    data = await read(r.read(1 << 16))
+                    if not data: raise httpx.RemoteProtocolError('connection closed mid-answer')
+                    if got := body.feed(data): yield got
+                self._done = body.clean   # nothing came after the end: the connection can carry the next request
             elif self._left is not None:
                 while self._left > 0:
                     data = await read(r.read(min(self._left, 1 << 16)))
