@@ -427,31 +427,36 @@ class Dechunker:
 
     def feed(self, data:bytes) -> bytes:
         "The data of the chunks `data` completes (b'' if none); `RemoteProtocolError` when it breaks the framing."
-        buf = self.buf
-        buf += data
-        out, pos, n = [], 0, len(buf)
-        while not self.ended:
-            nl = buf.find(b'\r\n', pos, pos + self.MAX_LINE)
+        buf, most = self.buf, self.MAX_LINE
+        if buf: buf += data; data = buf   # the rest of a cut chunk: joined to what it left
+        elif 0 < (nl := data.find(b'\r\n', 0, 18)) and data.endswith(b'\r\n'):   # most often one whole chunk (llama-server's event)
+            try: end = nl + 2 + int(data[:nl], 16)
+            except ValueError: end = -1   # an extension, or not a size: the way below says which
+            if end + 2 == len(data) and end > nl + 2: return data[nl + 2:end]
+        out, pos, n = [], 0, len(data)
+        while True:   # read straight from `data` when nothing was left over, as with an event a chunk
+            nl = data.find(b'\r\n', pos, pos + most)
             if nl < 0:
-                if n - pos >= self.MAX_LINE: raise httpx.RemoteProtocolError('a chunk size line is too long')
+                if n - pos >= most: raise httpx.RemoteProtocolError('a chunk size line is too long')
                 break
-            try: size = int(buf[pos:nl].split(b';', 1)[0], 16)
-            except ValueError: raise httpx.RemoteProtocolError(f'bad chunk size line {bytes(buf[pos:nl][:40])!r}') from None
-            if size < 0: raise httpx.RemoteProtocolError(f'bad chunk size line {bytes(buf[pos:nl][:40])!r}')
+            try: size = int(data[pos:nl].split(b';', 1)[0], 16)
+            except ValueError: size = -1
+            if size < 0: raise httpx.RemoteProtocolError(f'bad chunk size line {bytes(data[pos:nl][:40])!r}')
             if size == 0:   # the last chunk, then trailer lines to an empty one
-                if buf[nl + 2:nl + 4] == b'\r\n': stop = nl + 4
-                elif (t := buf.find(b'\r\n\r\n', nl + 2)) >= 0: stop = t + 4
-                elif n - nl >= self.MAX_LINE: raise httpx.RemoteProtocolError('the trailers are too long')
+                if data[nl + 2:nl + 4] == b'\r\n': stop = nl + 4
+                elif (t := data.find(b'\r\n\r\n', nl + 2)) >= 0: stop = t + 4
+                elif n - nl >= most: raise httpx.RemoteProtocolError('the trailers are too long')
                 else: break
                 pos, self.ended, self.clean = stop, True, stop == n
                 break
             end = nl + 2 + size
             if n < end + 2: break   # its data (and CRLF) not all here yet
-            if buf[end:end + 2] != b'\r\n': raise httpx.RemoteProtocolError('a chunk does not end where its size says')
-            out.append(buf[nl + 2:end])
+            if data[end:end + 2] != b'\r\n': raise httpx.RemoteProtocolError('a chunk does not end where its size says')
+            out.append(data[nl + 2:end])
             pos = end + 2
-        del buf[:pos]
-        return b''.join(out)
+        if data is buf: del buf[:pos]
+        elif pos < n: buf += data[pos:]   # a chunk cut by the read: kept for the next
+        return out[0] if len(out) == 1 and data is not buf else b''.join(out)
 
 class LocalResponse:
     "The status, headers and body stream of one `LocalHTTP` request, its reads timed by the request's `ReadClock`."
