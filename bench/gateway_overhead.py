@@ -14,7 +14,9 @@ the gateway's own time as `x-ramabana-overhead-ms` reports it.
 limits, with rates (`rpm`, `tpm`, `max_parallel`, never reached) and with a budget too (a hold in the ledger's store
 before each call, settled after it), their added p50 in alternating runs.
 
-Goals (issue 28): <= 0.8 ms p50 added per request and <= 5 us per streamed chunk (best of `--runs`); whole answers at 20
+Goals (issue 28): <= 0.8 ms p50 added per request (the median of `--runs` runs of `paired_added`: each run sends its
+requests in pairs, one straight and one through the gateway, and takes the median difference; the two p50s of
+separate runs, printed too, moved by over a millisecond on this shared machine) and <= 5 us per streamed chunk (best of `--runs`); whole answers at 20
 connections >= 0.5x the bare proxy's req/s, at <= 2x its CPU an answer; 2 workers carrying >= 1.6x what 1 carries (the
 table says how much 2 cores allow at most); gateway RSS <= 80 MiB idle. The throughput table (bench/gateway_throughput.py, wrk) follows, with two
 floor rows: the bare proxy, the least any Python proxy on uvicorn does, which bounds what the gateway can carry next to
@@ -267,6 +269,19 @@ def latency(url, headers, n_req):
         ts = sorted(one(c, url, 4) for _ in range(n_req))
     return ts[len(ts)//2], ts[int(len(ts)*0.99) - 1]
 
+def paired_added(direct, url, headers, n_req):
+    """The median of (through `url`) - (straight to `direct`) over `n_req` pairs of requests sent one after the other, in
+    alternating order: a slow moment of a shared machine falls on both of a pair, where two p50s of two runs taken
+    seconds apart each get their own moments."""
+    with httpx.Client(timeout=60) as cd, httpx.Client(headers=headers, timeout=60) as cg:
+        for _ in range(20): one(cd, direct, 4); one(cg, url, 4)
+        diffs = []
+        for i in range(n_req):
+            if i % 2: g = one(cg, url, 4); d = one(cd, direct, 4)
+            else: d = one(cd, direct, 4); g = one(cg, url, 4)
+            diffs.append(g - d)
+    return statistics.median(diffs)
+
 def relay(url, headers, n_chunks=4000, reps=7, **kw):
     with httpx.Client(headers=headers, timeout=120) as c:
         one(c, url, n_chunks, **kw)
@@ -303,9 +318,11 @@ def main(n_req=500, litellm=None, runs=3, seconds=5):
         procs.append(gw)
         time.sleep(0.5)
         rss['ramabana gateway'] = idle = rss_mib(gw.pid)
+        paired = []
         for run in range(1, runs + 1):
             rows += [dict(measure('direct (baseline)', up_url + '/v1/chat/completions', {}, n_req), run=run),
                      dict(measure('ramabana gateway', f'http://127.0.0.1:{gw_port}/v1/chat/completions', {}, n_req), run=run)]
+            paired.append(paired_added(up_url + '/v1/chat/completions', f'http://127.0.0.1:{gw_port}/v1/chat/completions', {}, n_req) * 1e3)
         if litellm:   # started only now: it does not load the machine while the rows above are measured
             (ll, ll_port), key = start_litellm(litellm, up_url)
             procs.append(ll)
@@ -331,7 +348,10 @@ def main(n_req=500, litellm=None, runs=3, seconds=5):
     print('4000 chunks: the upstream writes 64 events at a time; (1/write): one event per write, as llama-server does; '
           'req/s x20: a Python client, which is the limit (see the table below for a real load generator)')
     best_add, best_per = min(a for a, _ in added), min(p for _, p in added)
-    print(f'\nbest of {runs}: +{best_add:.2f} ms p50, +{best_per:.1f} us per chunk; idle RSS {idle:.0f} MiB\n')
+    print(f'\nbest of {runs}: +{best_add:.2f} ms p50, +{best_per:.1f} us per chunk; idle RSS {idle:.0f} MiB')
+    paired_p50 = statistics.median(paired)
+    print(f'added p50 in pairs (a request straight, one through the gateway, {n_req} pairs a run): '
+          f'{" / ".join(f"{p:.2f}" for p in paired)} ms; median of the runs {paired_p50:.2f} ms\n')
     from gateway_throughput import main as throughput
     rows, workers = throughput(seconds, litellm)
     at = {(r[0], r[1], r[2]): r for r in rows}
@@ -340,7 +360,7 @@ def main(n_req=500, litellm=None, runs=3, seconds=5):
     print(f'\nwhole answers at 20 connections: {gw[3]:.0f} req/s, {gw[3] / fl[3]:.2f}x the floor; server CPU {gw[7]:.2f} ms '
           f'an answer, {gw[7] / fl[7]:.1f}x the floor\'s {fl[7]:.2f}; the essentials: {es[3]:.0f} req/s, {es[7]:.2f} ms an '
           f'answer (the gateway {gw[3] / es[3]:.2f}x its req/s at {gw[7] / es[7]:.1f}x its CPU)')
-    checks = [('p50 added <= 0.8 ms', best_add <= 0.8), ('per chunk <= 5 us', best_per <= 5),
+    checks = [('p50 added <= 0.8 ms (paired, median of the runs)', paired_p50 <= 0.8), ('per chunk <= 5 us', best_per <= 5),
               ('whole answers x20 >= 0.5x the floor', gw[3] >= 0.5 * fl[3]), ('CPU an answer <= 2x the floor', gw[7] <= 2 * fl[7]),
               (f'2 workers >= 1.6x 1 worker (2 cores allow {ceiling:.2f}x, the cores left {left:.2f}x)', two >= 1.6), ('idle RSS <= 80 MiB', idle <= 80)]
     print('\n' + '  '.join(f'{n}: {"PASS" if ok else "FAIL"}' for n, ok in checks))
