@@ -132,10 +132,10 @@ def catalog(self:Gateway) -> Catalog:
     "The models and sampling tables now: config.toml over the built-ins, and the extra models."
     env = (os.environ.get('RAMABANA_CONFIG'), os.environ.get('XDG_CONFIG_HOME'))
     if self._cfg_path is None or self._cfg_path[0] != env: self._cfg_path = (env, str(config_path()))
-    path = self._cfg_path[1]
-    try:   # no file is the common case: asked first, since a failed `stat` costs its exception
-        st = os.stat(path) if os.access(path, os.F_OK) else None
-    except OSError: st = None   # gone in between
+    path, had = self._cfg_path[1], self._catalog is not None and self._catalog.key[1] is not None
+    try:   # a file seen last time is looked at; one that was not is asked for first, as a failed `stat` costs an exception
+        st = os.stat(path) if had or os.access(path, os.F_OK) else None
+    except OSError: st = None   # gone since
     key = (path, st.st_mtime_ns, st.st_size) if st else (path, None, None)
     extra = tuple((k, id(v)) for k, v in self.extra_models.items())   # a model added, removed or replaced
     c = self._catalog
