@@ -365,6 +365,9 @@ class OpenAIChatUpstream(Upstream):
                             if bad < MAX_UNREADABLE: continue
                             if got: yield got   # what came before the last straw is the client's
                             raise BrokenStream(f'the stream from {url} stayed unreadable: {e}') from None
+                        except GatewayError:   # an error event: the answer that came before it in this read goes first
+                            if got: yield got
+                            raise
                         bad = 0
                     if got: yield got
                 if got := list(rd.close()): yield got
