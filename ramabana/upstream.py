@@ -512,12 +512,12 @@ async def within(aw, seconds:float):
 
 class _Opened:
     "`LocalHTTP.stream`'s `async with`: a class, where contextlib's generator-made one costs microseconds a request."
-    __slots__ = ('http', 'args', 'opened')
-    def __init__(self, http, args): self.http, self.args, self.opened = http, args, None
+    __slots__ = ('http', 'args', 'key', 'resp')
+    def __init__(self, http, args): self.http, self.args, self.key, self.resp = http, args, None, None
     async def __aenter__(self) -> LocalResponse:
-        self.opened = await self.http._open(*self.args)
-        return self.opened[2]
-    async def __aexit__(self, *exc): self.http._close(*self.opened)
+        self.key, self.resp = await self.http._open(*self.args)
+        return self.resp
+    async def __aexit__(self, *exc): self.http._close(self.key, self.resp)
 
 class LocalHTTP:
     "A minimal keep-alive HTTP/1.1 client for plain-HTTP local servers; raises httpx's exception types."
@@ -583,7 +583,7 @@ class LocalHTTP:
         return _Opened(self, (method, url, content, headers))
 
     async def _open(self, method:str, url:str, content:bytes, headers:dict|None) -> tuple:
-        "Send one request and read its head: (key, connection, `LocalResponse`, clock) for `_close`."
+        "Send one request and read its head: (the server's key, its `LocalResponse`) for `_close`."
         key, path, host = self._split(url)
         headers = headers or {}
         head = [f'{method} {path} HTTP/1.1', f'Host: {host}', f'Content-Length: {len(content)}']
@@ -607,13 +607,13 @@ class LocalHTTP:
             hdrs = {}
             for l in lines[1:]:
                 if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
-            return key, conn, LocalResponse(conn, status, hdrs, clock), clock
+            return key, LocalResponse(conn, status, hdrs, clock)
         except BaseException: clock.stop(); raise
 
-    def _close(self, key, conn, resp:LocalResponse, clock:ReadClock):
+    def _close(self, key, resp:LocalResponse):
         "The request is over: pool its connection if its answer was read whole, and stop its clock."
-        try: self._release(key, conn, resp._done and resp.headers.get('connection', '').lower() != 'close', resp._chunked)
-        finally: clock.stop()
+        try: self._release(key, resp._conn, resp._done and resp.headers.get('connection', '').lower() != 'close', resp._chunked)
+        finally: resp._clock.stop()
 
     def drop(self, key=None):
         "Close idle connections (to `key`, or all)."
