@@ -1,17 +1,19 @@
 """The gateway in-process, for a profiler: `GatewayApp` called over raw ASGI, one request after another, in front of
 gateway_overhead.py's fake upstream (started here on loopback, in a process of its own).
 
-Run: `python bench/gateway_inprocess.py whole|stream|whole20 [N]`, or under py-spy:
+Run: `python bench/gateway_inprocess.py whole|stream|whole20 [N] [APP]`, or under py-spy:
 `py-spy record -r 500 --format raw -o prof.txt -- python bench/gateway_inprocess.py stream 3000`.
 `whole` asks for a 4-token whole answer, `stream` for a 64-token stream, `whole20` for whole answers 20 at a time (as
 20 connections would: what requests in flight together share, such as a commit, shows here). Prints the wall time a
-request, which on a shared machine is only good for comparing runs made one after the other.
+request, which on a shared machine is only good for comparing runs made one after the other. APP is `gateway` (the
+default) or one of gateway_overhead.py's two floors, `essentials` and `proxy` (the bare proxy), called the same way:
+bench/floor_instructions.py counts the three.
 """
 import asyncio, json, sys, tempfile, time
 from pathlib import Path
 import uvloop
 sys.path.insert(0, str(Path(__file__).parent))
-from gateway_overhead import free_port, start
+from gateway_overhead import essentials_app, free_port, proxy_app, start
 from ramabana.core import ModelSpec
 from ramabana.gateway import Gateway
 from ramabana.app import make_app, tune_gc
@@ -41,25 +43,32 @@ async def one(app, raw:bytes) -> list:
     assert sent[0] == 200, sent[:2]
     return sent
 
-async def run(mode:str, n:int, url:str):
-    gw = Gateway(ledger=Ledger(Path(tempfile.mkdtemp())/'ledger.sqlite'), models={'fake': ModelSpec('fake', 'llamacpp', base_url=url)})
-    app, raw = make_app(gw), request(mode)
+APPS = ('gateway', 'essentials', 'proxy')
+
+async def run(mode:str, n:int, url:str, which:str='gateway'):
+    db, gw = Path(tempfile.mkdtemp())/'ledger.sqlite', None
+    if which == 'gateway':
+        gw = Gateway(ledger=Ledger(db), models={'fake': ModelSpec('fake', 'llamacpp', base_url=url)})
+        app = make_app(gw)
+    else: app = essentials_app(url, db) if which == 'essentials' else proxy_app(url)
+    raw = request(mode)
     for _ in range(30): out = await one(app, raw)   # warm-up: connections, capabilities, caches
     tune_gc()   # as `ramabana serve` does once it is ready to serve
-    if mode == 'stream': assert b''.join(out[1:]).count(b'data: ') == 64 + 2, out[-1][-200:]   # 64 tokens, the finish, [DONE]
+    if mode == 'stream' and which != 'essentials':   # the essentials answer whole
+        assert b''.join(out[1:]).count(b'data: ') == 64 + 2, out[-1][-200:]   # 64 tokens, the finish, [DONE]
     async def some(k):
         for _ in range(k): await one(app, raw)
     t, at_once = time.perf_counter(), AT_ONCE[mode]
     await asyncio.gather(*(some(n // at_once + (i < n % at_once)) for i in range(at_once)))
-    print(f'{mode}: {(time.perf_counter() - t) / n * 1e6:.0f} µs a request ({n} requests)')
-    gw.ledger.close()
+    print(f'{which}, {mode}: {(time.perf_counter() - t) / n * 1e6:.0f} µs a request ({n} requests)')
+    if gw is not None: gw.ledger.close()
 
-def main(mode:str, n:int):
+def main(mode:str, n:int, which:str='gateway'):
     port = free_port()
     up = start(['--serve-upstream', str(port)], f'http://127.0.0.1:{port}/health')
-    try: uvloop.run(run(mode, n, f'http://127.0.0.1:{port}'))
+    try: uvloop.run(run(mode, n, f'http://127.0.0.1:{port}', which))
     finally: up.terminate(); up.wait(10)
 
 if __name__ == '__main__':
-    if len(sys.argv) < 2 or sys.argv[1] not in AT_ONCE: raise SystemExit(__doc__)
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1000)
+    if len(sys.argv) < 2 or sys.argv[1] not in AT_ONCE or (len(sys.argv) > 3 and sys.argv[3] not in APPS): raise SystemExit(__doc__)
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1000, sys.argv[3] if len(sys.argv) > 3 else 'gateway')
