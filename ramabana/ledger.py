@@ -579,7 +579,7 @@ def budget(self:Ledger, token:str, period:str) -> dict:
     "What `token` spent in `period` and what its holds may still cost: `{'spent', 'held', 'holds'}` (lapsed holds too)."
     return self._budget_tx(_budget_state, token, period)
 
-# %% ../nbs/05g_ledger.ipynb #1aacd66f
+# %% ../nbs/05g_ledger.ipynb #11e04752
 _PG_TYPES = {'TEXT PRIMARY KEY': 'TEXT PRIMARY KEY', 'TEXT': 'TEXT', 'INTEGER': 'BIGINT', 'REAL': 'DOUBLE PRECISION'}
 SCHEMA_VERSION = 3   # 1: the table and its indexes; 2: cost_usd; 3: refusals, token_budgets, token_holds
 _PG_INDEXES = {'model_calls_time': '(time)', 'model_calls_model_time': '(model, time)', 'model_calls_purpose_time': '(purpose, time)'}
@@ -588,6 +588,10 @@ def shown_url(url:str) -> str:
     "`url` with its password replaced by ***."
     u = urlsplit(url)
     return url.replace(f':{u.password}@', ':***@') if u.password else url
+
+def _answered(e:Exception) -> bool:
+    "Whether a failed connection's error came from the server (a wrong password, a database that does not exist: a mistake to say at once) rather than from no server answering (an outage to wait out)."
+    return 'FATAL:' in str(e)   # libpq's prefix for the server's own refusal; psycopg gives a failed connect no SQLSTATE
 
 def spool_prefix(url:str) -> str:
     "How the names of the spool files for the database at `url` start: a digest of the URL without its password."
@@ -611,8 +615,10 @@ class PgLedger(Ledger):
         self.spool_dir = Path(spool_dir) if spool_dir else data_dir()/'ledger-spool'
         self._spool, self._spool_prefix, self._stranded, self._dialing = None, spool_prefix(url), False, None
         self._budget_con, self._budget_lock = None, threading.Lock()   # the budget transactions' own connection, one at a time
-        self._create()
+        self._tables_made = False
+        away = self._create()
         self._start(interval)
+        if away is not None: self._away(away)   # rows go to the spool; the tables are made once the server answers
 
     def __repr__(self): return f'PgLedger({self.path!r})'
 
@@ -627,7 +633,16 @@ class PgLedger(Ledger):
         except self._pg.Error as e: raise LedgerError(f'{self.path}: cannot reach the ledger database: {self._said(e)}') from None
 
     def _create(self):
-        with self._connect_db() as con, con.transaction():
+        "Make what is missing of the schema; None, or the error of a server that did not answer (an outage: the gateway starts all the same)."
+        try: con = self._pg.connect(self.url, connect_timeout=5)
+        except self._pg.Error as e:
+            if _answered(e): raise LedgerError(f'{self.path}: cannot use the ledger database: {self._said(e)}') from None
+            return e
+        with con: self._make_tables(con)
+
+    def _make_tables(self, con):
+        "The schema on `con`, in one transaction: the tables, the columns and indexes a newer version added, the version."
+        with con.transaction():
             con.execute('SELECT pg_advisory_xact_lock(7355608)')   # gateways starting together take turns
             con.execute('CREATE TABLE IF NOT EXISTS ramabana_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ DEFAULT now())')
             cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in COLUMNS.items())
@@ -640,6 +655,7 @@ class PgLedger(Ledger):
             con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals (last_time)')
             for sql in budget_tables('DOUBLE PRECISION'): con.execute(sql)
             con.execute('INSERT INTO ramabana_migrations (version) VALUES (%s) ON CONFLICT DO NOTHING', (SCHEMA_VERSION,))
+        self._tables_made = True
 
 # %% ../nbs/05g_ledger.ipynb #3bc0a0e8
 SPOOL_BATCH = 500    # items a transaction when a spool is written to PostgreSQL
@@ -843,7 +859,9 @@ def _dial(self:PgLedger) -> None:
 @patch
 def _come_back(self:PgLedger, con):
     "The server answered on `con`: write this process's spool there and remove it. The connection, or None if it went away again."
-    try: n = self._replay(con, self._spool) if self._spool is not None else 0
+    try:
+        if not self._tables_made: self._make_tables(con)   # the server was away when this ledger started
+        n = self._replay(con, self._spool) if self._spool is not None else 0
     except self._pg.Error: return self._drop(con)   # gone again: the spool stays as it is, for the next try
     except OSError as e:
         self.errors.append(f'{self._spool.path}: cannot be read back ({type(e).__name__}: {e}); its rows stay there')
