@@ -589,9 +589,12 @@ def shown_url(url:str) -> str:
     u = urlsplit(url)
     return url.replace(f':{u.password}@', ':***@') if u.password else url
 
+_NOT_NOW = ('the database system is', 'too many clients')   # a server starting, stopping, recovering or full: it will take connections later
+
 def _answered(e:Exception) -> bool:
-    "Whether a failed connection's error came from the server (a wrong password, a database that does not exist: a mistake to say at once) rather than from no server answering (an outage to wait out)."
-    return 'FATAL:' in str(e)   # libpq's prefix for the server's own refusal; psycopg gives a failed connect no SQLSTATE
+    "Whether a failed connection's error is the server's refusal (a wrong password, a database that does not exist: a mistake to say at once), not an outage to wait out (no answer, or a server not taking connections yet)."
+    said = str(e)   # psycopg gives a failed connect no SQLSTATE: libpq's text marks the server's own word with FATAL
+    return 'FATAL:' in said and not any(m in said for m in _NOT_NOW)
 
 def spool_prefix(url:str) -> str:
     "How the names of the spool files for the database at `url` start: a digest of the URL without its password."
