@@ -145,7 +145,8 @@ async def watch(agen, t:Timeouts, where:str='the upstream',
             try: ch = await agen.__anext__()
             except StopAsyncIteration: return
             except asyncio.CancelledError:
-                if kind and waiter.uncancel() == 0:   # our deadline, and nobody else's cancel
+                # our deadline, and nobody else's cancel (Python 3.10 has no `uncancel` and cannot tell: taken as ours)
+                if kind and (not hasattr(waiter, 'uncancel') or waiter.uncancel() == 0):
                     raise UpstreamTimeout(f'{where} sent nothing for {getattr(t, kind):g} s ({_SAYS[kind]})', kind=kind) from None
                 raise
             finally: waiter = None
