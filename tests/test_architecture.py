@@ -58,7 +58,8 @@ def readme_layers() -> list[set]:
 
 def test_readme_table_is_the_contract():
     "The README's layer table names the layers of the import-linter contract, in its order."
-    import tomllib
+    try: import tomllib
+    except ImportError: import tomli as tomllib   # Python 3.10
     conf = tomllib.loads((ROOT/'pyproject.toml').read_text())['tool']['importlinter']['contracts'][0]
     layers = [{m.strip().removeprefix('ramabana.') for m in row.split('|')} for row in conf['layers']]
     assert readme_layers() == layers, (readme_layers(), layers)
