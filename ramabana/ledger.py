@@ -641,7 +641,11 @@ class PgLedger(Ledger):
         except self._pg.Error as e:
             if _answered(e): raise LedgerError(f'{self.path}: cannot use the ledger database: {self._said(e)}') from None
             return e
-        with con: self._make_tables(con)
+        with con:
+            try: self._make_tables(con)
+            except self._pg.Error as e:   # no right to create tables, or the server gone meanwhile
+                if self._gone(e): return e
+                raise LedgerError(f'{self.path}: cannot make the ledger tables: {self._said(e)}') from None
 
     def _make_tables(self, con):
         "The schema on `con`, in one transaction: the tables, the columns and indexes a newer version added, the version."
@@ -865,7 +869,10 @@ def _come_back(self:PgLedger, con):
     try:
         if not self._tables_made: self._make_tables(con)   # the server was away when this ledger started
         n = self._replay(con, self._spool) if self._spool is not None else 0
-    except self._pg.Error: return self._drop(con)   # gone again: the spool stays as it is, for the next try
+    except self._pg.Error as e:   # gone again, or (the tables) refused: the spool stays as it is, for the next try
+        if not self._gone(e) and (said := f'{self.path}: cannot make the ledger tables: {self._said(e)}') not in self.errors:
+            self.errors.append(said)
+        return self._drop(con)
     except OSError as e:
         self.errors.append(f'{self._spool.path}: cannot be read back ({type(e).__name__}: {e}); its rows stay there')
         return self._drop(con)
