@@ -1,6 +1,6 @@
 """The gateway against its two floors in instructions: bench/gateway_inprocess.py's whole answers run under valgrind
 for the gateway, the essentials and the bare proxy (gateway_overhead.py's `essentials_app` and `proxy_app`, called over
-the same raw ASGI), with the CPU each thread of the process took a request beside them, user and system apart.
+the same raw ASGI), with the CPU the process (every thread of it) took a request beside them, user and system apart.
 
 Each count is the difference between a short and a long run over the difference in requests (start-up and warm-up
 cancel out); the CPU comes from /proc, in a run of its own without valgrind, so it moves with the machine as counts do
@@ -23,27 +23,16 @@ def per_request(mode:str, which:str, pool) -> float:
     a, b = pool.map(lambda n: counted([HERE/'gateway_inprocess.py', mode, n, which], HERE.parent), RUNS)
     return (b - a) / (RUNS[1] - RUNS[0])
 
-def thread_cpu() -> dict:
-    "Each thread of this process: (name, user seconds, system seconds)."
-    tick, res = os.sysconf('SC_CLK_TCK'), {}
-    for tid in os.listdir('/proc/self/task'):
-        f = open(f'/proc/self/task/{tid}/stat').read().rsplit(')', 1)[1].split()
-        res[tid] = (open(f'/proc/self/task/{tid}/comm').read().strip(), int(f[11]) / tick, int(f[12]) / tick)
-    return res
-
 def cpu_run(mode:str, which:str, n:int=4000):
     "In a process of its own: `n` requests of `mode` to `which` after a first run, and the CPU they took, user and system."
     import gateway_inprocess as g
     made = g.run
     async def run(mode, n, url, which):
         await made(mode, 200, url, which)   # connections, caches, the first rows
-        before = thread_cpu()
+        before = os.times()   # the process's, every thread's time in it (the ledger's writer too)
         await made(mode, n, url, which)
-        user = system = 0.0
-        for tid, (_, u, s) in thread_cpu().items():
-            _, u0, s0 = before.get(tid, ('', 0, 0))
-            user, system = user + u - u0, system + s - s0
-        print(f'{user / n * 1e6:.1f} {system / n * 1e6:.1f}')
+        after = os.times()
+        print(f'{(after.user - before.user) / n * 1e6:.1f} {(after.system - before.system) / n * 1e6:.1f}')
     g.run = run
     g.main(mode, n, which)
 
