@@ -645,7 +645,11 @@ class PgLedger(Ledger):
             try: self._make_tables(con)
             except self._pg.Error as e:   # no right to create tables, or the server gone meanwhile
                 if self._gone(e): return e
-                raise LedgerError(f'{self.path}: cannot make the ledger tables: {self._said(e)}') from None
+                raise LedgerError(self._tables_refused(e)) from None
+
+    def _tables_refused(self, e:Exception) -> str:
+        "What the ledger says when PostgreSQL would not make its tables: at start, and in `errors` after an outage."
+        return f'{self.path}: cannot make the ledger tables: {self._said(e)}'
 
     def _make_tables(self, con):
         "The schema on `con`, in one transaction: the tables, the columns and indexes a newer version added, the version."
@@ -870,7 +874,7 @@ def _come_back(self:PgLedger, con):
         if not self._tables_made: self._make_tables(con)   # the server was away when this ledger started
         n = self._replay(con, self._spool) if self._spool is not None else 0
     except self._pg.Error as e:   # gone again, or (the tables) refused: the spool stays as it is, for the next try
-        if not self._gone(e) and (said := f'{self.path}: cannot make the ledger tables: {self._said(e)}') not in self.errors:
+        if not self._gone(e) and (said := self._tables_refused(e)) not in self.errors:
             self.errors.append(said)
         return self._drop(con)
     except OSError as e:
