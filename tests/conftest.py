@@ -5,6 +5,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # Tools installed beside this Python (nbdev-test, jupyter) must be found by the subprocesses tests start.
 os.environ['PATH'] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get('PATH', '')
+# The real-model tests run on the small model (98 MB, 8x faster): the default, qwen2.5-coder-1.5b, is a 1 GiB download
+# and would make the suite several times slower. Its own checks are in bench/agent_tasks.py. A setting from the
+# environment reaches every notebook, kernel and command the suite starts.
+os.environ.setdefault('RAMABANA_MODEL_DEFAULT', 'smollm2')
 
 
 def build_docs(out:Path, cache:Path) -> Path:

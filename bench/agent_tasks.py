@@ -1,0 +1,835 @@
+"""Everyday notebook tasks for the agent, asked through `%%ram` in real Jupyter kernels and checked against the kernel.
+
+What it measures: for each model, whether the agent solves 36 small tasks a data scientist asks in a notebook, and how.
+Every task runs in a fresh kernel (`%load_ext ramabana`, `%ram approve auto`, then one `%%ram -m MODEL` cell), so no
+conversation or variable leaks from one task into the next. The truth is computed IN THE KERNEL by code in the task
+(`statistics.mean(amounts)`, the exception a cell really raised, a reference implementation run on fresh inputs),
+never taken from what the model says about itself. Five kinds of task:
+
+- value      a variable made by hidden setup code (run with store_history=False, so it is in no notebook cell and in no
+             `run-N` cell the agent shows the model): only a tool can see it. Answer checked for the number or string.
+- data       a question about hidden data: the missing category, the largest item, how many rows meet a condition.
+- traceback  a notebook whose cells were run in the kernel, one of them failing; the model reads the saved notebook
+             (cells and outputs) and names the cause. No tool needed.
+- code       "define slugify(s) in my namespace", "make a variable totals": after the turn the harness runs the model's
+             function on fresh inputs, or compares its variable, in the kernel against a reference.
+- far cell   an 18-cell notebook whose needed fact sits in the output of one of its first cells. No tool needed (unless
+             the notebook is compacted out of the prompt, when read_cell is the way to it).
+
+Run it (from the repository, in its venv; llama-server must be built: `ramabana setup`):
+
+    python bench/agent_tasks.py --model smollm2
+    python bench/agent_tasks.py --model smollm2 --model qwen2.5-coder-1.5b --out /tmp/agent_tasks.json
+    python bench/agent_tasks.py --model qwen-test --config /tmp/agent_eval_config.toml --tasks 3
+    python bench/agent_tasks.py --model smollm2 -k slugify -k missing_month --timeout 120
+    python bench/agent_tasks.py --list
+
+`--config FILE` sets RAMABANA_CONFIG for the kernels (a model defined there, e.g. a GGUF of your own); the rest of the
+environment passes through. The kernels get a temporary RAMABANA_DATA_DIR and RAMABANA_TASK_DIR (sessions and the
+ledger of this run stay out of yours); the cache (RAMABANA_CACHE_DIR, ~/.cache/ramabana: llama-server, weights) is
+shared, so nothing is rebuilt. Ctrl-C stops the run cleanly: the running turn is interrupted, the kernel shut down (it
+stops the llama-server it started; one it could not stop is ended by its pid file), the tasks done so far reported.
+
+How to read the table (one per model):
+
+    task / kind / tool?   the task, its kind, and whether it NEEDS a tool (its answer is not in the prompt)
+    solved                yes when the check against the kernel's truth passed; no, with the reason in `why not`
+    calls                 tool calls the model made in the turn (from the agent's history in the kernel)
+    valid                 of those, how many name a tool that exists, with arguments that parse as a JSON object
+                          matching the tool's parameters (required ones present, no unknown ones, JSON types right)
+    first s               seconds from sending the %%ram cell to the first iopub display carrying answer text (the
+                          CellView display of kind 'answer', metadata {'ramabana': 'answer'}), as this process
+                          received it; not the '… asking MODEL' progress line, nor a tool line. '-' when no answer
+                          text came. Turns that call tools first include the tool round trips.
+    total s               seconds from sending the %%ram cell until the kernel was idle again
+    why not               for an unsolved task: timeout, turn error, or what the checker expected and found
+
+Before the question, llama-server for the model is started in the kernel (`ramabana.llamacpp.server_url`, the one the
+in-process gateway then reuses) and that time is recorded as `load_s` in the JSON, so `first s` measures the turn, not
+loading the weights; `--cold` leaves the start to the first question as a user's first cell has it.
+
+The summary line per model: solved X/N; "needed tool calls made and valid": of the tasks that need a tool, the share
+where the model made at least one tool call and every call it made was valid; median first-token and total seconds.
+The raw results (answers, tool calls and results, truth, ledger rows, timings) go to `--out` (default: results.json in
+the run's temporary folder, printed at the end).
+
+Checks, so a result can be judged: numbers are found anywhere in the answer (1,234 and 1_234 read as 1234, number words
+up to twenty too); one matches when it equals the truth, or rounds it to 2 or more decimals (17.625: 17.62 or 17.63);
+names and keywords match case-insensitively as whole words; for "which one" questions the right name must be the first
+of the candidates the answer names; for "which is missing" ones the answer may not also name most of the others.
+"""
+from __future__ import annotations
+import argparse, json, os, re, sys, time, signal, statistics, tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+MARK = '@@agent-tasks@@'   # brackets what a helper cell prints for the harness, apart from any other output
+
+class TaskFailed(Exception):
+    "The task could not be run or asked (kernel, setup, timeout); the message is the reason recorded."
+
+# ---------------------------------------------------------------------------------------------------------- checks
+# A check takes (answer, truth, verified) and returns (solved, why). `truth` is what the task's truth code computed in
+# the kernel before the question; `verified` what its verify code computed after the turn (code tasks), else None.
+
+_NUMBER = re.compile(r'(?<![\w.])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?')
+_WORDS = {w: i for i, w in enumerate('zero one two three four five six seven eight nine ten eleven twelve thirteen '
+                                     'fourteen fifteen sixteen seventeen eighteen nineteen twenty'.split())}
+
+def numbers_in(text:str) -> list[tuple[float, int]]:
+    "Every number written in `text`, with how many decimals it was written with."
+    found = []
+    for m in _NUMBER.finditer(text):
+        s = m.group().replace(',', '').replace('_', '')
+        found.append((float(s), len(s.split('.')[1]) if '.' in s else 0))
+    found += [(float(_WORDS[w]), 0) for w in re.findall(r'[a-z]+', text.lower()) if w in _WORDS]
+    return found
+
+def decimals(x:float) -> int:
+    "Decimals `x` needs when written in full (17.625: 3), at most 9."
+    s = f'{x:.9f}'.rstrip('0')
+    return len(s.split('.')[1]) if '.' in s else 0
+
+def number_matches(written:float, places:int, truth:float) -> bool:
+    "`written` (with `places` decimals) equals `truth`, or is `truth` rounded (either way) to 2 or more places."
+    if abs(written - truth) <= 1e-9 * max(1.0, abs(truth)): return True
+    if places < min(2, decimals(truth)): return False   # 17.6 for 17.625 is too coarse to count
+    return abs(written - truth) <= 0.5 * 10**-places + 1e-9
+
+def expect_number(also:Callable[[float], list]|None=None) -> Callable:
+    "Solved when a number in the answer matches the truth (or one of `also(truth)`, e.g. a percentage as a fraction)."
+    def check(answer, truth, verified):
+        targets = [float(truth)] + [float(t) for t in (also(truth) if also else [])]
+        written = numbers_in(answer)
+        if any(number_matches(w, p, t) for w, p in written for t in targets): return True, ''
+        return False, f'wanted {truth:g}; the answer has {", ".join(f"{w:g}" for w, _ in written[:8]) or "no number"}'
+    return check
+
+def word_at(text:str, word:str) -> int:
+    "Where `word` first occurs in `text` as a whole word, case-insensitively; -1 when it does not."
+    m = re.search(r'(?<![\w-])' + re.escape(word) + r'(?![\w-])', text, re.I)
+    return m.start() if m else -1
+
+def expect_words() -> Callable:
+    "Solved when the answer names every one of the truth's words; a truth item that is a list is a set of spellings, any one will do."
+    def check(answer, truth, verified):
+        items = truth if isinstance(truth, list) else [truth]
+        missing = [i for i in items if all(word_at(answer, w) < 0 for w in (i if isinstance(i, list) else [i]))]
+        return (not missing, f'does not name {" / ".join(map(str, missing))}' if missing else '')
+    return check
+
+def expect_first_of() -> Callable:
+    "Truth {'answer': name, 'candidates': [...]}: solved when the answer names `answer` before any other candidate."
+    def check(answer, truth, verified):
+        places = {c: word_at(answer, c) for c in truth['candidates']}
+        named = sorted((p, c) for c, p in places.items() if p >= 0)
+        if not named: return False, f"names none of {', '.join(truth['candidates'])} (wanted {truth['answer']})"
+        return (named[0][1] == truth['answer'], '' if named[0][1] == truth['answer'] else f"names {named[0][1]} first (wanted {truth['answer']})")
+    return check
+
+def expect_missing() -> Callable:
+    "Truth {'answer': [spellings], 'candidates': [name or [spellings]]}: solved when the answer names the missing one, and not most of the others too."
+    def check(answer, truth, verified):
+        named = lambda spellings: any(word_at(answer, w) >= 0 for w in spellings)
+        if not named(truth['answer']): return False, f"does not name {' / '.join(truth['answer'])}"
+        cands = [c if isinstance(c, list) else [c] for c in truth['candidates']]
+        others = [c for c in cands if not set(c) & set(truth['answer']) and named(c)]
+        if len(others) > len(cands) // 2: return False, f'names {len(others)} of the {len(cands) - 1} others too'
+        return True, ''
+    return check
+
+def expect_verified() -> Callable:
+    "Solved when the verify code, run in the kernel after the turn, says ok."
+    def check(answer, truth, verified):
+        v = verified or {}
+        return bool(v.get('ok')), '' if v.get('ok') else clip(str(v.get('detail', 'not verified')), 160)
+    return check
+
+def clip(s:str, n:int) -> str: return s if len(s) <= n else s[:n - 1] + '…'
+
+# ----------------------------------------------------------------------------------------------------------- tasks
+@dataclass
+class Task:
+    "One question, the state it is asked in, how its truth is computed in the kernel, and how the answer is judged."
+    name: str
+    kind: str                 # value, data, traceback, code, far cell
+    question: str
+    truth: str                # code run in the kernel on a copy of the user's namespace before the turn; sets `truth`
+    check: Callable           # (answer, truth, verified) -> (solved, why)
+    needs_tool: bool          # the answer is not in the prompt: only a tool call can find it (or make it, for code)
+    hidden: str = ''          # kernel code run first, out of the history: state the model cannot see in the prompt
+    cells: tuple = ()         # notebook cells (source; '#md ' starts a markdown cell): run in the kernel, saved with outputs
+    verify: str = ''          # code tasks: run in the kernel after the turn (with `truth` given); sets `result` = {ok, detail}
+    solution: str = ''        # code tasks: a right answer, which `--self-test` runs to prove `verify` accepts it
+
+MONTHS = "['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']"
+
+def value_tasks() -> list[Task]:
+    "Values only a tool can see: counts, means, maxima, lengths, a key's value, a string's content."
+    num = expect_number()
+    return [
+        Task('mean_of_amounts', 'value', 'What is the mean of the list `amounts`?',
+             'import statistics\ntruth = statistics.mean(amounts)', num, True,
+             hidden='amounts = [17.5, 3.25, 41, 8.75, 12.4, 29.95, 6.1]'),
+        Task('count_orders', 'value', 'How many orders are in `orders`?', 'truth = len(orders)', num, True,
+             hidden="orders = [{'id': 1000 + i, 'customer': ('acme', 'globex', 'initech', 'umbrella', 'hooli')[i * 3 % 5], "
+                    "'amount': round(12.5 + (i * 37) % 190 + (i % 4) * 0.25, 2)} for i in range(137)]"),
+        Task('max_reading', 'value', 'What is the highest value in `readings`?', 'truth = max(readings.values())', num, True,
+             hidden="readings = {f'2024-03-{d:02d}': round(4.2 + ((d * 53) % 29) * 0.55, 2) for d in range(1, 32)}"),
+        Task('config_db_port', 'value', 'Which port does `config` give for the database?', "truth = config['db']['port']", num, True,
+             hidden="config = {'env': 'staging', 'db': {'host': 'pg-7.internal', 'port': 6433, 'pool': 12}, "
+                    "'cache': {'ttl_s': 905}, 'retries': 4}"),
+        Task('invoice_in_string', 'value', 'What is the invoice number in the string `reminder`?',
+             "import re\ntruth = re.search(r'INV-\\d+', reminder).group()", expect_words(), True,
+             hidden="reminder = 'Dear Ms Okafor, invoice INV-30417 for 2,318.40 EUR was due on 14 March.'"),
+        Task('inventory_size', 'value', 'How many entries does the dict `inventory` have?', 'truth = len(inventory)', num, True,
+             hidden="inventory = {f'sku-{n:04d}': (n * 17) % 61 for n in range(3, 260, 11)}"),
+        Task('total_weight', 'value', 'What is the total of `weights_kg`?', 'truth = sum(weights_kg)', num, True,
+             hidden='weights_kg = [2.35, 14.8, 0.95, 7.4, 3.15, 11.05, 5.6, 9.25]'),
+        Task('median_loaded_orders', 'value', 'What is the median order amount in `q2_orders`?',
+             "import statistics\ntruth = statistics.median(o['amount'] for o in q2_orders)", num, True,
+             hidden="def load_orders(path):\n    return [{'id': 7000 + i, 'amount': round(20 + (i * 41) % 233 + (i % 3) * 0.35 + 0.15, 2)} "
+                    "for i in range(61)]",
+             cells=("q2_orders = load_orders('2024-q2.csv')", "print(type(q2_orders).__name__, 'of', type(q2_orders[0]).__name__)")),
+        Task('batches_total', 'value', 'How many numbers are there in `batches` altogether, all its inner lists together?',
+             'truth = sum(len(b) for b in batches)', num, True,
+             hidden='batches = [[i * 7 % 13 for i in range(n)] for n in (5, 12, 3, 19, 8, 11)]'),
+        Task('note_length', 'value', 'How many characters long is the string `note`?', 'truth = len(note)', num, True,
+             hidden="note = 'Shipment 44-B left Rotterdam late; customs held two pallets. ' * 2 + 'Expect delivery Thursday.'"),
+    ]
+
+def data_tasks() -> list[Task]:
+    "Questions about hidden data: a missing category, the largest item, how many rows meet a condition."
+    num = expect_number()
+    return [
+        Task('missing_month', 'data', 'Which month is missing from `monthly_sales`?',
+             f"import calendar\nabbr = {MONTHS}\ngone = [i for i, m in enumerate(abbr) if m not in monthly_sales]\n"
+             "truth = {'answer': [abbr[gone[0]], calendar.month_name[gone[0] + 1]],\n"
+             "         'candidates': [[m, calendar.month_name[i + 1]] for i, m in enumerate(abbr)]}",
+             expect_missing(), True,
+             hidden=f"monthly_sales = {{m: 1000 + 37 * i for i, m in enumerate({MONTHS}) if m != 'Jul'}}"),
+        Task('region_without_rows', 'data', 'Which region in `regions` has no rows in `sales_rows`?',
+             "have = {r['region'] for r in sales_rows}\n"
+             "truth = {'answer': [r for r in regions if r not in have][:1], 'candidates': regions}",
+             expect_missing(), True,
+             hidden="regions = ['North', 'South', 'East', 'West', 'Central']\n"
+                    "sales_rows = [{'region': ['North', 'South', 'West', 'Central'][i % 4], 'amount': (i * 29) % 97 + 5} for i in range(46)]"),
+        Task('top_customer', 'data', 'Which customer in `spend_by_customer` spent the most?',
+             "truth = {'answer': max(spend_by_customer, key=spend_by_customer.get), 'candidates': list(spend_by_customer)}",
+             expect_first_of(), True,
+             hidden="spend_by_customer = {'acme': 18250.4, 'globex': 19310.75, 'initech': 17990.0, 'umbrella': 19288.1, "
+                    "'hooli': 12004.9, 'stark': 15500.0}"),
+        Task('transactions_over_250', 'data', 'How many of the `transactions` are over 250?',
+             'truth = sum(t > 250 for t in transactions)', num, True,
+             hidden='transactions = [(i * 73) % 487 + 13 for i in range(40)]'),
+        Task('lowest_stock', 'data', 'Which product in `stock` has the lowest stock?',
+             "truth = {'answer': min(stock, key=stock.get), 'candidates': list(stock)}", expect_first_of(), True,
+             hidden="stock = {'bolts': 412, 'nuts': 388, 'washers': 97, 'hinges': 103, 'brackets': 99, 'screws': 1024}"),
+        Task('distinct_emails', 'data', 'How many distinct addresses are in `emails`?', 'truth = len(set(emails))', num, True,
+             hidden="emails = [f'user{(i * 7) % 23}@example.org' for i in range(50)]"),
+        Task('none_ages', 'data', 'How many entries of `ages` are None?', 'truth = sum(a is None for a in ages)', num, True,
+             hidden='ages = [None if i % 7 == 3 else 18 + (i * 11) % 53 for i in range(90)]'),
+        Task('billing_share', 'data', "What percentage of `tickets` have the category 'billing'?",
+             "truth = 100 * sum(t['category'] == 'billing' for t in tickets) / len(tickets)",
+             expect_number(also=lambda t: [t / 100]), True,
+             hidden="tickets = [{'id': i, 'category': 'billing' if i % 8 in (1, 4, 6) else 'login' if i % 8 == 2 else 'bug'} "
+                    "for i in range(64)]"),
+    ]
+
+def traceback_tasks() -> list[Task]:
+    "A notebook whose cells were run in the kernel, one failing: the cause, the missing name, the bad entry."
+    return [
+        Task('name_error_missing_name', 'traceback', 'Why did the last cell fail? Which name is wrong?',
+             "truth = error_of('statistics.mean(price)')['name']", expect_words(), False,
+             cells=('import statistics', 'prices = [12.5, 8.0, 19.99, 4.25]', 'avg_price = statistics.mean(price)\navg_price')),
+        Task('key_error_missing_key', 'traceback', 'Which key is missing, making the last cell fail?',
+             "truth = error_of('row[\"profit\"]')['args'][0]", expect_words(), False,
+             cells=('row = {"revenue": 1520.0, "cost": 980.5, "region": "EMEA"}', 'margin = row["profit"] - row["cost"]\nmargin')),
+        Task('attribute_error_method', 'traceback', 'The last cell fails. What is wrong with it, and which method should I use?',
+             # the missing attribute from the kernel's own error, and the list method that adds one item
+             "truth = [error_of('names.push(\"cy\")')['name'], next(m for m in dir(list) if m == 'append')]", expect_words(), False,
+             cells=('names = ["ana", "bo"]', 'names.push("cy")\nnames')),
+        Task('zero_division_entry', 'traceback', 'Which entry of `pairs` makes the last cell fail?',
+             "truth = {'answer': next(n for n, h, t in pairs if error_of(f'rate({h}, {t})')), 'candidates': [n for n, _, _ in pairs]}",
+             expect_first_of(), False,
+             cells=('def rate(hits, total):\n    return hits / total',
+                    'pairs = [("north", 12, 40), ("south", 7, 0), ("east", 30, 64), ("west", 9, 27)]',
+                    'rates = {name: rate(h, t) for name, h, t in pairs}\nrates')),
+        Task('missing_module', 'traceback', 'Why does the first cell fail?',
+             "truth = [error_of('import sales_helpers')['name'], ['not installed', 'no module', 'not found', 'missing', "
+             "'cannot find', 'can\\'t find', 'does not exist', 'doesn\\'t exist', 'not available', 'install']]",
+             expect_words(), False,
+             cells=('import sales_helpers', 'df = sales_helpers.load("sales.csv")')),
+        Task('value_error_bad_value', 'traceback', 'Which value in `raw` could not be converted?',
+             "truth = float(next(x for x in raw if error_of(f'int({x!r})')))", expect_number(), False,
+             cells=('raw = ["12", "7", "12.5", "30"]', 'counts = [int(x) for x in raw]\ncounts')),
+        Task('empty_group_line', 'traceback', 'Which group makes the last cell fail, and which call inside `normalise` raises?',
+             "bad = next(k for k, v in groups.items() if error_of(f'normalise({v!r})'))\n"
+             "msg = error_of('normalise([])')['evalue']\n"
+             "truth = [bad, next(f for f in ('max', 'min', 'sum') if f + '()' in msg)]", expect_words(), False,
+             cells=('def normalise(xs):\n    top = max(xs)\n    return [x / top for x in xs]',
+                    'groups = {"alpha": [3, 9, 6], "beta": [], "gamma": [4, 8]}',
+                    'scaled = {k: normalise(v) for k, v in groups.items()}\nscaled')),
+    ]
+
+def code_tasks() -> list[Task]:
+    "Code the model must write into the namespace, then run and checked there by the harness."
+    ok = expect_verified()
+    return [
+        Task('write_slugify', 'code',
+             'Define a function `slugify(s)` in my namespace: lowercase the text, turn every run of characters that are '
+             'not a-z or 0-9 into one hyphen, and leave no hyphen at the start or the end.',
+             'truth = None', ok, True,
+             solution="import re\ndef slugify(s):\n    return re.sub(r'[^a-z0-9]+', '-', s.lower()).strip('-')",
+             verify="import re\nref = lambda s: re.sub(r'[^a-z0-9]+', '-', s.lower()).strip('-')\n"
+                    "cases = ['  Q3 Revenue -- Final (v2)!', 'Hello, World', '__init__', 'already-a-slug', 'Ice Cream & 2 Spoons']\n"
+                    "got, want = [slugify(c) for c in cases], [ref(c) for c in cases]\n"
+                    "result = {'ok': got == want, 'detail': f'got {got}, want {want}'}"),
+        Task('make_totals', 'code',
+             'Make a variable `totals`: a dict mapping each customer in `sales` to the sum of their amounts.',
+             "truth = {}\nfor r in sales: truth[r['customer']] = truth.get(r['customer'], 0) + r['amount']", ok, True,
+             hidden="sales = [{'customer': ('ada', 'bea', 'cai', 'dov')[i * 5 % 4], 'amount': round(3.5 + (i * 19) % 71 + (i % 5) * 0.2, 2)} "
+                    "for i in range(30)]",
+             solution="totals = {}\nfor r in sales: totals[r['customer']] = totals.get(r['customer'], 0) + r['amount']",
+             verify="same = isinstance(totals, dict) and set(totals) == set(truth) and all(abs(totals[k] - truth[k]) < 1e-6 for k in truth)\n"
+                    "result = {'ok': same, 'detail': f'totals = {totals!r:.200}, want {truth!r:.200}'}"),
+        Task('filter_big_orders', 'code',
+             'Create `big_orders`: the orders in `orders` whose amount is above 150, in their original order.',
+             "truth = [o for o in orders if o['amount'] > 150]", ok, True,
+             hidden="orders = [{'id': 500 + i, 'amount': (i * 67) % 240 + 0.5} for i in range(45)]",
+             solution="big_orders = [o for o in orders if o['amount'] > 150]",
+             verify="result = {'ok': list(big_orders) == truth, 'detail': f'{len(big_orders)} orders, want {len(truth)}'}"),
+        Task('write_median', 'code',
+             'Define `median_of(xs)` returning the median of a list of numbers (the mean of the two middle values when '
+             'the length is even), without the statistics module.',
+             'truth = None', ok, True,
+             solution='def median_of(xs):\n    s, n = sorted(xs), len(xs)\n    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2',
+             verify="import statistics\ncases = [[7, 1, 4], [10, 2, 8, 4], [5.5], [3, 3, 9, 1, 2, 8]]\n"
+                    "got, want = [median_of(list(c)) for c in cases], [statistics.median(c) for c in cases]\n"
+                    "result = {'ok': all(abs(g - w) < 1e-9 for g, w in zip(got, want)), 'detail': f'got {got}, want {want}'}"),
+        Task('names_by_age', 'code', 'Make `names_by_age`: the names in `people`, oldest first.',
+             'truth = [n for n, a in sorted(people, key=lambda p: -p[1])]', ok, True,
+             hidden="people = [('Ines', 41), ('Tomas', 29), ('Aiko', 57), ('Raul', 35), ('Mette', 48)]",
+             solution='names_by_age = [n for n, a in sorted(people, key=lambda p: p[1], reverse=True)]',
+             verify="result = {'ok': list(names_by_age) == truth, 'detail': f'got {names_by_age!r}, want {truth!r}'}"),
+        Task('word_counts', 'code',
+             'Create `word_counts`, a dict counting how often each word occurs in `text` (lowercase the text and split it on whitespace).',
+             'import collections\ntruth = dict(collections.Counter(text.lower().split()))', ok, True,
+             hidden="text = 'The cat saw the dog The dog saw a bird and the bird saw nothing at all'",
+             solution='word_counts = {}\nfor w in text.lower().split(): word_counts[w] = word_counts.get(w, 0) + 1',
+             verify="result = {'ok': dict(word_counts) == truth, 'detail': f'got {dict(word_counts)!r:.200}'}"),
+        Task('fix_parse_price', 'code',
+             '`parse_price` fails on strings like "$1,299.00". Redefine it in my namespace so it returns a float for '
+             'prices written with a $ sign and thousands commas.',
+             'truth = None', ok, True,
+             hidden='def parse_price(s):\n    return float(s)',
+             solution="def parse_price(s):\n    return float(s.replace('$', '').replace(',', ''))",
+             verify="cases = ['$2,500.75', '1,000', '$7', '13.5', '$12,345,678.9']\n"
+                    "got, want = [parse_price(c) for c in cases], [2500.75, 1000.0, 7.0, 13.5, 12345678.9]\n"
+                    "result = {'ok': all(abs(g - w) < 1e-9 for g, w in zip(got, want)), 'detail': f'got {got}'}"),
+    ]
+
+# an analysis notebook of 18 cells; the facts asked for are printed by its first cells
+FAR_CELLS = (
+    'import statistics, collections',
+    "base = [dict(day=f'2024-02-{4 + (i * 7) % 25:02d}', user=f'u{(i * 7) % 53}', ms=(i * 37) % 911 + 20) for i in range(4346)]\n"
+    "events = base + base[1200:1241]   # the export repeats a block\nprint(f'loaded {len(events):,} events')",
+    "print('first day:', min(e['day'] for e in events), '| last day:', max(e['day'] for e in events))",
+    "seen, deduped = set(), []\nfor e in events:\n    k = (e['day'], e['user'], e['ms'])\n    if k not in seen: seen.add(k); deduped.append(e)\n"
+    "print(f'dropped {len(events) - len(deduped)} duplicate events')",
+    "p90 = sorted(e['ms'] for e in deduped)[int(0.9 * len(deduped))]\nprint('p90 latency:', p90, 'ms')",
+    '#md ## Users',
+    "by_user = collections.Counter(e['user'] for e in deduped)\nprint(len(by_user), 'users')",
+    'by_user.most_common(5)',
+    "mean_ms = statistics.mean(e['ms'] for e in deduped)\nprint(f'mean latency {mean_ms:.1f} ms')",
+    "by_day = collections.Counter(e['day'] for e in deduped)\nquietest = min(by_day, key=by_day.get)\nprint('quietest day', quietest, by_day[quietest])",
+    '#md ## Latency',
+    "slow = [e for e in deduped if e['ms'] > 800]\nprint(len(slow), 'slow events')",
+    "buckets = collections.Counter(e['ms'] // 100 * 100 for e in deduped)\nfor b in sorted(buckets): print(f'{b:>4}-{b + 99:<4} {buckets[b]}')",
+    "def share(pred): return sum(map(pred, deduped)) / len(deduped)\nprint(f\"{share(lambda e: e['ms'] < 200):.1%} under 200 ms\")",
+    "slow_users = sorted({e['user'] for e in slow}, key=lambda u: int(u[1:]))\nprint(slow_users[:12])",
+    "per_user_ms = {u: statistics.mean(e['ms'] for e in deduped if e['user'] == u) for u in list(by_user)[:6]}\n"
+    "{u: round(v) for u, v in per_user_ms.items()}",
+    "summary = dict(events=len(deduped), users=len(by_user), mean_ms=round(mean_ms, 1), slow=len(slow))\nsummary",
+    '#md Next: split by user cohort.',
+)
+
+def far_tasks() -> list[Task]:
+    "Facts in the outputs of the first cells of an 18-cell notebook."
+    num = expect_number()
+    return [
+        Task('far_loaded_count', 'far cell', 'How many events did the load near the top of the notebook report?',
+             'truth = len(events)', num, False, cells=FAR_CELLS),
+        Task('far_first_day', 'far cell', 'What was the first day in the data, as printed near the top of the notebook?',
+             "import datetime as dt\nd = dt.date.fromisoformat(min(e['day'] for e in events))\n"
+             "truth = [[d.isoformat(), f'{d:%B} {d.day}', f'{d.day} {d:%B}', f'{d:%b} {d.day}', f'{d.day} {d:%b}']]",
+             expect_words(), False, cells=FAR_CELLS),
+        Task('far_duplicates', 'far cell', 'How many duplicate events were dropped early in the notebook?',
+             'truth = len(events) - len(deduped)', num, False, cells=FAR_CELLS),
+        Task('far_p90', 'far cell', 'What 90th-percentile latency did the notebook print near the top?',
+             'truth = p90', num, False, cells=FAR_CELLS),
+    ]
+
+def all_tasks() -> list[Task]:
+    "Every task, the kinds taken in turn, so that `--tasks N` tries a mix."
+    groups = [value_tasks(), data_tasks(), traceback_tasks(), code_tasks(), far_tasks()]
+    out = []
+    for i in range(max(map(len, groups))):
+        out += [g[i] for g in groups if i < len(g)]
+    return out
+
+# ---------------------------------------------------------------------------------------------------- kernel side
+# Helper cells run with store_history=False: they are in no `In[n]`, so the agent never shows them to the model.
+
+def namespace_cell(code:str, out:str, given:dict|None=None) -> str:
+    "A cell that runs `code` on a copy of the user's namespace (no name of ours is left in it) and prints the variable `out` as JSON."
+    return f'''def __agent_tasks_run():
+    import json, traceback
+    def error_of(src):
+        "The exception `src` raises in the namespace, as a dict; None when it runs."
+        try: exec(src, dict(ns))
+        except BaseException as e: return {{'ename': type(e).__name__, 'evalue': str(e), 'args': [str(a) for a in e.args],
+                                           'name': getattr(e, 'name', None)}}
+        return None
+    ns = dict(get_ipython().user_ns)
+    g = dict(ns, error_of=error_of, **json.loads({json.dumps(given or {})!r}))
+    try:
+        exec({code!r}, g)
+        res = {{'ok': True, 'value': g.get({out!r})}}
+    # the code is the task's own, or runs the model's function: whatever it raises is the result to record
+    except BaseException as e: res = {{'ok': False, 'error': ''.join(traceback.format_exception_only(type(e), e)).strip()}}
+    print({MARK!r} + json.dumps(res, default=repr) + {MARK!r})
+__agent_tasks_run(); del __agent_tasks_run'''
+
+def warm_cell(model:str) -> str:
+    "A cell that starts the model's llama-server in the kernel (when it is a managed local one) and prints its pid."
+    return f'''def __agent_tasks_warm():
+    import json
+    from ramabana.core import resolve
+    from ramabana import llamacpp
+    spec = resolve({model!r})
+    if spec.runtime == 'llamacpp' and not spec.base_url: llamacpp.server_url(spec)
+    s = llamacpp.running(spec)
+    print({MARK!r} + json.dumps({{'pid': s.pid if s else None}}) + {MARK!r})
+__agent_tasks_warm(); del __agent_tasks_warm'''
+
+def dump_cell() -> str:
+    "A cell that prints the turn as the kernel's session holds it: answer, error, tool calls and results, tool schemas, ledger rows."
+    return f'''def __agent_tasks_dump():
+    import json, re, sys
+    from ramabana.magic import session
+    s = session()
+    a, last = s.agent, s.last
+    calls, results, shown = [], [], []
+    for m in (a.history if a is not None else []):
+        if m.get('role') == 'assistant':
+            for c in m.get('tool_calls') or []:
+                fn = c.get('function') or {{}}
+                calls.append({{'id': c.get('id'), 'name': fn.get('name'), 'arguments': fn.get('arguments')}})
+        elif m.get('role') == 'tool':
+            results.append({{'id': m.get('tool_call_id'), 'name': m.get('name'), 'content': str(m.get('content'))[:3000]}})
+        elif m.get('role') == 'user' and isinstance(m.get('content'), str):
+            shown += re.findall(r'<cell id="([^"]+)"', m['content'])
+    lc = sys.modules.get('ramabana.llamacpp')
+    servers = {{n: sv.pid for n, sv in lc._servers.items()}} if lc is not None else {{}}
+    try:
+        from ramabana.display import ledger_rows
+        keep = ('model', 'purpose', 'status', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'ttft_ms', 'total_ms', 'error')
+        ledger = [{{k: r.get(k) for k in keep}} for r in ledger_rows(10)]
+    # the ledger is a cross-check only: a ledger that cannot be read is recorded, it does not lose the turn
+    except Exception as e: ledger = f'{{type(e).__name__}}: {{e}}'
+    out = dict(answer=last.answer if last else None, error=last.error if last else None,
+               cancelled=last.cancelled if last else None, model=a.spec.name if a is not None else None,
+               calls=calls, results=results, cells_shown=shown, servers=servers, ledger=ledger,
+               schemas=[t.schema for t in a.tools] if a is not None else [], status=s.status() if a is not None else None)
+    print({MARK!r} + json.dumps(out, default=repr) + {MARK!r})
+__agent_tasks_dump(); del __agent_tasks_dump'''
+
+# ------------------------------------------------------------------------------------------------------ the kernel
+@dataclass
+class Execution:
+    "What one cell did: its iopub messages with arrival times, its error, and whether it was cut short."
+    sent: float
+    msgs: list = field(default_factory=list)   # (monotonic arrival time, message)
+    error: str = ''
+    timed_out: bool = False
+    idle: float|None = None
+
+    def stdout(self) -> str:
+        return ''.join(m['content']['text'] for _, m in self.msgs if m['header']['msg_type'] == 'stream' and m['content']['name'] == 'stdout')
+
+    def stderr(self) -> str:
+        return ''.join(m['content']['text'] for _, m in self.msgs if m['header']['msg_type'] == 'stream' and m['content']['name'] == 'stderr')
+
+    def marked(self):
+        "The JSON a helper cell printed between the markers."
+        m = re.search(re.escape(MARK) + '(.*?)' + re.escape(MARK), self.stdout(), re.S)
+        if not m: raise TaskFailed(f'a helper cell printed nothing for the harness: {clip(self.error or self.stderr() or self.stdout(), 300)}')
+        try: return json.loads(m.group(1))
+        except ValueError as e: raise TaskFailed(f'a helper cell printed what is not JSON ({e}): {clip(m.group(1), 200)}') from None
+
+    def count(self) -> int|None:
+        "The execution count the kernel gave the cell (None without history)."
+        return next((m['content'].get('execution_count') for _, m in self.msgs if m['header']['msg_type'] == 'execute_input'), None)
+
+class Kernel:
+    "A Jupyter kernel of our own: cells run with or without history, each output timed as it arrives."
+    def __init__(self, env:dict, cwd:Path, log:Path):
+        self.env, self.cwd, self.log, self.km, self.kc, self.pid = env, cwd, log, None, None, None
+
+    def start(self, timeout:float=60):
+        "Start the kernel and wait until it answers."
+        from jupyter_client import KernelManager
+        self.km = KernelManager(kernel_name='python3')
+        self.km.shutdown_wait_time = 20   # time for the kernel's atexit to stop its llama-server before it is killed
+        with open(self.log, 'ab') as f:
+            self.km.start_kernel(cwd=str(self.cwd), env=self.env, stdout=f, stderr=f)
+        self.pid = self.km.provisioner.process.pid
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        try: self.kc.wait_for_ready(timeout=timeout)
+        except RuntimeError as e: raise TaskFailed(f'the kernel did not start within {timeout:g} s: {e}') from None
+        return self
+
+    def run(self, code:str, timeout:float, history:bool=False, cell_id:str|None=None) -> Execution:
+        "Run one cell; past `timeout` the kernel is interrupted and given 30 s more; Ctrl-C interrupts it and is raised."
+        import queue
+        msg = self.kc.session.msg('execute_request', dict(code=code, silent=False, store_history=history, user_expressions={},
+                                                          allow_stdin=False, stop_on_error=False),
+                                  metadata={'cellId': cell_id} if cell_id else {})
+        ex = Execution(time.monotonic())
+        self.kc.shell_channel.send(msg)
+        mid, deadline, checked = msg['header']['msg_id'], ex.sent + timeout, ex.sent
+        while True:
+            try:
+                now = time.monotonic()
+                if now > deadline:
+                    if ex.timed_out: raise TaskFailed(f'the kernel did not stop within 30 s of an interrupt (after {timeout:g} s)')
+                    self.km.interrupt_kernel()
+                    ex.timed_out, ex.error, deadline = True, f'no end within {timeout:g} s; interrupted', now + 30
+                if now - checked > 2:   # a dead kernel never goes idle: notice it instead of waiting out the deadline
+                    checked = now
+                    if not self.km.is_alive(): raise TaskFailed(f'the kernel died (its log: {self.log})')
+                try: m = self.kc.iopub_channel.get_msg(timeout=0.2)
+                except queue.Empty: continue
+                if m['parent_header'].get('msg_id') != mid: continue
+                kind = m['header']['msg_type']
+                if kind == 'status' and m['content']['execution_state'] == 'idle': ex.idle = time.monotonic(); return ex
+                if kind == 'error' and not ex.error: ex.error = f"{m['content']['ename']}: {m['content']['evalue']}"
+                ex.msgs.append((time.monotonic(), m))
+            except KeyboardInterrupt:
+                self.km.interrupt_kernel()   # the running turn is cancelled; the caller shuts the kernel down
+                raise
+
+    def shutdown(self):
+        "Stop the kernel (its atexit stops the llama-servers it started), then any of those it left running; safe to call twice."
+        with no_interrupts():   # a second Ctrl-C here would leave a kernel and its llama-server running
+            if self.kc is not None: self.kc.stop_channels(); self.kc = None
+            if self.km is not None:
+                if self.km.is_alive(): self.km.shutdown_kernel(now=False)
+                self.km = None
+            if self.pid is not None: stop_left_servers(self.pid); self.pid = None
+
+@contextmanager
+def no_interrupts():
+    "SIGINT ignored for the duration (main thread only): cleanup that must finish."
+    import threading
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try: yield
+    finally: signal.signal(signal.SIGINT, old)
+
+def stop_left_servers(owner:int):
+    "End the llama-servers kernel `owner` started and left running (it was killed before its atexit ran), by their pid files."
+    from ramabana.core import cache_dir   # the same folder the kernel wrote them in: the environment passes through
+    for pidf in (cache_dir()/'run').glob('*.json'):
+        try: rec = json.loads(pidf.read_text())
+        except (OSError, ValueError): continue   # a pid file being written or removed: not one of ours to judge
+        if not isinstance(rec, dict) or rec.get('owner') != owner or not is_llama_server(rec.get('pid')): continue
+        os.kill(rec['pid'], signal.SIGTERM)
+        for _ in range(50):
+            if not is_llama_server(rec['pid']): break
+            time.sleep(0.1)
+        else: os.kill(rec['pid'], signal.SIGKILL)
+        pidf.unlink(missing_ok=True)
+
+def is_llama_server(pid) -> bool:
+    "Whether `pid` is a live llama-server (a pid reused by another program since is not)."
+    if not isinstance(pid, int): return False
+    try: cmd, stat = Path(f'/proc/{pid}/cmdline').read_bytes(), Path(f'/proc/{pid}/stat').read_text()
+    except OSError: return False   # gone
+    return b'llama-server' in cmd and stat.rsplit(')', 1)[-1].split()[0] != 'Z'   # a zombie has ended already
+
+# ------------------------------------------------------------------------------------------------------ one task
+def notebook_json(cells:list[dict]) -> dict:
+    "An nbformat 4.5 notebook of `cells` (dicts with id, type, source, outputs, count)."
+    def one(c):
+        if c['type'] == 'markdown': return dict(id=c['id'], cell_type='markdown', metadata={}, source=c['source'])
+        return dict(id=c['id'], cell_type='code', metadata={}, source=c['source'], outputs=c['outputs'], execution_count=c['count'])
+    return dict(cells=[one(c) for c in cells], metadata={'kernelspec': {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}},
+                nbformat=4, nbformat_minor=5)
+
+def saved_outputs(ex:Execution) -> list[dict]:
+    "A cell's iopub outputs as nbformat outputs, as Jupyter would save them."
+    outs = []
+    for _, m in ex.msgs:
+        kind, c = m['header']['msg_type'], m['content']
+        if kind == 'stream': outs.append(dict(output_type='stream', name=c['name'], text=c['text']))
+        elif kind == 'execute_result': outs.append(dict(output_type='execute_result', data=c['data'], metadata=c.get('metadata', {}), execution_count=c['execution_count']))
+        elif kind == 'display_data': outs.append(dict(output_type='display_data', data=c['data'], metadata=c.get('metadata', {})))
+        elif kind == 'error': outs.append(dict(output_type='error', ename=c['ename'], evalue=c['evalue'], traceback=c['traceback']))
+    return outs
+
+def ask_cell(task:Task, model:str) -> str:
+    "The `%%ram` cell: with the notebook when the task has one, `--no-notebook` otherwise."
+    import shlex
+    return f"%%ram -m {shlex.quote(model)}{'' if task.cells else ' --no-notebook'}\n{task.question}"
+
+def build_notebook(k:Kernel, task:Task, path:Path, question_cell:str) -> None:
+    "Run the task's cells in the kernel as a user would (with history and cell ids) and save them, outputs included, with the asking cell last."
+    cells = []
+    for i, src in enumerate(task.cells):
+        cid = f'c{i:02d}'
+        if src.startswith('#md '): cells.append(dict(id=cid, type='markdown', source=src[4:])); continue
+        ex = k.run(src, 60, history=True, cell_id=cid)
+        if ex.timed_out: raise TaskFailed(f'notebook cell {cid} did not finish: {ex.error}')
+        cells.append(dict(id=cid, type='code', source=src, outputs=saved_outputs(ex), count=ex.count()))
+    cells.append(dict(id='ask', type='code', source=question_cell, outputs=[], count=None))
+    path.write_text(json.dumps(notebook_json(cells), indent=1))
+
+def in_kernel(k:Kernel, code:str, out:str, what:str, given:dict|None=None, timeout:float=60):
+    "Run task code on a copy of the namespace and return the variable `out`; `TaskFailed` naming `what` when it raises."
+    res = k.run(namespace_cell(code, out, given), timeout).marked()
+    if not res['ok']: raise TaskFailed(f'{what} failed in the kernel: {res["error"]}')
+    return res['value']
+
+def first_answer_time(ex:Execution) -> tuple[float|None, float|None]:
+    "Seconds from sending the cell to the first answer text, and to the first answer text or tool line."
+    first_text = first_any = None
+    for t, m in ex.msgs:
+        if m['header']['msg_type'] not in ('display_data', 'update_display_data'): continue
+        kind = (m['content'].get('metadata') or {}).get('ramabana')
+        text = (m['content'].get('data') or {}).get('text/plain', '')
+        if kind in ('answer', 'tool') and text.strip() and first_any is None: first_any = t - ex.sent
+        if kind == 'answer' and text.strip(): first_text = t - ex.sent; break
+    return first_text, first_any
+
+def task_env(args, where:Path, nb:Path|None) -> dict:
+    "The kernel's environment: ours passed through, private data and task folders, the config asked for, the open notebook."
+    env = dict(os.environ)
+    env.pop('JPY_SESSION_NAME', None)    # a notebook the harness itself runs under is not the task's
+    env.pop('RAMABANA_SAVE_HOOK', None)  # no Jupyter server saves these notebooks: the file is what the kernel reads
+    env.update(RAMABANA_DATA_DIR=str(where/'data'), RAMABANA_TASK_DIR=str(where/'tasks'))
+    if args.config: env['RAMABANA_CONFIG'] = str(Path(args.config).resolve())
+    if nb is not None: env['JPY_SESSION_NAME'] = str(nb)
+    return env
+
+def set_up(k:Kernel, task:Task, nb:Path|None, question:str):
+    "Start the kernel, make the task's state (hidden code, then the notebook's cells), and return the truth computed there."
+    k.start()
+    if task.hidden:
+        ex = k.run(task.hidden, 60)
+        if ex.error: raise TaskFailed(f'the hidden setup failed: {ex.error}')
+    if nb is not None: build_notebook(k, task, nb, question)
+    return in_kernel(k, task.truth, 'truth', 'the truth code')
+
+def ideal_answer(truth) -> str:
+    "An answer a perfect model might give for `truth`, for `--self-test`."
+    if isinstance(truth, dict): return f"It is {truth['answer'][0] if isinstance(truth['answer'], list) else truth['answer']}."
+    if isinstance(truth, list): return 'It is ' + ', '.join(t[0] if isinstance(t, list) else str(t) for t in truth) + '.'
+    return f'The answer is **{truth:,}**.' if isinstance(truth, (int, float)) else f'It is `{truth}`.'
+
+def self_test(task:Task, args, root:Path) -> dict:
+    "Without a model: set the task up, then check that a right answer (the solution, for code) passes and a wrong one fails."
+    where = root/'self-test'/task.name
+    where.mkdir(parents=True, exist_ok=True)
+    nb = where/'analysis.ipynb' if task.cells else None
+    k, rec = Kernel(task_env(args, where, nb), where, where/'kernel.log'), dict(task=task.name, ok=False, why='')
+    try:
+        rec['truth'] = truth = set_up(k, task, nb, ask_cell(task, 'MODEL'))
+        if task.verify:
+            def verified() -> dict:
+                try: return in_kernel(k, task.verify, 'result', 'verify', {'truth': truth})
+                except TaskFailed as e: return {'ok': False, 'detail': str(e)}   # nothing defined yet: a NameError
+            before = verified()
+            ex = k.run(task.solution, 30)
+            if ex.error: raise TaskFailed(f'the solution failed: {ex.error}')
+            after = verified()
+            rec['ok'] = bool(after.get('ok')) and not before.get('ok')
+            rec['why'] = f"before the solution: {clip(str(before.get('detail')), 80)}; after: {clip(str(after.get('detail')), 120)}"
+        else:
+            good, why = task.check(ideal_answer(truth), truth, None)
+            bad = task.check('I could not find it; maybe 1 or 2.', truth, None)[0]
+            rec['ok'], rec['why'] = good and not bad, f'ideal answer {ideal_answer(truth)!r}: {good} {why}; a wrong one passed: {bad}'
+    except TaskFailed as e: rec['why'] = str(e)
+    finally: k.shutdown()
+    return rec
+
+def run_task(task:Task, model:str, args, root:Path) -> dict:
+    "Set the task up in a fresh kernel, ask it, check it; a record of what happened, failures included."
+    where = root/re.sub(r'[^\w.-]', '_', model)/task.name
+    where.mkdir(parents=True, exist_ok=True)
+    nb = where/'analysis.ipynb' if task.cells else None
+    rec = dict(task=task.name, kind=task.kind, needs_tool=task.needs_tool, model=model, solved=False, why='',
+               calls=[], valid=0, first_s=None, first_event_s=None, total_s=None, load_s=None, workdir=str(where))
+    k = Kernel(task_env(args, where, nb), where, where/'kernel.log')
+    try:
+        question = ask_cell(task, model)
+        rec['truth'] = truth = set_up(k, task, nb, question)
+        for line in ('%load_ext ramabana', '%ram approve auto'):
+            ex = k.run(line, 60, history=True)
+            if ex.error or 'ramabana:' in ex.stderr(): raise TaskFailed(f'{line}: {ex.error or ex.stderr().strip()}')
+        if not args.cold:
+            ex = k.run(warm_cell(model), args.timeout)
+            rec['load_s'] = round(time.monotonic() - ex.sent, 2)
+            if ex.timed_out or ex.error: raise TaskFailed(f'starting the model failed: {ex.error}')
+            rec['warm_pid'] = ex.marked()['pid']
+        ex = k.run(question, args.timeout, history=True, cell_id='ask' if nb is not None else None)
+        rec['total_s'] = round((ex.idle or time.monotonic()) - ex.sent, 2)
+        first, rec['first_event_s'] = first_answer_time(ex)
+        rec['first_s'] = None if first is None else round(first, 2)
+        if rec['first_event_s'] is not None: rec['first_event_s'] = round(rec['first_event_s'], 2)
+        rec['stderr'] = ex.stderr()
+        turn = k.run(dump_cell(), 60).marked()
+        rec.update(answer=turn['answer'] or '', turn_error=turn['error'], calls=turn['calls'], results=turn['results'],
+                   cells_shown=turn['cells_shown'], servers=turn['servers'], ledger=turn['ledger'], status=turn['status'])
+        problems = [call_problem(c, turn['schemas']) for c in turn['calls']]
+        rec['valid'] = problems.count(None)
+        rec['invalid'] = [[c.get('name'), p] for c, p in zip(turn['calls'], problems) if p]
+        if ex.timed_out: raise TaskFailed(f'timeout: no end within {args.timeout:g} s')
+        if turn['error']: raise TaskFailed(f"turn error: {turn['error']}")
+        if turn['answer'] is None:   # the magic refused before any turn (an unknown model, a bad flag): its stderr says why
+            raise TaskFailed(f"no turn: {clip(' '.join(ex.stderr().split()), 200) or ex.error or 'nothing said'}")
+        verified = in_kernel(k, task.verify, 'result', 'verify', {'truth': truth}, timeout=30) if task.verify else None
+        # the model's code raising or a missing name is a wrong answer, not a broken task: in_kernel reported it
+        rec['verified'] = verified
+        rec['solved'], rec['why'] = task.check(rec['answer'], truth, verified)
+    except TaskFailed as e:
+        rec['why'] = str(e)
+        if task.verify and 'verify failed' in str(e): rec['verified'] = {'ok': False, 'detail': str(e)}
+    # a bug of the harness itself (or a kernel failing in a way not foreseen) must cost one task, not the whole run:
+    # it is recorded with its traceback as the task's reason, never dropped
+    except Exception as e:
+        import traceback
+        rec['why'], rec['traceback'] = f'harness error: {type(e).__name__}: {e}', traceback.format_exc()
+    finally:
+        k.shutdown()
+    return rec
+
+# ------------------------------------------------------------------------------------------------ tool-call check
+_JSON_TYPES = {'string': (str,), 'integer': (int,), 'number': (int, float), 'boolean': (bool,), 'array': (list,), 'object': (dict,), 'null': (type(None),)}
+
+def call_problem(call:dict, schemas:list[dict]) -> str|None:
+    "Why a tool call is not valid (unknown tool, arguments not a JSON object matching its parameters), or None."
+    tools = {s['function']['name']: s['function'].get('parameters') or {} for s in schemas}
+    name, raw = call.get('name'), call.get('arguments')
+    if name not in tools: return f'no tool called {name!r}'
+    try: args = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError as e: return f'arguments are not JSON: {e}'
+    if not isinstance(args, dict): return 'arguments are not a JSON object'
+    props, required = tools[name].get('properties') or {}, tools[name].get('required') or []
+    if missing := [r for r in required if r not in args]: return f'missing {", ".join(missing)}'
+    if extra := [a for a in args if a not in props]: return f'unknown {", ".join(extra)}'
+    for a, v in args.items():
+        kinds = props[a].get('type')
+        kinds = kinds if isinstance(kinds, list) else [kinds] if kinds else []
+        ok = [t for k in kinds for t in _JSON_TYPES.get(k, (object,))]
+        if ok and (not isinstance(v, tuple(ok)) or (isinstance(v, bool) and bool not in ok)):
+            return f'{a} is {type(v).__name__}, not {"/".join(kinds)}'
+    return None
+
+# ---------------------------------------------------------------------------------------------------------- report
+def seconds(x) -> str: return '-' if x is None else f'{x:.1f}'
+
+def table(recs:list[dict]) -> str:
+    "The Markdown table of one model's tasks."
+    head = '| task | kind | tool? | solved | calls | valid | first s | total s | why not |\n|---|---|---|---|---|---|---|---|---|'
+    rows = [f"| {r['task']} | {r['kind']} | {'yes' if r['needs_tool'] else 'no'} | {'yes' if r['solved'] else 'no'} | "
+            f"{len(r['calls'])} | {r['valid']} | {seconds(r['first_s'])} | {seconds(r['total_s'])} | "
+            f"{clip(' '.join(r['why'].split()), 90).replace('|', '/') if not r['solved'] else ''} |" for r in recs]
+    return '\n'.join([head, *rows])
+
+def summary(model:str, recs:list[dict]) -> dict:
+    "Solved, the share of tool-needing tasks with calls made and all valid, median times."
+    needed = [r for r in recs if r['needs_tool']]
+    good = [r for r in needed if r['calls'] and r['valid'] == len(r['calls'])]
+    med = lambda k: (statistics.median(v) if (v := [r[k] for r in recs if r[k] is not None]) else None)
+    return dict(model=model, solved=sum(r['solved'] for r in recs), tasks=len(recs), tool_tasks=len(needed),
+                tool_ok=len(good), tool_ok_pct=round(100 * len(good) / len(needed)) if needed else None,
+                median_first_s=med('first_s'), median_total_s=med('total_s'))
+
+def summary_line(s:dict) -> str:
+    pct = '-' if s['tool_ok_pct'] is None else f"{s['tool_ok_pct']}% ({s['tool_ok']}/{s['tool_tasks']})"
+    return (f"**{s['model']}**: solved {s['solved']}/{s['tasks']} · needed tool calls made and valid {pct} · "
+            f"median first token {seconds(s['median_first_s'])} s · median total {seconds(s['median_total_s'])} s")
+
+def save(path:Path, data:dict):
+    "Write the results through a temporary file, so an interrupted run leaves the last whole file."
+    tmp = path.with_suffix(path.suffix + '.tmp')
+    tmp.write_text(json.dumps(data, indent=1, default=repr))
+    os.replace(tmp, path)
+
+# ------------------------------------------------------------------------------------------------------------ main
+def chosen(tasks:list[Task], args) -> list[Task]:
+    "The tasks `-k` names (any part of a name) and `--tasks` keeps (the first N)."
+    if args.k: tasks = [t for t in tasks if any(k in t.name for k in args.k)]
+    return tasks[:args.tasks] if args.tasks else tasks
+
+def parse(argv=None):
+    p = argparse.ArgumentParser(description='Everyday notebook tasks for the agent, in real kernels, checked against the kernel.')
+    p.add_argument('--model', action='append', help='a model to test (repeat for more); e.g. smollm2')
+    p.add_argument('--tasks', type=int, help='run only the first N tasks (the kinds alternate)')
+    p.add_argument('-k', action='append', metavar='NAME', help='run the tasks whose name contains NAME (repeatable)')
+    p.add_argument('--timeout', type=float, default=300, help='seconds one question may take (default 300)')
+    p.add_argument('--out', type=Path, help="the raw results as JSON (default: results.json in the run's folder)")
+    p.add_argument('--config', help='a ramabana config.toml for the kernels (sets RAMABANA_CONFIG)')
+    p.add_argument('--cold', action='store_true', help='do not start the model before the question: first-token time includes loading it')
+    p.add_argument('--list', action='store_true', help='list the tasks and exit')
+    p.add_argument('--self-test', action='store_true',
+                   help='no model: set each task up in a kernel and check that a right answer passes and a wrong one fails')
+    a = p.parse_args(argv)
+    if not (a.list or a.self_test or a.model): p.error('give --model at least once (or --list, --self-test)')
+    if a.config and not Path(a.config).is_file(): p.error(f'no config file at {a.config}')
+    if a.timeout <= 0: p.error('--timeout should be above 0')
+    return a
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    tasks = chosen(all_tasks(), args)
+    if args.list:
+        for t in tasks: print(f"{t.name:26} {t.kind:10} {'needs a tool' if t.needs_tool else 'no tool needed'}")
+        return 0
+    if not tasks: print('no task matches', file=sys.stderr); return 2
+    root = Path(tempfile.mkdtemp(prefix='agent_tasks-'))
+    if args.self_test:
+        recs = [self_test(t, args, root) for t in tasks]
+        for r in recs: print(f"{'ok  ' if r['ok'] else 'FAIL'} {r['task']:26} truth={clip(json.dumps(r.get('truth'), default=repr), 60)}  {r['why']}")
+        return 0 if all(r['ok'] for r in recs) else 1
+    out = args.out or root/'results.json'
+    results = dict(started=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), args={k: str(v) for k, v in vars(args).items()},
+                   workdir=str(root), models={})
+    print(f'{len(tasks)} tasks × {len(args.model)} model(s); working folder {root}', file=sys.stderr)
+    status = 0
+    try:
+        for model in args.model:
+            recs = results['models'].setdefault(model, {'tasks': []})['tasks']
+            for t in tasks:
+                print(f'[{model}] {t.name} …', file=sys.stderr, flush=True)
+                r = run_task(t, model, args, root)
+                recs.append(r)
+                print(f"[{model}] {t.name}: {'solved' if r['solved'] else 'not solved: ' + clip(r['why'], 120)}", file=sys.stderr, flush=True)
+                save(out, results)
+    except KeyboardInterrupt:
+        print('\ninterrupted: reporting the tasks done so far', file=sys.stderr)
+        status = 130
+    for model, m in results['models'].items():
+        if not m['tasks']: continue
+        m['summary'] = summary(model, m['tasks'])
+        print(f'\n### {model}\n\n{table(m["tasks"])}\n\n{summary_line(m["summary"])}')
+    save(out, results)
+    print(f'\nraw results: {out}')
+    return status
+
+if __name__ == '__main__': sys.exit(main())
