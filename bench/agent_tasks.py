@@ -23,6 +23,7 @@ Run it (from the repository, in its venv; llama-server must be built: `ramabana 
     python bench/agent_tasks.py --model qwen-test --config /tmp/agent_eval_config.toml --tasks 3
     python bench/agent_tasks.py --model smollm2 -k slugify -k missing_month --timeout 120
     python bench/agent_tasks.py --list
+    python bench/agent_tasks.py --self-test     # no model: each task's setup, truth and checker proven on a right and a wrong answer
 
 `--config FILE` sets RAMABANA_CONFIG for the kernels (a model defined there, e.g. a GGUF of your own); the rest of the
 environment passes through. The kernels get a temporary RAMABANA_DATA_DIR and RAMABANA_TASK_DIR (sessions and the
@@ -34,7 +35,8 @@ How to read the table (one per model):
 
     task / kind / tool?   the task, its kind, and whether it NEEDS a tool (its answer is not in the prompt)
     solved                yes when the check against the kernel's truth passed; no, with the reason in `why not`
-    calls                 tool calls the model made in the turn (from the agent's history in the kernel)
+    calls                 tool calls the model made in the turn (from the agent's history in the kernel); a call
+                          written as JSON text in the answer is not one (`why not` says "wrote a tool call as text")
     valid                 of those, how many name a tool that exists, with arguments that parse as a JSON object
                           matching the tool's parameters (required ones present, no unknown ones, JSON types right)
     first s               seconds from sending the %%ram cell to the first iopub display carrying answer text (the
@@ -63,7 +65,7 @@ import argparse, json, os, re, sys, time, signal, statistics, tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 MARK = '@@agent-tasks@@'   # brackets what a helper cell prints for the harness, apart from any other output
 
@@ -635,6 +637,11 @@ def set_up(k:Kernel, task:Task, nb:Path|None, question:str):
     if nb is not None: build_notebook(k, task, nb, question)
     return in_kernel(k, task.truth, 'truth', 'the truth code')
 
+def verify(k:Kernel, task:Task, truth) -> dict:
+    "The task's verify code run in the kernel after the turn: {ok, detail}; the model's code raising, or a name it never defined, is a no."
+    try: return in_kernel(k, task.verify, 'result', 'verify', {'truth': truth}, timeout=30)
+    except TaskFailed as e: return {'ok': False, 'detail': str(e)}
+
 def ideal_answer(truth) -> str:
     "An answer a perfect model might give for `truth`, for `--self-test`."
     if isinstance(truth, dict): return f"It is {truth['answer'][0] if isinstance(truth['answer'], list) else truth['answer']}."
@@ -650,13 +657,10 @@ def self_test(task:Task, args, root:Path) -> dict:
     try:
         rec['truth'] = truth = set_up(k, task, nb, ask_cell(task, 'MODEL'))
         if task.verify:
-            def verified() -> dict:
-                try: return in_kernel(k, task.verify, 'result', 'verify', {'truth': truth})
-                except TaskFailed as e: return {'ok': False, 'detail': str(e)}   # nothing defined yet: a NameError
-            before = verified()
+            before = verify(k, task, truth)   # nothing defined yet: a NameError, a no
             ex = k.run(task.solution, 30)
             if ex.error: raise TaskFailed(f'the solution failed: {ex.error}')
-            after = verified()
+            after = verify(k, task, truth)
             rec['ok'] = bool(after.get('ok')) and not before.get('ok')
             rec['why'] = f"before the solution: {clip(str(before.get('detail')), 80)}; after: {clip(str(after.get('detail')), 120)}"
         else:
@@ -698,17 +702,16 @@ def run_task(task:Task, model:str, args, root:Path) -> dict:
         problems = [call_problem(c, turn['schemas']) for c in turn['calls']]
         rec['valid'] = problems.count(None)
         rec['invalid'] = [[c.get('name'), p] for c, p in zip(turn['calls'], problems) if p]
+        rec['text_calls'] = text_calls(rec['answer'])
         if ex.timed_out: raise TaskFailed(f'timeout: no end within {args.timeout:g} s')
         if turn['error']: raise TaskFailed(f"turn error: {turn['error']}")
         if turn['answer'] is None:   # the magic refused before any turn (an unknown model, a bad flag): its stderr says why
             raise TaskFailed(f"no turn: {clip(' '.join(ex.stderr().split()), 200) or ex.error or 'nothing said'}")
-        verified = in_kernel(k, task.verify, 'result', 'verify', {'truth': truth}, timeout=30) if task.verify else None
-        # the model's code raising or a missing name is a wrong answer, not a broken task: in_kernel reported it
-        rec['verified'] = verified
+        rec['verified'] = verified = verify(k, task, truth) if task.verify else None
         rec['solved'], rec['why'] = task.check(rec['answer'], truth, verified)
-    except TaskFailed as e:
-        rec['why'] = str(e)
-        if task.verify and 'verify failed' in str(e): rec['verified'] = {'ok': False, 'detail': str(e)}
+        if not rec['solved'] and rec['text_calls']:   # the likeliest cause, worth seeing in the table
+            rec['why'] = f"wrote a tool call as text ({', '.join(rec['text_calls'])}); {rec['why']}"
+    except TaskFailed as e: rec['why'] = str(e)
     # a bug of the harness itself (or a kernel failing in a way not foreseen) must cost one task, not the whole run:
     # it is recorded with its traceback as the task's reason, never dropped
     except Exception as e:
@@ -719,6 +722,12 @@ def run_task(task:Task, model:str, args, root:Path) -> dict:
     return rec
 
 # ------------------------------------------------------------------------------------------------ tool-call check
+_TEXT_CALL = re.compile(r'"name"\s*:\s*"([^"]+)"\s*,\s*"(?:arguments|parameters)"\s*:')
+
+def text_calls(answer:str) -> list[str]:
+    "Names of tool calls the model wrote in its answer's text (JSON with name and arguments) instead of making them."
+    return _TEXT_CALL.findall(answer or '')
+
 _JSON_TYPES = {'string': (str,), 'integer': (int,), 'number': (int, float), 'boolean': (bool,), 'array': (list,), 'object': (dict,), 'null': (type(None),)}
 
 def call_problem(call:dict, schemas:list[dict]) -> str|None:

@@ -15,11 +15,11 @@ from .core import RamabanaError
 from .runtime import safe_repr, estimate_tokens
 
 # %% auto #0
-__all__ = ['MAX_OUTPUT', 'COMPACT_MODES', 'NotebookError', 'session_path', 'find_notebook', 'trim_middle', 'output_text',
-           'cell_mode', 'read_notebook', 'nb_cells', 'ramabana_cell', 'merge_history', 'write_json_atomic',
-           'set_compact', 'apply_overrides', 'asking_cell', 'shown_path', 'current_cells', 'block_of',
-           'notebook_context', 'asking_source', 'with_question', 'notebook_changes', 'changes_block', 'omit',
-           'seen_after', 'Seen']
+__all__ = ['MAX_OUTPUT', 'MAX_TRACEBACK', 'COMPACT_MODES', 'NotebookError', 'session_path', 'find_notebook', 'trim_middle',
+           'error_text', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'ramabana_cell', 'merge_history',
+           'write_json_atomic', 'set_compact', 'apply_overrides', 'asking_cell', 'shown_path', 'current_cells',
+           'block_of', 'notebook_context', 'asking_source', 'with_question', 'notebook_changes', 'changes_block',
+           'omit', 'seen_after', 'Seen']
 
 # %% ../nbs/09a_notebook.ipynb #ac2623b2
 class NotebookError(RamabanaError):
@@ -63,11 +63,21 @@ def _overwrite(text:str) -> str:
     "Each line as a terminal leaves it: a progress bar redrawn with `\\r` keeps only its last state."
     return '\n'.join(l.rstrip('\r').rsplit('\r', 1)[-1] for l in text.split('\n'))
 
+MAX_TRACEBACK = 1200   # characters of one traceback: the cell's frame at its head, the raising frame at its end
+
+def error_text(o:dict) -> str:
+    "An error output as a model reads it: its traceback without colours, rulers and header, ending in `name: message`."
+    last = _ANSI.sub('', f"{o.get('ename', 'Error')}: {o.get('evalue', '')}")
+    tb = _ANSI.sub('', '\n'.join(_src(t) for t in o.get('traceback') or ()))
+    lines = [l for l in tb.split('\n') if l.strip() and set(l.strip()) != {'-'} and 'Traceback (most recent call last)' not in l]
+    if not lines or lines[-1].strip() != last.strip(): lines.append(last)   # IPython ends with it; other kernels may not
+    return trim_middle('\n'.join(lines), MAX_TRACEBACK)
+
 def output_text(o:dict) -> str:
     "One saved output as text a model can read."
     kind = o.get('output_type')
     if kind == 'stream': return _overwrite(_ANSI.sub('', _src(o.get('text'))))
-    if kind == 'error': return _ANSI.sub('', f"{o.get('ename', 'Error')}: {o.get('evalue', '')}")
+    if kind == 'error': return error_text(o)
     data = o.get('data') or {}
     if 'text/plain' in data: return _ANSI.sub('', _src(data['text/plain']))
     if 'text/markdown' in data: return _src(data['text/markdown'])
