@@ -231,12 +231,12 @@ def python_tools(ns:dict, timeout:float=TIMEOUT) -> list[Tool]:
     "The built-in tools over namespace `ns`: inspect_python, run_python (asks by default) and view_file."
     def inspect_python(name:str # a variable's name, dotted for an attribute (`df.columns`)
                       ) -> str:
-        "Describe a Python variable in the user's namespace: type, shape, length, the head of its repr, and its doc."
+        "Describe a variable in the user's kernel: its type, shape, length, the start of its value, and its doc."
         try: return describe(_lookup(ns, name), name)
         except (NameError, AttributeError) as e: return f'error: {e}'
     def run_python(code:str # Python code; the value of a final expression is shown
                   ) -> str:
-        "Run Python code in the user's namespace and return its stdout, stderr, result and any error."
+        "Run Python code in the user's kernel, where their variables are; returns stdout, stderr, the last expression's value and any error."
         return format_run(run_code(code, ns, timeout))
     return [Tool(inspect_python), Tool(run_python, code=True), Tool(view_file)]
 
@@ -276,11 +276,13 @@ class SessionFile:
             elif r.get('op') == 'reset': hist = list(r['hist'])
         return hist
 
-# %% ../nbs/08b_agent.ipynb #83da5d8b
-SP = ("You are ramabana, an assistant working inside the user's Jupyter notebook. You can inspect variables "
-      "(inspect_python), run Python code in the user's kernel (run_python; the user may decline) and read files "
-      "(view_file). Look before you assume: inspect what a question is about. Keep answers short and concrete; when "
-      "you ran code, say what you ran and what it showed.")
+# %% ../nbs/08b_agent.ipynb #ccce143d
+SP = ("You are ramabana, an assistant inside the user's Jupyter notebook. Your tools work in the user's running Python "
+      "kernel: inspect_python shows a variable, run_python runs code (the user may decline), view_file reads a file.\n"
+      "- Variables live in the kernel, not in this conversation. When an answer depends on a value you cannot see, look "
+      "it up or compute it with a tool first. Never make up data.\n"
+      "- When asked to write or define code, run it with run_python so that it exists in the kernel.\n"
+      "- Answer briefly, with the values you found; when you ran code, say what it showed.")
 REPEAT_AFTER = 3
 REPEAT_NOTICE = ("You have made this same call {n} times in a row and got the same result each time. Stop repeating "
                  "it: change your approach, or tell the user what is blocking you.")

@@ -11,7 +11,7 @@ import os, re, copy, json, math, types, dataclasses, base64, socket, weakref, th
 from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
-from .core import RamabanaError, ModelSpec, resolve, get, is_loopback
+from .core import RamabanaError, ModelSpec, resolve, get, is_loopback, LOCAL_RUNTIMES
 from .runtime import (estimate_tokens, CHARS_PER_TOKEN, answer_only, ThinkFilter, Usage,
                               current_run, THINK_OPEN, LoopGuard, LOOP_NOTE)
 from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
@@ -19,12 +19,12 @@ from .compaction import media_bytes
 from .chat import Assembler   # the gateway's own fold of a stream, from the format alone
 
 # %% auto #0
-__all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'REFUSED', 'CHAT_CALLBACKS', 'LOCAL_GATEWAY',
-           'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'COUNT_CACHE', 'COUNT_TIMEOUT',
-           'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
-           'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
-           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'CallFailed', 'Unreachable',
-           'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
+__all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
+           'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'COUNT_CACHE',
+           'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg',
+           'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway',
+           'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer',
+           'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -333,6 +333,25 @@ def oneshot(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None, if_bu
     finally: self._busy.release()
     self._account()
     return answer_only(res)
+
+# %% ../nbs/08_backend.ipynb #66803b7d
+WARM_PROMPT = 'Hi'   # the question of the warm-up call: only what comes before it is kept for the next question
+
+@patch
+def warm(self:Backend) -> bool:
+    "Read the system prompt and tools into a local model's cache ahead of the first question; True when that was done."
+    if self.spec.runtime not in LOCAL_RUNTIMES or self.start() is None: return False
+    if not self._busy.acquire(blocking=False): return False   # a turn is running: it reads the prefix itself
+    try:
+        self._cancel.clear()
+        self.purpose = 'warmup'
+        self._warm()
+        return True
+    # as in `oneshot`: whatever the engine raised is told, not raised; the first question then reads the prefix itself
+    except Exception as e:
+        self.problem(f'warming the cache failed: {self._explain(e)}')
+        return False
+    finally: self._busy.release()
 
 # %% ../nbs/08_backend.ipynb #53aadcb4
 @patch
@@ -765,7 +784,7 @@ def cancel(self:GatewayBackend) -> bool:
     except Exception as e: self.problem(f'closing the stream: {_why(e)}')
     return True
 
-# %% ../nbs/08_backend.ipynb #c499653c
+# %% ../nbs/08_backend.ipynb #3c5d2473
 STEPS_NOTE = '[stopped after {n} tool steps without a final answer; say "." to let it continue]'
 
 def _apart(gen, said:bool):
@@ -845,6 +864,12 @@ def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
     if u: self._turn_usage = Usage.from_openai(u, model=self.spec.name, cost=self._cost or 0.0, turns=0)
     if self._cancel.is_set(): return ''
     return m.get('content') or ''
+
+@patch
+def _warm(self:GatewayBackend):
+    "One call with the conversation's system prompt and tools, a one-word question and one token of answer, thrown away."
+    gen = self._step(self._messages(hist=[{'role': 'user', 'content': WARM_PROMPT}]), 'warmup', max_tokens=1)
+    for _ in gen: pass
 
 @patch
 def _close(self:GatewayBackend):

@@ -143,6 +143,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('llamacpp.threads', int, None, 'threads for the managed llama-server; None lets it choose', bounds=(1, None)),
     _S('agent.max_steps', int, 40, 'tool-call steps in one turn before the agent stops', bounds=(1, None)),
     _S('agent.approve', str, 'ask', 'approval for code-running tools', ('auto', 'ask', 'deny')),
+    _S('agent.warm', bool, True, '`%load_ext` has a local model read the system prompt and tools before the first question'),
     _S('agent.tool_max_len', int, 8000, 'characters of a tool result the model sees; the rest is spilled to a file', bounds=(1, None)),
 ]}
 del _S

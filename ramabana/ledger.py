@@ -28,7 +28,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     'time': ('TEXT', 'start of the call, ISO 8601 UTC'),
     'model': ('TEXT', 'the model name the client asked for'),
     'upstream': ('TEXT', 'the runtime that served it (llamacpp, openai, ...)'),
-    'purpose': ('TEXT', 'turn, compaction, planner, oneshot (the x-ramabana-purpose header)'),
+    'purpose': ('TEXT', 'turn, compaction, planner, oneshot, warmup (the x-ramabana-purpose header)'),
     'task': ('TEXT', 'the task name (x-ramabana-task), if any'),
     'status': ('INTEGER', 'HTTP status the client got (200, or the error status)'),
     'stream': ('INTEGER', '1 when the client asked for a stream'),

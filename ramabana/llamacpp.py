@@ -24,9 +24,9 @@ __all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 
            'cache_builds', 'cached_server', 'find_llama_server', 'templates_dir', 'cached_install', 'restamp',
            'check_build_tools', 'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server',
            'model_path', 'chat_template_file', 'server_command', 'run_dir', 'free_port', 'server_env', 'Server',
-           'check_gguf', 'ensure_weights', 'server_url', 'running', 'stop', 'stop_all', 'prove', 'proven_server',
-           'fall_back', 'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches', 'slots_readback',
-           'nest_schema', 'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
+           'check_gguf', 'weights_ready', 'ensure_weights', 'server_url', 'running', 'stop', 'stop_all', 'prove',
+           'proven_server', 'fall_back', 'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches',
+           'slots_readback', 'nest_schema', 'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
 
 # %% ../nbs/06_llamacpp.ipynb #e9119e28
 class LlamaCppError(RamabanaError):
@@ -573,11 +573,18 @@ def _identity(spec:ModelSpec, exe:Path) -> tuple[dict, str]:
 
 QUIET_FETCH = 200 * 2**20   # bytes of weights fetched without asking on a first start; more wants `ramabana setup`
 
+def weights_ready(spec:ModelSpec) -> bool:
+    "Whether the weights `spec` runs are here: its `gguf` file, or its packaged weights fetched whole."
+    if spec.gguf: return model_path(spec).is_file()
+    name = spec.weights or DEFAULT_WEIGHTS
+    p = weights_path(name)
+    return p.is_file() and p.stat().st_size == weights_of(name, f"model '{spec.name}'").size
+
 def ensure_weights(spec:ModelSpec) -> Path:
     "The packaged weights `spec` runs, fetched now if small; a `LlamaCppError` saying what to run if large or too big for memory."
     name = spec.weights or DEFAULT_WEIGHTS
     w, p = weights_of(name, f"model '{spec.name}'"), weights_path(name)
-    if not (p.is_file() and p.stat().st_size == w.size):
+    if not weights_ready(spec):
         if w.size > QUIET_FETCH:
             raise LlamaCppError(f"model '{spec.name}' needs its weights ({w.size / 2**30:.2f} GiB, fetched once): run "
                                 f"`ramabana setup --model {spec.name}` in a terminal, or `%ram model smollm2` for the small model")

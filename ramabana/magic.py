@@ -50,11 +50,9 @@ def cell_reader(session) -> Callable:
         return f"error: no cell '{id}'; the cells are: {', '.join(c['id'] for c in cells)}"
     return read_cell
 
-NOTEBOOK_SP = ("The user's notebook comes in a <notebook> block: one <cell> per cell, with its id, its source and its "
-               "outputs; cells left out to save room are listed in <context-compacted>, and read_cell(id) shows any "
-               "cell in full. The question follows the block. Later questions bring only what changed since, in a "
-               "<notebook-changes> block: cells that are new (after the cell named), edited, removed, or whose outputs "
-               "changed; the notebook is the last block with these changes applied.")
+NOTEBOOK_SP = ("The notebook comes before the question, in a <notebook> block: one <cell> per cell with its id, source "
+               "and outputs (cells left out for room are listed in <context-compacted>; read_cell(id) shows any cell in "
+               "full). Later questions bring only what changed, in a <notebook-changes> block.")
 
 class Report(str):
     "Text a `%ram` subcommand returns: shown as is (no quotes), and still a `str` to assert on."
@@ -72,6 +70,9 @@ class Session:
         self.agent, self.last, self.told_no_nb, self._approve = None, None, False, None
         self.seen: Seen|None = None          # what the model was last shown of the notebook
         self.send_changes = True             # False: the whole notebook with every question (bench/notebook_turns.py's baseline)
+        self.warming: threading.Thread|None = None   # the warm-up started by `%load_ext` (`warm`)
+        self.warm_error: str|None = None                # why it could not start, when it could not
+        self._agent_lock = threading.RLock()   # the warm-up thread and the first question may both make the agent
 
     def notebook(self) -> Path|None:
         "The open notebook's file, or None."
@@ -104,12 +105,13 @@ class Session:
     def get_agent(self):
         "The session's agent for the current model, made on first use; a model switch keeps the conversation."
         spec = self.spec()
-        if self.agent is None:
-            from ramabana.agent import Agent, SP   # lazy: the SDK and the gateway load with the first question
-            self.agent = Agent(spec, ns=self.ip.user_ns, sp=f'{SP}\n\n{NOTEBOOK_SP}', tools=[cell_reader(self)],
-                               approve=self.approve, ask=self._ask_user)
-        elif self.agent.spec.name != spec.name: self.agent.switch(spec)
-        return self.agent
+        with self._agent_lock:
+            if self.agent is None:
+                from ramabana.agent import Agent, SP   # lazy: the SDK and the gateway load with the first question
+                self.agent = Agent(spec, ns=self.ip.user_ns, sp=f'{SP}\n\n{NOTEBOOK_SP}', tools=[cell_reader(self)],
+                                   approve=self.approve, ask=self._ask_user)
+            elif self.agent.spec.name != spec.name: self.agent.switch(spec)
+            return self.agent
 
     def status(self) -> str:
         "Usage, how full the window is, and the model, on one line."
@@ -402,11 +404,30 @@ def ram(line:str='', cell:str|None=None):
     # the magic is the user's front door: a bug must still be one line, not a traceback in the notebook
     except Exception as e: say(f'internal error ({type(e).__name__}: {e}); please report it')
 
-# %% ../nbs/09_magic.ipynb #5440ab4f
+# %% ../nbs/09_magic.ipynb #58ada1f0
+@patch
+def warm(self:Session) -> threading.Thread|None:
+    "Start the local model and have it read the fixed part of the prompt, on a thread; None when there is nothing to warm."
+    if not get('agent.warm'): return None
+    try: spec = self.spec()
+    except RamabanaError: return None   # an unknown default model is said by the first question, with what to do
+    if spec.runtime != 'llamacpp' or spec.base_url: return None
+    from ramabana.llamacpp import find_llama_server, weights_ready
+    if find_llama_server() is None or not weights_ready(spec): return None
+    def work():
+        try: self.get_agent().backend.warm()   # the backend says its own failures among its problems
+        # on a thread, an exception would print its traceback into whatever cell runs then; the first question meets
+        # the same trouble and says it in its own cell
+        except Exception as e: self.warm_error = f'{type(e).__name__}: {e}'
+    self.warming = threading.Thread(target=work, name='ramabana-warm', daemon=True)
+    self.warming.start()
+    return self.warming
+
+# %% ../nbs/09_magic.ipynb #0dccfc15
 def load_ipython_extension(ip):
-    "Register `%ram` / `%%ram` in shell `ip`."
+    "Register `%ram` / `%%ram` in shell `ip`, and start warming a local model (`Session.warm`)."
     ip.register_magic_function(ram, 'line_cell', 'ram')
-    session(ip)
+    session(ip).warm()
 
 @patch
 def close(self:Session):

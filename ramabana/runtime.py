@@ -228,9 +228,9 @@ def capture(fn, *a, **kw):
         raise
     return res, cap.problems
 
-# %% ../nbs/02_runtime.ipynb #1aa86939
-Q_NOTICE = ("The user asked a question. Answer it, then stop: do not begin the work the question hints at until "
-            "they ask for it.")
+# %% ../nbs/02_runtime.ipynb #30254dbb
+Q_NOTICE = ("The user asked a question. Find the answer (with your tools, when it depends on values you cannot see) and "
+            "give it, then stop: do not begin the work the question hints at until they ask for it.")
 READ_NOTICE = ("The user wants something read. Read all of it (the whole file, cell or page) before you answer, "
                "not only the part you expect to matter.")
 APPROVAL_NOTICE = ("This approval covers only what the user explicitly agreed to. Do not treat it as a yes to "

@@ -40,7 +40,7 @@ class Capabilities:
     prefill_echo: bool = False        # ... and the answer starts by repeating that message's text (llama.cpp does)
 
 # %% ../nbs/05d_upstream.ipynb #9219bff4
-PURPOSES = ('turn', 'compaction', 'planner', 'oneshot', 'condenser')
+PURPOSES = ('turn', 'compaction', 'planner', 'oneshot', 'condenser', 'warmup')
 
 @dataclass
 class Native:

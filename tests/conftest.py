@@ -9,6 +9,9 @@ os.environ['PATH'] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 # and would make the suite several times slower. Its own checks are in bench/agent_tasks.py. A setting from the
 # environment reaches every notebook, kernel and command the suite starts.
 os.environ.setdefault('RAMABANA_MODEL_DEFAULT', 'smollm2')
+# `%load_ext ramabana` warms a local model on a thread (a server started, a call in the ledger): the suite's kernels
+# load the extension for many other reasons, so it is off here and 09_magic turns it on where it tests it.
+os.environ.setdefault('RAMABANA_AGENT_WARM', 'false')
 
 
 def build_docs(out:Path, cache:Path) -> Path:
