@@ -48,7 +48,9 @@ How to read the table (one per model):
 
 Before the question, llama-server for the model is started in the kernel (`ramabana.llamacpp.server_url`, the one the
 in-process gateway then reuses) and that time is recorded as `load_s` in the JSON, so `first s` measures the turn, not
-loading the weights; `--cold` leaves the start to the first question as a user's first cell has it.
+loading the weights. `%load_ext` itself warms a local model (reads the system prompt and tools into its cache, the
+`agent.warm` setting); that cell waits for it too, as a user's first question comes after they wrote it. `--cold`
+turns both off: the first question starts the model and reads its whole prompt, as with `agent.warm = false`.
 
 The summary line per model: solved X/N; "needed tool calls made and valid": of the tasks that need a tool, the share
 where the model made at least one tool call and every call it made was valid; median first-token and total seconds.
@@ -413,6 +415,8 @@ def warm_cell(model:str) -> str:
     from ramabana import llamacpp
     spec = resolve({model!r})
     if spec.runtime == 'llamacpp' and not spec.base_url: llamacpp.server_url(spec)
+    from ramabana.magic import session
+    if (w := session().warming) is not None: w.join()   # %load_ext's warm-up, done while a user writes the question
     s = llamacpp.running(spec)
     print({MARK!r} + json.dumps({{'pid': s.pid if s else None}}) + {MARK!r})
 __agent_tasks_warm(); del __agent_tasks_warm'''
@@ -625,6 +629,7 @@ def task_env(args, where:Path, nb:Path|None) -> dict:
     env.pop('RAMABANA_SAVE_HOOK', None)  # no Jupyter server saves these notebooks: the file is what the kernel reads
     env.update(RAMABANA_DATA_DIR=str(where/'data'), RAMABANA_TASK_DIR=str(where/'tasks'))
     if args.config: env['RAMABANA_CONFIG'] = str(Path(args.config).resolve())
+    if args.cold: env['RAMABANA_AGENT_WARM'] = 'false'   # nothing started before the question, as with agent.warm off
     if nb is not None: env['JPY_SESSION_NAME'] = str(nb)
     return env
 

@@ -20,11 +20,12 @@ from .chat import Assembler   # the gateway's own fold of a stream, from the for
 
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
-           'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'COUNT_CACHE',
-           'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg',
-           'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway',
-           'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer',
-           'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
+           'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'MISCALL_NOTE',
+           'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool',
+           'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway',
+           'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend',
+           'writer', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error',
+           'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -806,7 +807,9 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
     "One turn: send, stream, run the tool calls, repeat until an answer or `max_steps`."
     if msg is not None: self.hist.append(user_msg(msg))
     if not again: self._turn_usage, self.steps, self._said = Usage(self.spec.name), 0, False
+    told = False   # the model was told once this turn that what it wrote as a call was not one
     while True:
+        before = self._said
         try: m, u = yield from _apart(self._step(self._messages(), purpose), self._said)
         # stopped mid-answer: the caller closed this generator, or a cancel closed the stream under the reader (which
         # may raise anything, as in `cancel`); the history keeps what the user saw. A failure is the caller's to handle.
@@ -823,7 +826,13 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             return
         self.hist.append(m)
         self.steps += 1
-        if not m.get('tool_calls'): return
+        if not m.get('tool_calls'):
+            if told or not (why := self.miscall(m)): return
+            told, shown = True, len(m.get('content') or '') + (2 if before and m.get('content') else 0)
+            if shown: yield Discard(shown)   # the call-shaped text goes from the cell: the next step answers instead
+            self._said = before
+            self.hist.append({'role': 'user', 'content': MISCALL_NOTE.format(why=why, tools=', '.join(t.name for t in self.tools))})
+            continue
         calls, done = m['tool_calls'], 0
         try:
             for tc in calls:
@@ -839,6 +848,16 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
         if self.steps >= self.max_steps:
             yield ('\n\n' if said else '') + STEPS_NOTE.format(n=self.steps)
             return
+
+MISCALL_NOTE = ("[Your reply was written as a tool call but is not one ({why}), so nothing ran. The tools are: {tools}. "
+                "Call one of them, or answer in words.]")
+
+@patch
+def miscall(self:GatewayBackend, m:dict) -> str|None:
+    "Why answer `m` reads as a call of none of the tools rightly (a small model's invented tool); None for an answer."
+    if not self.tools or not isinstance(c := m.get('content'), str) or not c.strip(): return None
+    from ramabana.textcalls import miscall, tool_validators
+    return miscall(c, tool_validators([t.schema for t in self.tools]))
 
 @patch
 def _empty(self:GatewayBackend) -> str:

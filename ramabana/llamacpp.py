@@ -19,14 +19,14 @@ from .weights import (DEFAULT_WEIGHTS, DownloadError, ModelFetchError, WEIGHTS, 
 # %% auto #0
 __all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'SERVER_FLAGS', 'SAMPLING_FLAGS',
            'REQUEST_SAMPLING', 'STORED_SEED', 'MANAGED_FLAGS', 'HEALTH_TIMEOUT', 'MAX_RESTARTS', 'RESTART_WINDOW',
-           'QUIET_FETCH', 'CPU_FAULTS', 'PROOF', 'READBACK', 'CALL_SHAPED', 'LlamaCppError', 'BuildError',
-           'ServerStartError', 'cpu_features', 'cpu_flags_hash', 'is_x86', 'cmake_flags', 'build_dir', 'named_server',
-           'cache_builds', 'cached_server', 'find_llama_server', 'templates_dir', 'cached_install', 'restamp',
-           'check_build_tools', 'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server',
-           'model_path', 'chat_template_file', 'server_command', 'run_dir', 'free_port', 'server_env', 'Server',
-           'check_gguf', 'weights_ready', 'ensure_weights', 'server_url', 'running', 'stop', 'stop_all', 'prove',
-           'proven_server', 'fall_back', 'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches',
-           'slots_readback', 'nest_schema', 'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
+           'QUIET_FETCH', 'CPU_FAULTS', 'PROOF', 'READBACK', 'LlamaCppError', 'BuildError', 'ServerStartError',
+           'cpu_features', 'cpu_flags_hash', 'is_x86', 'cmake_flags', 'build_dir', 'named_server', 'cache_builds',
+           'cached_server', 'find_llama_server', 'templates_dir', 'cached_install', 'restamp', 'check_build_tools',
+           'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server', 'model_path',
+           'chat_template_file', 'server_command', 'run_dir', 'free_port', 'server_env', 'Server', 'check_gguf',
+           'weights_ready', 'ensure_weights', 'server_url', 'running', 'stop', 'stop_all', 'prove', 'proven_server',
+           'fall_back', 'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches', 'slots_readback',
+           'nest_schema', 'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
 
 # %% ../nbs/06_llamacpp.ipynb #e9119e28
 class LlamaCppError(RamabanaError):
@@ -823,15 +823,15 @@ def slots_readback(url:str, sent:dict, slot:int|None=None, timeout:float=10.) ->
     if res is None: raise LlamaCppError(f"{url}/slots shows no idle slot that has served a request" + (f" (slot {slot})" if slot is not None else ''))
     return res
 
-# %% ../nbs/06_llamacpp.ipynb #8ba4dc40
+# %% ../nbs/06_llamacpp.ipynb #25c2c8fa
 import asyncio
 import httpx
 from .errors import (BadToolCall, LlamaServerError, MalformedResponse, RateLimited, UpstreamUnavailable,
                              classify_error)
 from .upstream import Call, Capabilities, ChunkReader, OpenAIChatUpstream, new_client, register_upstream, server_root
-from .textcalls import TextCalls, tool_validators
+from .textcalls import CALL_SHAPED, TextCalls, tool_validators
 
-# %% ../nbs/06_llamacpp.ipynb #34f45f38
+# %% ../nbs/06_llamacpp.ipynb #37349b75
 def nest_schema(rf):
     "`response_format` with a flat `{'type': 'json_schema', 'schema': ...}` moved into the nested `json_schema` form."
     if isinstance(rf, dict) and rf.get('type') == 'json_schema' and 'schema' in rf and 'json_schema' not in rf:
@@ -870,8 +870,6 @@ def caps_from_props(props:dict, models:dict|None=None) -> Capabilities:
 def _with(ch:dict, c:dict, delta:dict, finish:str|None) -> dict:
     "A new chunk like `ch` whose one choice `c` carries `delta` and `finish` (the original's bytes no longer say it)."
     return {**ch, 'choices': [{**c, 'delta': delta, 'finish_reason': finish}]}
-
-CALL_SHAPED = ('no tool of the request', 'the arguments of')   # why a call-shaped block stayed text, worth a ledger note
 
 class TextCallReader(ChunkReader):
     "llama-server's events, with the tool calls its model wrote as text turned into `tool_calls` (`ramabana.textcalls`)."

@@ -13,7 +13,8 @@ from jsonschema.validators import validator_for
 from jsonschema.exceptions import SchemaError
 
 # %% auto #0
-__all__ = ['CALL_FENCES', 'CALL_KEYS', 'MAX_HELD', 'tool_validators', 'as_call', 'text_calls', 'TextCalls']
+__all__ = ['CALL_FENCES', 'CALL_SHAPED', 'CALL_KEYS', 'MAX_HELD', 'tool_validators', 'as_call', 'text_calls', 'miscall',
+           'TextCalls']
 
 # %% ../nbs/06b_textcalls.ipynb #819dc244
 def tool_validators(tools:list|None) -> dict:
@@ -81,6 +82,16 @@ def text_calls(text:str, tools:dict) -> list[dict]|str:
     if objs is None: return 'not JSON'
     calls = [as_call(o, tools) for o in objs]
     return next((c for c in calls if isinstance(c, str)), calls)
+
+# %% ../nbs/06b_textcalls.ipynb #fa639fd0
+CALL_SHAPED = ('no tool of the request', 'the arguments of')   # the reasons that concern a call, not plain text
+_ARGS = re.compile(r'"(?:arguments|parameters)"\s*:')
+
+def miscall(text:str, tools:dict) -> str|None:
+    "Why `text`, written as a tool call (a name and arguments), calls none of `tools` rightly; None for other text or a valid call."
+    got = text_calls(text, tools)
+    if isinstance(got, list) or not got.startswith(CALL_SHAPED) or not _ARGS.search(text): return None
+    return got
 
 # %% ../nbs/06b_textcalls.ipynb #0997b999
 CALL_KEYS = ('name', 'function', 'type', 'tool', 'tool_name')
