@@ -1,7 +1,8 @@
-"""`%%ram` questions in a real kernel on the embedded SmolLM2: what each question makes the server read, and how often
-an answer loops.
+"""`%%ram` questions in a real kernel on a local model: what each question makes the server read, and how often an
+answer loops.
 
-Run: `python bench/notebook_turns.py` (needs `ramabana setup`; about five minutes). Prints two tables.
+Run: `python bench/notebook_turns.py [--model qwen2.5-coder-1.5b]` (needs `ramabana setup`; about five minutes on
+SmolLM2, the model it runs without --model). Prints two tables.
 
 1. A 14-cell notebook, `%load_ext ramabana`, then five `%%ram` questions, each from a new cell saved into the
    notebook as JupyterLab would: three in a row with nothing else changed, one after a cell was edited, one after a
@@ -86,25 +87,28 @@ class Kernel:
         raise TimeoutError(f'{code[:40]!r} did not finish in {timeout} s')
     def close(self): self.kc.stop_channels(); self.km.shutdown_kernel(now=True)
 
-def config(tmp, extra=''):
-    "A config with SmolLM2 decoding greedily (the rest of its profile as shipped)."
+def config(tmp, model='smollm2', extra=''):
+    "A config with `model` as the default, decoding greedily (the rest of its profile as shipped)."
     p = tmp/'config.toml'
-    p.write_text('[model]\ndefault = "smollm2"\n\n[model.smollm2.sampling]\ntemperature = 0.0\n' + extra)   # the rest of its sampling as shipped
+    p.write_text(f'[model]\ndefault = "{model}"\n\n[model."{model}".sampling]\ntemperature = 0.0\n' + extra)   # the rest of its sampling as shipped
     return p
 
-def turns(send_changes:bool) -> list[dict]:
+def turns(send_changes:bool, model:str='smollm2') -> list[dict]:
     "Five questions in a real kernel; the ledger rows of their turns."
     from ramabana.ledger import Ledger
     tmp = Path(tempfile.mkdtemp(prefix='nbturns-'))
     nb = tmp/'sales.ipynb'
     cells = [cell(i, *c) for i, c in enumerate(CELLS)]
     write_nb(nb, cells)
-    env = {**os.environ, 'RAMABANA_CONFIG': str(config(tmp)), 'RAMABANA_DATA_DIR': str(tmp/'data'),
+    env = {**os.environ, 'RAMABANA_CONFIG': str(config(tmp, model)), 'RAMABANA_DATA_DIR': str(tmp/'data'),
            'RAMABANA_TASK_DIR': str(tmp/'tasks'), 'JPY_SESSION_NAME': str(nb)}
+    env.pop('RAMABANA_MODEL_DEFAULT', None)   # the config names the model
     env.pop('RAMABANA_SAVE_HOOK', None)
     k = Kernel(env, tmp)
     try:
         k.run('%load_ext ramabana')
+        # %load_ext warms a local model (agent.warm); a user's first question comes after they wrote it
+        k.run('import ramabana.magic as _m\nif _m.session().warming: _m.session().warming.join()')
         if not send_changes: k.run('import ramabana.magic as _m; _m.session().send_changes = False')
         for q, question in enumerate(QUESTIONS):
             if q == 3: cells[5]['source'] = 'total = sum(v for v in filled if v)\nprint("total without gaps", total)'
@@ -158,13 +162,14 @@ def loops(setting:dict) -> tuple[int, int]:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--only', choices=('turns', 'loops'))
+    ap.add_argument('--model', default='smollm2', help='the model of the turns table (the loops table is SmolLM2\'s)')
     a = ap.parse_args()
     from ramabana import llamacpp
-    llamacpp.setup(progress=True)
+    llamacpp.setup(progress=True, model=a.model)
     if a.only != 'loops':
-        before, after = turns(False), turns(True)
-        print('1. five %%ram questions on a 14-cell notebook (SmolLM2, greedy; tokens from the ledger; new = this prompt '
-              'less the previous prompt and its answer)\n')
+        before, after = turns(False, a.model), turns(True, a.model)
+        print(f'1. five %%ram questions on a 14-cell notebook ({a.model}, greedy, after the %load_ext warm-up; tokens from '
+              'the ledger; new = this prompt less the previous prompt and its answer)\n')
         print(turn_table(before, after))
         print()
     if a.only != 'turns':

@@ -309,8 +309,9 @@ def _approve(s:Session, mode:str|None=None):
         now = s.agent.approvals.code if s.agent is not None else (s.approve or get('agent.approve'))
         return Report(f'approvals: {now}')
     if mode not in ('auto', 'ask', 'deny'): raise MagicError(f'approve takes auto, ask or deny, got {mode!r}')
-    s.approve = mode
-    if s.agent is not None: s.agent.approvals.set('code', mode)
+    with s._agent_lock:   # an agent being made (by the warm-up thread) gets the mode too: it reads `s.approve` as it starts
+        s.approve = mode
+        if s.agent is not None: s.agent.approvals.set('code', mode)
     return Report(f'approvals: {mode}')
 
 def _set_mode(mode):

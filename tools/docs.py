@@ -20,7 +20,7 @@ Four processors of ours follow nbdev's (pyproject.toml's `doc_procs`, so `nbdev-
 
   python tools/docs.py [--out _docs] [--jobs N] [--fresh]    # build the site (--fresh: run every notebook again)
   python tools/docs.py --record nbs/06_llamacpp.ipynb          # run every cell, slow ones too; keep what flagged cells showed
-  python tools/docs.py --record-front                          # `ramabana demo` on SmolLM2, recorded for the front page
+  python tools/docs.py --record-front                          # `ramabana demo` on the default model, recorded for the front page
 """
 import argparse, ast, hashlib, html, json, os, re, subprocess, sys, tempfile
 from pathlib import Path
@@ -135,21 +135,22 @@ def record(src:Path):
                             indent=1, ensure_ascii=False, sort_keys=True) + '\n')
     print(f'{p.relative_to(ROOT)}: what {len(cells)} of its {len(flagged)} flagged cells showed')
 
-GREEDY = '[model.smollm2.sampling]\ntemperature = 0.0\ntop_k = 1\nmax_tokens = 200\n'
+FRONT_MODEL = 'qwen2.5-coder-1.5b'   # the default model, which a fresh `ramabana demo` runs
+GREEDY = f'[model."{FRONT_MODEL}".sampling]\ntemperature = 0.0\ntop_k = 1\nmax_tokens = 300\n'
 
 def record_front():
-    "Run `ramabana demo` as a notebook would (its cells, then a `%%ram` cell) on SmolLM2, then `ramabana calls`; keep both for the front page."
+    "Run `ramabana demo` as a notebook would (its cells, then a `%%ram` cell) on the default model, then `ramabana calls`; keep both for the front page."
     import nbformat
     from nbclient import NotebookClient
     from ramabana.cli import DEMO_QUESTION, demo_notebook, prepare, ram_cell
-    prepare()   # llama-server and SmolLM2, built and fetched once
+    prepare(FRONT_MODEL)   # llama-server and the model's weights, built and fetched once
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         nb_path = d/'demo.ipynb'
         nb_path.write_bytes(demo_notebook().read_bytes())   # the notebook the agent reads, as `ramabana demo` attaches it
         (d/'config.toml').write_text(GREEDY)
         env = {'RAMABANA_CONFIG': str(d/'config.toml'), 'RAMABANA_DATA_DIR': str(d/'data'), 'RAMABANA_TASK_DIR': str(d/'tasks'),
-               'JPY_SESSION_NAME': str(nb_path)}
+               'JPY_SESSION_NAME': str(nb_path), 'RAMABANA_MODEL_DEFAULT': FRONT_MODEL, 'RAMABANA_AGENT_WARM': 'true'}
         os.environ.update(env)   # the kernel nbclient starts inherits them
         nb = nbformat.read(nb_path, as_version=4)
         ask = ram_cell(DEMO_QUESTION)
@@ -158,7 +159,7 @@ def record_front():
         calls = subprocess.run([sys.executable, '-m', 'ramabana.cli', 'calls', '3'], capture_output=True, text=True,
                                env={**os.environ, **env}, timeout=120, check=True).stdout
     sc = Scrub.for_site()
-    rec = dict(how='python tools/docs.py --record-front', model='smollm2', sampling='greedy (temperature 0, top_k 1), max_tokens 200',
+    rec = dict(how='python tools/docs.py --record-front', model=FRONT_MODEL, sampling='greedy (temperature 0, top_k 1), max_tokens 300',
                ask=dict(source=ask, outputs=sc.outputs(nb.cells[-1].outputs)),
                calls=dict(command='ramabana calls 3', output=sc(calls)))
     FRONT.write_text(json.dumps(rec, indent=1, ensure_ascii=False, sort_keys=True) + '\n')
