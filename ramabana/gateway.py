@@ -32,7 +32,7 @@ def _ladder():
 
 # %% auto #0
 __all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'context_window', 'Target', 'Exchange', 'wants_usage',
-           'check_model_allowed', 'server_of', 'usage_tokens']
+           'check_model_allowed', 'server_of', 'skipped', 'not_asked', 'usage_tokens']
 
 # %% ../nbs/05h_gateway.ipynb #823e84bf
 class Catalog(NamedTuple):
@@ -397,9 +397,17 @@ async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[list[dict
         if asked is not None: self.upstream_s += clock() - asked   # the wait that ended the attempt, or failed it
         gw._inflight[server] -= 1
 
-# %% ../nbs/05h_gateway.ipynb #6330c5cd
+# %% ../nbs/05h_gateway.ipynb #1a0d8ce0
 def _window(t:Target) -> int|None:
     return context_window(t.spec, dataclasses.asdict(t.caps))[0]
+
+def skipped(call:Call, model:str, reason:str):
+    "Note on the call that `model` was passed over, and why."
+    call.info.setdefault('skipped', []).append({'model': model, 'reason': reason})
+
+def not_asked(call:Call, why:str):
+    "Before the call fails: its latest failure's `then` made true, since no resend or fallback followed it, for `why`."
+    if call.retries and (r := call.retries[-1])['then'] != 'give_up': r['then'], r['not_asked'] = 'give_up', why
 
 @patch
 async def fallback(self:Exchange, name:str, failed:Target, failure:GatewayError|None) -> Target|None:
@@ -410,11 +418,11 @@ async def fallback(self:Exchange, name:str, failed:Target, failure:GatewayError|
         check_model_allowed(gw, self.call.token, routed[0])
         t = await gw.target(name, self.request, self.call, routed)
     except GatewayError as e:   # a fallback the token may not use, or whose table is wrong
-        self.call.info.setdefault('skipped', []).append({'model': name, 'reason': e.code})
+        skipped(self.call, name, e.code)
         return None
     self.upstream_s += t.waited
     if isinstance(failure, ContextOverflow) and (big := _window(failed)) and (_window(t) or 0) <= big:
-        self.call.info.setdefault('skipped', []).append({'model': name, 'reason': 'window_not_larger'})
+        skipped(self.call, name, 'window_not_larger')
         return None
     return t
 
@@ -429,7 +437,7 @@ def answered_as(self:Exchange, asked:str) -> str:
     "The model name a door reports: the fallback's when one answers, else the name the client asked for."
     return asked if self.target is None or self.call.spec is self.target.spec else self.call.spec.name
 
-# %% ../nbs/05h_gateway.ipynb #83ee677b
+# %% ../nbs/05h_gateway.ipynb #13bbb376
 def _output(asm) -> bool: return bool(asm.content or asm.reasoning or asm.tools)
 
 @patch
@@ -445,18 +453,21 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
         br, more = gw.breaker(t.spec.name), k + 1 < len(names)
         solo = not br.admits()   # its circuit is open
         if solo and more:        # straight to the next fallback
-            call.info.setdefault('skipped', []).append({'model': t.spec.name, 'reason': 'circuit_open'})
+            skipped(call, t.spec.name, 'circuit_open')
             failure = failure or CircuitOpen(f"{t.spec.name} failed {br.failures} times in a row; it is asked again "
                                              f"in {br.retry_in():.0f} s", retry_after=br.retry_in())
             continue
-        if solo: call.info['circuit'] = 'open'   # nowhere else to go: asked once, without resends
+        if solo: call.info['circuit'] = 'open'   # nowhere else to go: asked all the same
         n, body, prefills = {}, t.body, t.caps.assistant_prefill
         while True:
             prefix, cause = None, last   # a continuation that fails hides nothing: the client hears what cut the answer
             if _output(self.asm):   # part of the answer went out
                 prefix = prefix_of(self.asm) if prefills else None
                 if prefix is None:
-                    if self.committed and not self.discard_ok: raise failure or last
+                    if self.committed and not self.discard_ok:   # it would start over, and the client cannot take that back
+                        skipped(call, t.spec.name, 'cannot_continue')
+                        not_asked(call, f'{t.spec.name} cannot continue the answer and the client cannot start over')
+                        raise failure or last
                     yield [DISCARD]
             self.switch(t)
             used = len(self.asm.content)   # chunks of text so far: about as many tokens of the client's limit
@@ -471,7 +482,6 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
                 last = e
                 if counts_against(e): br.failed()
                 step = next_step(gw.retry, e, n, body, more)
-                if solo and step.action == 'resend' and step.reason != 'stale_connection': step = step._replace(action='give_up')
                 if prefix and isinstance(e, (InvalidRequest, UpstreamError)) and e.status < 500:   # the prefill refused
                     again = not self.committed or self.discard_ok   # then from the start, if the client can drop its part
                     step = step._replace(action='resend' if again else 'fallback' if more else 'give_up', reason='prefill_rejected')
@@ -497,6 +507,7 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
                 if prefix: call.info['continued'] = len(prefix)
                 if name is not None: call.info['fallback'] = t.spec.name
                 return
+    not_asked(call, 'no fallback could be asked')
     raise failure or last
 
 # %% ../nbs/05h_gateway.ipynb #352f50e0
