@@ -299,7 +299,7 @@ def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, on
     return res
 
 # %% ../nbs/09c_display.ipynb #20008102
-CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('status', 'status'),
+CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('status', 'status'), ('answered_by', 'answered by'),
                 ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'), ('cost_usd', 'USD'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
 
@@ -348,6 +348,7 @@ def calls_table(rows:list[dict], today=None) -> str:
         if v is None: return ''
         if k == 'time': return _local_time(str(v), today)
         if k == 'cost_usd': return usd(v)
+        if k == 'answered_by' and v == r.get('model'): return ''   # the model asked for: said once, in its own column
         if isinstance(v, (int, float)) and not isinstance(v, bool): return f'{v:,.0f}'   # 2,809 as the status line writes it
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in CALL_COLUMNS) for r in rows], tuple(h for _, h in CALL_COLUMNS))
