@@ -67,7 +67,12 @@ async def health(request):
     "GET /health: the server runs; and the circuit of each model asked so far."
     gw = request.app.state.gateway
     check_auth(gw, request)
-    return _json({'status': 'ok', 'circuits': gw.circuits()})
+    # config.toml edited since the last request is read now; when it does not read, `config_error` says why (and the
+    # last config that read goes on serving, or nothing when none ever did): the answer is this page either way
+    with contextlib.suppress(GatewayError): gw.catalog()
+    res = {'status': 'ok', 'circuits': gw.circuits()}
+    if gw.config_error: res['config_error'] = gw.config_error   # the last config that read serves meanwhile
+    return _json(res)
 
 async def prometheus_metrics(request):
     "GET /metrics: the gateway's metrics in Prometheus's text format."

@@ -302,6 +302,7 @@ def cmd_demo(a):
 def cmd_serve(a):
     from ramabana.core import get
     from ramabana.app import serve, check_bind, gateway_token
+    check_models(load_config())   # a config that does not read is said now, not to every client later
     # --port is checked by check_listen, in the words of a port; the setting's own range check names config or env
     host, port = get('gateway.host', a.host), (get('gateway.port') if a.port is None else a.port)
     check_bind(host, gateway_token(a.token))
@@ -367,11 +368,13 @@ def cmd_spend(a):
     if not rows: print(f'no calls since {since} (UTC)' if since else 'no calls recorded yet')
     else: print(spend_table(rows, a.by))
 
-# %% ../nbs/10_cli.ipynb #091e9fe7
+# %% ../nbs/10_cli.ipynb #ae538774
 @command('status', "each model's circuit at the running gateway: closed, open or half-open")
 def cmd_status(a):
-    from ramabana.display import circuits_table, gateway_circuits
-    print(circuits_table(gateway_circuits()))
+    from ramabana.display import circuits_table, gateway_health
+    h = gateway_health()
+    if e := h.get('config_error'): print(f'config: {e} (serving the last config that read)')
+    print(circuits_table(h.get('circuits') or {}))
 
 # %% ../nbs/10_cli.ipynb #cc625c53
 if __name__ == '__main__': sys.exit(main())

@@ -16,8 +16,8 @@ from .ledger import LedgerError
 # %% auto #0
 __all__ = ['CALL_COLUMNS', 'REFUSAL_SHOWN', 'SPEND_HEADS', 'ktok', 'progress_text', 'ipython_show', 'clip', 'tool_line',
            'escape_tags', 'CellView', 'TerminalShow', 'TurnResult', 'say', 'why', 'default_confirm', 'run_turn',
-           'gateway_json', 'ledger_rows', 'calls_table', 'refusals_table', 'spend_table', 'gateway_circuits',
-           'circuits_table']
+           'gateway_json', 'ledger_rows', 'calls_table', 'refusals_table', 'spend_table', 'gateway_health',
+           'gateway_circuits', 'circuits_table']
 
 # %% ../nbs/09c_display.ipynb #e1ea3684
 def ktok(n:int) -> str:
@@ -383,12 +383,16 @@ def spend_table(rows:list[dict], by:str='model') -> str:
     body.append(('total', n(tot('calls')), n(tot('prompt_tokens')), n(tot('completion_tokens')), usd(tot('cost_usd')), n(tot('unpriced'))))
     return format_table(body, (SPEND_HEADS[by], 'calls', 'in', 'out', 'USD', 'unpriced'))
 
-# %% ../nbs/09c_display.ipynb #80ada6d6
-def gateway_circuits(url:str|None=None, token:str|None=None) -> dict:
-    "The circuits of the gateway at `url` (default: `gateway.url`, else where `ramabana serve` listens)."
+# %% ../nbs/09c_display.ipynb #eb1adc14
+def gateway_health(url:str|None=None, token:str|None=None) -> dict:
+    "`/health` of the gateway at `url` (default: `gateway.url`, else where `ramabana serve` listens): its circuits, and a config that does not read."
     from ramabana.upstream import server_root
     url = url or get('gateway.url') or f"http://{get('gateway.host')}:{get('gateway.port')}/v1"
-    return gateway_json(server_root(url), '/health', token=token, err=RamabanaError).get('circuits') or {}
+    return gateway_json(server_root(url), '/health', token=token, err=RamabanaError)
+
+def gateway_circuits(url:str|None=None, token:str|None=None) -> dict:
+    "The circuits of the gateway at `url` (`gateway_health`'s)."
+    return gateway_health(url, token).get('circuits') or {}
 
 def circuits_table(circuits:dict) -> str:
     "The circuits as a text table, each server of a replicated model under it."

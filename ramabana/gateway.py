@@ -102,6 +102,7 @@ class Gateway:
         self._sent = collections.Counter()     # server -> requests sent to it (attempts), for the readback
         self._inflight = collections.Counter() # server -> requests to it not yet ended
         self._catalog: Catalog|None = None
+        self.config_error: str|None = None      # why config.toml does not read now, while the last config that read serves
         self._cfg_path = None                  # (the environment it was derived from, the config file's path)
 
     @classmethod
@@ -144,7 +145,13 @@ def catalog(self:Gateway) -> Catalog:
             cfg = load_config()
             c = self._catalog = Catalog(key, extra, {**catalog(cfg), **self.extra_models}, _ladder().sampling_tables(cfg), {})
         except ConfigError as e:   # config.toml is wrong: the operator's to fix, in a line naming file, table and key
-            raise GatewayError(str(e), status=500, code='config_error') from None
+            said = str(e).replace(path, os.path.basename(path))   # a client is not told where the server keeps its files
+            if said != self.config_error: log.error('%s; %s', e, 'serving the last config that read' if c else 'serving nothing')
+            self.config_error = said
+            if c is None: raise GatewayError(said, status=500, code='config_error') from None
+            c = self._catalog = c._replace(key=key, extra=extra)   # not read again until the file changes
+            return c
+        if self.config_error: log.warning('%s reads again', path); self.config_error = None
         for m in c.models.values(): keep_secret(env=m.api_key_env)
     return c
 
