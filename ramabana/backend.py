@@ -24,8 +24,8 @@ __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_P
            'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool',
            'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway',
            'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend',
-           'writer', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error',
-           'make_backend']
+           'writer', 'tool_lines', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
+           'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -831,7 +831,7 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             told, shown = True, len(m.get('content') or '') + (2 if before and m.get('content') else 0)
             if shown: yield Discard(shown)   # the call-shaped text goes from the cell: the next step answers instead
             self._said = before
-            self.hist.append({'role': 'user', 'content': MISCALL_NOTE.format(why=why, tools=', '.join(t.name for t in self.tools))})
+            self.hist.append({'role': 'user', 'content': MISCALL_NOTE.format(why=why, tools=tool_lines(self.tools))})
             continue
         calls, done = m['tool_calls'], 0
         try:
@@ -849,8 +849,13 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             yield ('\n\n' if said else '') + STEPS_NOTE.format(n=self.steps)
             return
 
-MISCALL_NOTE = ("[Your reply was written as a tool call but is not one ({why}), so nothing ran. The tools are: {tools}. "
-                "Call one of them, or answer in words.]")
+MISCALL_NOTE = ("[Your reply was written as a tool call but is not one ({why}), so nothing ran. Your tools:\n{tools}\n"
+                "Call the one that does what you meant, or answer in words.]")
+
+def tool_lines(tools:list) -> str:
+    "One line per tool: its name and the first clause of its description, for a model that lost track of them."
+    def first(d): return re.split(r'(?<=[.;:])\s', (d or '').strip(), maxsplit=1)[0].rstrip('.;:')
+    return '\n'.join(f"- {t.name}: {first(t.schema['function'].get('description'))}" for t in tools)
 
 @patch
 def miscall(self:GatewayBackend, m:dict) -> str|None:
