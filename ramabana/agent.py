@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, task_dir, append_jsonl
-from .runtime import Run, run_context, current_run, notices_block, Usage, estimate_tokens, safe_repr
+from .runtime import Run, run_context, current_run, notices_block, prompt_notices, Q_NOTICE, ACTION_NOTICE, Usage, estimate_tokens, safe_repr
 from .compaction import Compactor
 from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 
@@ -281,7 +281,7 @@ SP = ("You are ramabana, an assistant inside the user's Jupyter notebook. Your t
       "kernel: inspect_python shows a variable, run_python runs code (the user may decline), view_file reads a file.\n"
       "- Variables live in the kernel, not in this conversation. When an answer depends on a value you cannot see, call "
       "a tool to look it up or compute it before you say anything about it. Never make up data or guess what a tool "
-      "will show.\n"
+      "will show. Work numbers out with run_python (sums, means, counts, the largest), not in your head.\n"
       "- When asked to write or define code, run it with run_python so that it exists in the kernel.\n"
       "- Answer briefly, with the values you found; when you ran code, say what it showed.")
 REPEAT_AFTER = 3
@@ -416,7 +416,8 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
                 be = self.backend
                 self._contexts.append((len(be.live_hist), text, context))
             if not run.stopped:
-                for piece in self.backend.stream(sent, run=run):
+                first = {'tool_first': True} if self.tool_first(prompt) else {}
+                for piece in self.backend.stream(sent, run=run, **first):
                     answer = apply_piece(answer, piece)
                     if isinstance(piece, Discard): self._emit('on_discard', answer)
                     else: run.hear(piece); self._emit('on_text', piece)
@@ -489,6 +490,13 @@ def drop_contexts(self:Agent) -> bool:
     self._contexts, self._drops = [], self._drops + 1
     be.history_changed()
     return True
+
+# %% ../nbs/08b_agent.ipynb #c7ac95d1
+@patch
+def tool_first(self:Agent, prompt) -> bool:
+    "Whether this turn's first step must call a tool: a model that needs it (`ModelSpec.tool_first`), asked a question or to act."
+    if not self.spec.tool_first or not isinstance(prompt, str): return False
+    return bool({Q_NOTICE, ACTION_NOTICE} & set(prompt_notices(prompt)))
 
 # %% ../nbs/08b_agent.ipynb #7ece196e
 @patch

@@ -667,7 +667,7 @@ def _wire(m:dict, model:str='') -> dict:
         else: parts.append(p)
     return {**m, 'content': parts}
 
-# %% ../nbs/08_backend.ipynb #84733f85
+# %% ../nbs/08_backend.ipynb #79196ebd
 class _InlineThink:
     "A reply that opens `<think>` itself (a server that leaves the reasoning in the text): that block is dropped too."
     def __init__(self): self.held, self.flt, self.plain = '', None, False
@@ -700,10 +700,13 @@ class _InlineThink:
 
 @patch
 def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True,
-          think:bool=True): # False: ask the model not to think (a summary, a one-shot question)
+          think:bool=True, # False: ask the model not to think (a summary, a one-shot question)
+          tool_choice:str|None=None): # 'required': the answer must be a tool call
     "One streamed request: yields answer text; returns (assistant message, usage dict)."
     body = dict(model=self.spec.name, messages=messages, stream=True, stream_options={'include_usage': True})
-    if tools and self.tools: body['tools'] = [t.schema for t in self.tools]
+    if tools and self.tools:
+        body['tools'] = [t.schema for t in self.tools]
+        if tool_choice: body['tool_choice'] = tool_choice
     if max_tokens := max_tokens or self.max_tokens: body['max_tokens'] = max_tokens
     if self.effort and think: body['reasoning_effort'] = self.effort
     extra = {'return_progress': True} if self.progress and purpose == 'turn' else {}
@@ -803,6 +806,7 @@ FAILED_CALL = 'not run: the turn failed before this call'
 @patch
 def _stream(self:GatewayBackend, msg, purpose:str='turn',
             again:bool=False, # a retry of the same turn (after `_recover`): its usage, steps and text go on
+            tool_first:bool=False, # the turn's first step must call a tool (`ModelSpec.tool_first`)
             **kw):
     "One turn: send, stream, run the tool calls, repeat until an answer or `max_steps`."
     if msg is not None: self.hist.append(user_msg(msg))
@@ -810,7 +814,8 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
     told = False   # the model was told once this turn that what it wrote as a call was not one
     while True:
         before = self._said
-        try: m, u = yield from _apart(self._step(self._messages(), purpose), self._said)
+        must = 'required' if tool_first and self.steps == 0 else None
+        try: m, u = yield from _apart(self._step(self._messages(), purpose, tool_choice=must), self._said)
         # stopped mid-answer: the caller closed this generator, or a cancel closed the stream under the reader (which
         # may raise anything, as in `cancel`); the history keeps what the user saw. A failure is the caller's to handle.
         except BaseException as e:

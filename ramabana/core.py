@@ -340,6 +340,7 @@ class ModelSpec:
     fallbacks: tuple = ()              # other catalog models, tried in order when this one fails in a way they can fix
     timeouts: dict = field(default_factory=dict)   # this model's own `first_byte`, `first_token`, `stream_idle` seconds
     price: dict|None = None            # USD per million tokens (`PRICE_KEYS`); None: free if local, else unknown
+    tool_first: bool = False           # the agent's first step of a question or request must call a tool (a small model answers without looking)
 
     def __post_init__(self):
         if self.model_id is None: object.__setattr__(self, 'model_id', self.name)
@@ -364,6 +365,7 @@ BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     # the default: the best model the package registries hold (ramabana.weights); 16,384 of its 32,768 trained
     # tokens keep its server near 2 GB. Low temperature: an agent's tool calls and numbers want the likeliest token
     _B('qwen2.5-coder-1.5b', 'llamacpp', 16384, model_id='Qwen2.5-Coder-1.5B-Instruct', weights='qwen2.5-coder-1.5b', slots=1,
+       tool_first=True,   # left to itself it narrates a plan, invents the data, then repeats the plan after the results
        sampling=dict(temperature=0.1, top_p=0.9, max_tokens=1024, repeat_penalty=1.05)),
     _B('smollm2', 'llamacpp', 8192, model_id='SmolLM2-135M-Instruct', weights='smollm2', threads=2, slots=1,
        # a 135M model can ramble until its window is full: cap replies so a turn ends in seconds on a CPU
@@ -425,7 +427,7 @@ def call_cost(price:dict|None,                  # a price table (`PRICE_KEYS`, `
 # %% ../nbs/00_core.ipynb #2c1e9997
 _FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, weights=str, chat_template=str, threads=int,
                     slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict,
-                    replicas=list, fallbacks=list, timeouts=dict, price=dict)
+                    replicas=list, fallbacks=list, timeouts=dict, price=dict, tool_first=bool)
 TIMEOUT_KEYS = ('first_byte', 'first_token', 'stream_idle')   # a model's `timeouts` table: seconds, over `gateway.*_timeout`
 
 REPLICA_KEYS = {'runtime', 'base_url', 'model_id', 'api_key_env'}   # what one replica of a model may set for itself

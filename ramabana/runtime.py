@@ -249,7 +249,8 @@ APPROVALS = {'go', 'go ahead', 'ok', 'okay', 'k', 'do it', 'yes', 'y', 'yep', 'y
 ACTION_VERBS = set('''fix add run rename remove delete write create update change refactor implement make move test
 build install replace convert edit clean commit split merge extract document rewrite debug set use try plot load save
 export drop sort format generate optimise optimize simplify repair apply patch insert append revert undo restore
-translate port upgrade tidy wrap migrate deploy configure enable disable compute calculate train fit draw'''.split())
+translate port upgrade tidy wrap migrate deploy configure enable disable compute calculate train fit draw define
+redefine'''.split())
 # words that only say yes: a prompt made of nothing else is a bare approval, and they do not hide the verb after them
 APPROVAL_WORDS = {w for a in APPROVALS for w in a.split()} | {'on', 'lets', "let's", 'alright', 'fine', 'then', 'now'}
 _AS_NAME = re.compile(r'\bas\s+`?[A-Za-z_][\w.\-/]*`?$')
