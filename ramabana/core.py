@@ -341,6 +341,8 @@ class ModelSpec:
     timeouts: dict = field(default_factory=dict)   # this model's own `first_byte`, `first_token`, `stream_idle` seconds
     price: dict|None = None            # USD per million tokens (`PRICE_KEYS`); None: free if local, else unknown
     tool_first: bool = False           # the agent's first step of a question or request must call a tool (a small model answers without looking)
+    assistant_prefill: bool|None = None  # its server continues a final assistant message (vLLM, SGLang, llama.cpp); None: as its upstream says
+    prefill_echo: bool|None = None     # ... and starts its answer by repeating that message; None: as its upstream says
 
     def __post_init__(self):
         if self.model_id is None: object.__setattr__(self, 'model_id', self.name)
@@ -427,7 +429,8 @@ def call_cost(price:dict|None,                  # a price table (`PRICE_KEYS`, `
 # %% ../nbs/00_core.ipynb #2c1e9997
 _FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, weights=str, chat_template=str, threads=int,
                     slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict,
-                    replicas=list, fallbacks=list, timeouts=dict, price=dict, tool_first=bool)
+                    replicas=list, fallbacks=list, timeouts=dict, price=dict, tool_first=bool, assistant_prefill=bool,
+                    prefill_echo=bool)
 TIMEOUT_KEYS = ('first_byte', 'first_token', 'stream_idle')   # a model's `timeouts` table: seconds, over `gateway.*_timeout`
 
 REPLICA_KEYS = {'runtime', 'base_url', 'model_id', 'api_key_env'}   # what one replica of a model may set for itself

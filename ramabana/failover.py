@@ -73,6 +73,7 @@ def next_step(r:Retries, e:GatewayError, n:dict, body:dict, fallback:bool) -> St
     if isinstance(e, SchemaRejected) and 'response_format' in body:
         return resend(1, 0.0, {k: v for k, v in body.items() if k != 'response_format'})
     if e.from_event or isinstance(e, (UpstreamTimeout, CircuitOpen, ContextOverflow)): return onward
+    if isinstance(e, BrokenStream) and e.code == 'continuation_mismatch': return onward   # asked again, it would wander again
     if isinstance(e, UpstreamUnavailable) and e.stale and not n.get('stale_connection'):
         n['stale_connection'] = 1
         return Step('resend', 'stale_connection')

@@ -32,7 +32,7 @@ def _ladder():
 
 # %% auto #0
 __all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'context_window', 'Target', 'Exchange', 'wants_usage',
-           'check_model_allowed', 'server_of', 'skipped', 'not_asked', 'usage_tokens']
+           'check_model_allowed', 'prefill_caps', 'server_of', 'skipped', 'not_asked', 'usage_tokens']
 
 # %% ../nbs/05h_gateway.ipynb #823e84bf
 class Catalog(NamedTuple):
@@ -90,6 +90,7 @@ class Gateway:
         self.retry, self.timeouts = Retries(retries, retry_base, max_retry_wait), timeouts
         self.breaker_failures, self.breaker_cooldown, self.clock = breaker_failures, breaker_cooldown, clock
         self.breakers: dict[str, Breaker] = {}   # model name -> its circuit
+        self.no_prefill: set[str] = set()        # models that refused a prefill: a cut answer is not offered to them again
         self.extra_models, self.readback, self.readback_timeout = dict(models or {}), readback, readback_timeout
         self.ledger = ledger if ledger is not None else open_ledger()
         self.observers: list = []              # called with each finished call's ledger row (`Exchange.finish`)
@@ -284,7 +285,7 @@ class Exchange:
     overhead_ms: float|None = None  # the gateway's own time (total less upstream), once the row is written
     admission: Admission|None = None   # what a limited token's call took (`limits`): given back by `finish`
 
-# %% ../nbs/05h_gateway.ipynb #4566d7bd
+# %% ../nbs/05h_gateway.ipynb #fa91ee32
 _NAME_RX = re.compile(r'[A-Za-z0-9][A-Za-z0-9._\-]{0,127}')
 
 def _header_name(headers, key, default=None):
@@ -319,6 +320,14 @@ def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[Mode
         res.append(f)
     return tuple(res)
 
+def prefill_caps(caps:Capabilities, spec:ModelSpec, refused:set) -> Capabilities:
+    "`caps` as the model's table says (`assistant_prefill`, `prefill_echo`), and without a prefill once the model refused one."
+    pre = caps.assistant_prefill if spec.assistant_prefill is None else spec.assistant_prefill
+    echo = caps.prefill_echo if spec.prefill_echo is None else spec.prefill_echo
+    if pre and spec.name in refused: pre = False
+    if (pre, echo) == (caps.assistant_prefill, caps.prefill_echo): return caps   # nearly every call: nothing to change
+    return dataclasses.replace(caps, assistant_prefill=pre, prefill_echo=echo)
+
 @patch
 async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None=None) -> Target:
     "Model `name` prepared for the checked request `body`: its sampling, reasoning history, schema and progress."
@@ -330,6 +339,7 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
         log.info('call %s: capabilities of %s unknown (%s)', call.id, spec.name, e)
         caps = Capabilities(source='assumed')
     waited = time.perf_counter() - asked
+    caps = prefill_caps(caps, spec, self.no_prefill)
     try:
         rungs, timeouts, decided = self.prepared(name, ladder)
         s = _ladder().remembered_sampling(body, rungs, self.trust_client, decided)   # most requests send what others sent
@@ -467,18 +477,22 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
         if solo: call.info['circuit'] = 'open'   # nowhere else to go: asked all the same
         n, body, prefills = {}, t.body, t.caps.assistant_prefill
         while True:
-            prefix, cause = None, last   # a continuation that fails hides nothing: the client hears what cut the answer
+            prefix, restart, cause = None, None, last   # a continuation that fails hides nothing: the client hears what cut the answer
             if _output(self.asm):   # part of the answer went out
-                prefix = prefix_of(self.asm) if prefills else None
+                said = prefix_of(self.asm)
+                prefix = said if prefills else None
                 if prefix is None:
-                    if self.committed and not self.discard_ok:   # it would start over, and the client cannot take that back
-                        skipped(call, t.spec.name, 'cannot_continue')
-                        not_asked(call, f'{t.spec.name} cannot continue the answer and the client cannot start over')
-                        raise failure or last
-                    yield [DISCARD]
+                    if self.committed and not self.discard_ok:   # it would start over, and the client cannot take that back:
+                        if said is None:   # a tool call went out, which no new answer can be matched against
+                            skipped(call, t.spec.name, 'cannot_continue')
+                            not_asked(call, f'{t.spec.name} cannot continue the answer and the client cannot start over')
+                            raise failure or last
+                        restart = said   # so the answer starts over, and goes on to the client only past what it has
+                    else: yield [DISCARD]
             self.switch(t)
             used = len(self.asm.content)   # chunks of text so far: about as many tokens of the client's limit
-            send, seam = (continuation(body, prefix, used), Seam(prefix, t.caps.prefill_echo)) if prefix else (body, None)
+            if prefix: send, seam = continuation(body, prefix, used), Seam(prefix, t.caps.prefill_echo)
+            else: send, seam = body, (Seam(restart, True) if restart else None)   # a new answer must start with the old
             started = time.perf_counter()
             try:
                 async for got in self.attempt(t, send):
@@ -490,9 +504,9 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
                 if counts_against(e): br.failed()
                 step = next_step(gw.retry, e, n, body, more)
                 if prefix and isinstance(e, (InvalidRequest, UpstreamError)) and e.status < 500:   # the prefill refused
-                    again = not self.committed or self.discard_ok   # then from the start, if the client can drop its part
-                    step = step._replace(action='resend' if again else 'fallback' if more else 'give_up', reason='prefill_rejected')
+                    step = step._replace(action='resend', reason='prefill_rejected')   # from the start (above says how)
                     prefills = False
+                    gw.no_prefill.add(t.spec.name)   # remembered: the next cut answer is not offered to it as a prefill
                 call.retry(step.reason, str(e), step.action, model=t.spec.name, upstream=t.up.runtime, status=e.status,
                            at=round((started - self.t0) * 1000, 1), ms=round((time.perf_counter() - started) * 1000, 1),
                            wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0)
@@ -505,13 +519,14 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
                     body = step.body or body
                     continue
                 log.info('call %s: %s; %s', call.id, e, 'trying the next fallback' if step.action == 'fallback' else 'giving up')
-                why = cause if prefix and cause else e   # what sent the call onward: never a continuation's own refusal
+                why = cause if (prefix or restart) and cause else e   # what sent the call onward: never a continuation's own failure
                 if step.action == 'give_up': raise failure or why
                 failure, failed = failure or why, t
                 break
             else:
                 br.succeeded()
                 if prefix: call.info['continued'] = len(prefix)
+                if restart: call.info['restarted'] = len(restart)
                 if name is not None: call.info['fallback'] = t.spec.name
                 return
     not_asked(call, 'no fallback could be asked')
