@@ -829,7 +829,7 @@ import httpx
 from .errors import (BadToolCall, LlamaServerError, MalformedResponse, RateLimited, UpstreamUnavailable,
                              classify_error)
 from .upstream import Call, Capabilities, ChunkReader, OpenAIChatUpstream, new_client, register_upstream, server_root
-from .textcalls import CALL_SHAPED, TextCalls, tool_validators
+from .textcalls import CALL_SHAPED, TextCalls, call_schema, tool_validators
 
 # %% ../nbs/06_llamacpp.ipynb #37349b75
 def nest_schema(rf):
@@ -959,6 +959,11 @@ class LlamaCppUpstream(OpenAIChatUpstream):
     def prepare(self, body, call):
         body = super().prepare(body, call)
         if 'response_format' in body: body['response_format'] = nest_schema(body['response_format'])
+        elif (choice := body.get('tool_choice')) and choice not in ('auto', 'none') and body.get('tools'):
+            # a call is required: the server's own grammar does not bind every template, its JSON schema output does
+            only = ((choice.get('function') or {}).get('name')) if isinstance(choice, dict) else None
+            if schema := call_schema(body['tools'], only):
+                body['response_format'] = {'type': 'json_schema', 'json_schema': {'name': 'tool_call', 'schema': schema}}
         if body.get('reasoning_budget_tokens') == 0:   # no thinking: the template is told too, so it opens no <think>
             body['chat_template_kwargs'] = {**(body.get('chat_template_kwargs') or {}), 'enable_thinking': False}
         return body

@@ -14,7 +14,7 @@ from jsonschema.exceptions import SchemaError
 
 # %% auto #0
 __all__ = ['CALL_FENCES', 'CALL_SHAPED', 'CALL_KEYS', 'MAX_HELD', 'tool_validators', 'as_call', 'text_calls', 'miscall',
-           'TextCalls']
+           'call_schema', 'TextCalls']
 
 # %% ../nbs/06b_textcalls.ipynb #819dc244
 def tool_validators(tools:list|None) -> dict:
@@ -99,6 +99,15 @@ def miscall(text:str, tools:dict) -> str|None:
     got = text_calls(text, tools)
     if isinstance(got, list) or not got.startswith(CALL_SHAPED) or not _ARGS.search(text): return None
     return got
+
+# %% ../nbs/06b_textcalls.ipynb #e3af86e1
+def call_schema(tools:list, only:str|None=None) -> dict|None:
+    "The JSON schema of one call of a function tool in `tools` (of `only`, when named); None when there is none to call."
+    fns = [t['function'] for t in tools or () if isinstance(t, dict) and t.get('type', 'function') == 'function'
+           and isinstance(t.get('function'), dict) and (only is None or t['function'].get('name') == only)]
+    one = [{'type': 'object', 'properties': {'name': {'const': f['name']}, 'arguments': f.get('parameters') or {'type': 'object'}},
+            'required': ['name', 'arguments']} for f in fns]
+    return None if not one else one[0] if len(one) == 1 else {'oneOf': one}
 
 # %% ../nbs/06b_textcalls.ipynb #0997b999
 CALL_KEYS = ('name', 'function', 'type', 'tool', 'tool_name')
