@@ -109,10 +109,11 @@ def call_schema(tools:list, only:str|None=None) -> dict|None:
             'required': ['name', 'arguments']} for f in fns]
     return None if not one else one[0] if len(one) == 1 else {'oneOf': one}
 
-# %% ../nbs/06b_textcalls.ipynb #0997b999
+# %% ../nbs/06b_textcalls.ipynb #d3efadc4
 CALL_KEYS = ('name', 'function', 'type', 'tool', 'tool_name')
 _KEY = re.compile(r'\s*(\[\s*)?\{\s*(?:"(\w*)("?))?')
 MAX_HELD = 32_768   # characters held as a possible call before they are let go as text
+_CLOSERS = set('}]`>\n')   # the characters that can end a held block: JSON's brackets, a fence and its line, a tag
 
 def _may_be_call(s:str) -> bool:
     "Whether JSON that begins `s` may still be a call (its first key is a call's, or not written yet)."
@@ -136,7 +137,7 @@ def _closes_at(s:str) -> int:
             if depth <= 0: return i + 1
     return -1
 
-# %% ../nbs/06b_textcalls.ipynb #9ee685d0
+# %% ../nbs/06b_textcalls.ipynb #2cdd4dd6
 class TextCalls:
     "Reads tool calls written as text out of a stream of content; `feed` and `end` give the text to pass on."
     def __init__(self, tools:dict):
@@ -146,6 +147,11 @@ class TextCalls:
     def feed(self, text:str) -> str:
         "The part of what was held and `text` that is known now not to be a call."
         if self.mode == 'prose' and '\n' not in text and not self.calls: return text   # most of an answer: no scan
+        # a block held past its first characters (its kind decided) can only end at a closing character: a piece
+        # without one is kept without scanning the whole block again, so a long call costs its length, not its square
+        if self.mode == 'held' and len(self.held) > 64 and len(self.held) + len(text) <= MAX_HELD and not _CLOSERS & set(text):
+            self.held += text
+            return ''
         out, s = [], self.held + text
         self.held = ''
         while s: s = self._step(s, out)
