@@ -345,7 +345,6 @@ def warm(self:Backend) -> bool:
     if not self._busy.acquire(blocking=False): return False   # a turn is running: it reads the prefix itself
     try:
         self._cancel.clear()
-        self.purpose = 'warmup'
         self._warm()
         return True
     # as in `oneshot`: whatever the engine raised is told, not raised; the first question then reads the prefix itself
