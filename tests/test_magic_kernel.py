@@ -26,6 +26,7 @@ def env_for(tmp:Path, fake, nb:Path|None=None, ctx:int=8192, **extra) -> dict:
            'RAMABANA_TASK_DIR': str(tmp/'tasks'), **extra}
     env.pop('JPY_SESSION_NAME', None)
     env.pop('RAMABANA_SAVE_HOOK', None)   # as when no Jupyter server started the kernel: the kernel writes the notebook
+    env.pop('RAMABANA_MODEL_DEFAULT', None)   # the config names the model (the suite's default would win over it)
     if nb: env['JPY_SESSION_NAME'] = str(nb)
     return env
 
