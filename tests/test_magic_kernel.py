@@ -231,14 +231,11 @@ def test_nbclient_attaches_to_the_demo(tmp_path, fake):
                  nbformat.v4.new_code_cell('%%ram\nHow was the missing March value filled in?')]
     nbformat.write(nb, nb_path)   # saved first, as a user would, so the file holds the asking cell
     fake.script('With the mean of February and April: 142.')
+    from fastcore.xtras import modified_env
     env = env_for(tmp_path, fake, nb_path)
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)   # nbclient starts its kernel with this process's environment
-    try: NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': str(tmp_path)}}).execute()
-    finally:
-        for k, v in old.items():
-            if v is None: os.environ.pop(k, None)
-            else: os.environ[k] = v
+    # nbclient starts its kernel with this process's environment: for the run, the test's (without the suite's default model)
+    with modified_env('RAMABANA_MODEL_DEFAULT', **env):
+        NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': str(tmp_path)}}).execute()
     outs = nb.cells[-1].outputs
     shown = [o.get('data', {}).get('text/plain', '') for o in outs if o.get('output_type') == 'display_data']
     assert 'With the mean of February and April: 142.' in shown, outs
