@@ -9,6 +9,7 @@ Docs: https://ramabana.github.io/ramabana/agent.html.md"""
 from __future__ import annotations
 import os, io, ast, sys, json, math, time, uuid, base64, ctypes, inspect, builtins, itertools, statistics, threading, traceback
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, task_dir, append_jsonl
@@ -17,10 +18,10 @@ from .compaction import Compactor
 from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 
 # %% auto #0
-__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NUMBERS_MAX', 'VIEW_N', 'BIG_FILE', 'SP',
-           'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals',
-           'repr_head', 'numbers_line', 'describe', 'Stopped', 'run_code', 'format_run', 'view_file', 'python_tools',
-           'SessionFile', 'new_task', 'Agent']
+__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'VIEW_N', 'BIG_FILE',
+           'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input',
+           'Approvals', 'repr_head', 'numbers_line', 'describe', 'Stopped', 'run_code', 'format_run', 'view_file',
+           'python_tools', 'SessionFile', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -85,18 +86,36 @@ def __call__(self:Approvals, tool:Tool, args:dict):
     refusal = REFUSED.format(name=tool.name)
     return refusal if a.lower() in _NO or ans is False else f'{refusal} The user said: {a}'
 
-# %% ../nbs/08b_agent.ipynb #69c5248d
+# %% ../nbs/08b_agent.ipynb #99867a38
 REPR_HEAD = 600
 TIMEOUT = 60.0
 
+NOT_A_NAME = ("{name!r} is not a variable name: inspect_python reads a variable, an attribute or an item "
+              "(`df.columns`, `config['db']`, `rows[0]`); to compute something, call run_python")
+
+def _path(node) -> list:
+    "The steps of a name written as variable, attributes and items with literal keys: [('name', 'config'), ('item', 'db'), ...]."
+    if isinstance(node, ast.Name): return [('name', node.id)]
+    if isinstance(node, ast.Attribute): return _path(node.value) + [('attr', node.attr)]
+    if isinstance(node, ast.Subscript):
+        try: key = ast.literal_eval(node.slice)   # a literal only: nothing of the user's runs to find the key
+        except ValueError: raise NameError('not a literal key') from None
+        return _path(node.value) + [('item', key)]
+    raise NameError('not a name')
+
 def _lookup(ns:dict, name:str):
-    "The object a dotted `name` refers to in `ns`, without evaluating code."
-    head, *rest = name.strip().split('.')
-    if not head.isidentifier() or not all(r.isidentifier() for r in rest): raise NameError(f'{name!r} is not a variable name')
-    if head in ns: obj = ns[head]
-    elif hasattr(builtins, head): obj = getattr(builtins, head)
-    else: raise NameError(f"name {head!r} is not defined in the namespace")
-    for r in rest: obj = getattr(obj, r)
+    "The object `name` refers to in `ns` (a variable, its attributes, items with literal keys), without evaluating code."
+    try: (head, var), *steps = _path(ast.parse(name.strip(), mode='eval').body)
+    except (SyntaxError, NameError, ValueError): raise NameError(NOT_A_NAME.format(name=name)) from None
+    if var in ns: obj = ns[var]
+    elif hasattr(builtins, var): obj = getattr(builtins, var)
+    else: raise NameError(f"name {var!r} is not defined in the namespace")
+    for kind, k in steps:
+        # `config.db.port` on a dict of dicts means its items: a small model writes JSON paths with dots
+        if kind == 'attr' and isinstance(obj, Mapping) and not hasattr(obj, k) and k in obj: kind = 'item'
+        try: obj = getattr(obj, k) if kind == 'attr' else obj[k]
+        except (KeyError, IndexError, TypeError) as e:
+            raise AttributeError(f'{name}: no item {k!r} ({type(e).__name__}: {e})') from None
     return obj
 
 def repr_head(obj, limit:int=REPR_HEAD) -> str:
@@ -242,7 +261,7 @@ def view_file(path:str,      # the file to read (a spilled excerpt's note names 
 
 def python_tools(ns:dict, timeout:float=TIMEOUT) -> list[Tool]:
     "The built-in tools over namespace `ns`: inspect_python, run_python (asks by default) and view_file."
-    def inspect_python(name:str # a variable's name, dotted for an attribute (`df.columns`)
+    def inspect_python(name:str # a variable, or an attribute or item of one (`df.columns`, `config['db']`)
                       ) -> str:
         "Describe a variable in the user's kernel: its type, shape, length, the start of its value, and its doc."
         try: return describe(_lookup(ns, name), name)

@@ -21,11 +21,11 @@ from .chat import Assembler   # the gateway's own fold of a stream, from the for
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
            'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'MISCALL_NOTE',
-           'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool',
-           'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway',
-           'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend',
-           'writer', 'tool_lines', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
-           'explain_error', 'make_backend']
+           'FAILED_NOTE', 'ECHO_NOTE', 'SILENT_NOTE', 'SEND_BACKS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError',
+           'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard',
+           'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
+           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'tool_lines', 'failure',
+           'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -810,7 +810,7 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
     "One turn: send, stream, run the tool calls, repeat until an answer or `max_steps`."
     if msg is not None: self.hist.append(user_msg(msg))
     if not again: self._turn_usage, self.steps, self._said = Usage(self.spec.name), 0, False
-    told = False   # the model was told once this turn that what it wrote as a call was not one
+    start, told = len(self.hist), 0   # where this turn's steps begin; answers sent back this turn (`SEND_BACKS` at most)
     while True:
         before = self._said
         must = 'required' if tool_first and self.steps == 0 else None
@@ -831,11 +831,11 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
         self.hist.append(m)
         self.steps += 1
         if not m.get('tool_calls'):
-            if told or not (why := self.miscall(m)): return
-            told, shown = True, len(m.get('content') or '') + (2 if before and m.get('content') else 0)
-            if shown: yield Discard(shown)   # the call-shaped text goes from the cell: the next step answers instead
+            if told >= SEND_BACKS or not (note := self.send_back(m, start)): return
+            told, shown = told + 1, len(m.get('content') or '') + (2 if before and m.get('content') else 0)
+            if shown: yield Discard(shown)   # what was sent back goes from the cell: the next step answers instead
             self._said = before
-            self.hist.append({'role': 'user', 'content': MISCALL_NOTE.format(why=why, tools=tool_lines(self.tools))})
+            self.hist.append({'role': 'user', 'content': note})
             continue
         calls, done = m['tool_calls'], 0
         try:
@@ -855,11 +855,40 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
 
 MISCALL_NOTE = ("[Your reply was written as a tool call but is not one ({why}), so nothing ran. Your tools:\n{tools}\n"
                 "Call the one that does what you meant, or answer in words.]")
+FAILED_NOTE = ("[Your last call failed ({error}), so you have no answer yet. Fix the call and make it again (inspect a "
+               "variable first when you do not know its shape); then answer from what it returns.]")
+ECHO_NOTE = "[You repeated the {tags} block instead of answering. Answer the question in your own words.]"
+SILENT_NOTE = "[You said nothing. Answer the question from the results above.]"
+SEND_BACKS = 2   # answers a turn sends back: each costs a step, and a model that misses twice is shown what it said
 
 def tool_lines(tools:list) -> str:
     "One line per tool: its name and the first clause of its description, for a model that lost track of them."
     def first(d): return re.split(r'(?<=[.;:])\s', (d or '').strip(), maxsplit=1)[0].rstrip('.;:')
     return '\n'.join(f"- {t.name}: {first(t.schema['function'].get('description'))}" for t in tools)
+
+_re_failed = re.compile(r'(?:^|\n)error:\s*')   # how a tool's result says it failed (`call_tool`, `run_python`)
+_re_tag = re.compile(r'</?([a-z][\w-]*)>')
+
+def failure(result:str) -> str|None:
+    "What a tool's failed result says went wrong (a traceback's last line), or None for a result that did not fail."
+    if not (f := _re_failed.search(result)): return None
+    lines = [l.strip() for l in result[f.end():].splitlines() if l.strip()]
+    return (lines[-1] if lines and lines[0].startswith('Traceback') else lines[0] if lines else 'no message')[:300]
+
+@patch
+def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
+    "The note that sends final answer `m` back to the model for one more step, or None to keep it."
+    if why := self.miscall(m): return MISCALL_NOTE.format(why=why, tools=tool_lines(self.tools))
+    if not self.spec.tool_first: return None   # the checks below are for a small model (`ModelSpec.tool_first`)
+    text = m.get('content') or ''
+    # a tag of the prompt's own blocks in the answer: the model recited its context instead of answering
+    prompt = [self.sp or ''] + [x['content'] for x in self.hist[:start] if x.get('role') == 'user' and isinstance(x.get('content'), str)]
+    if echoed := sorted({t for p in prompt for t in _re_tag.findall(p)} & set(_re_tag.findall(text))):
+        return ECHO_NOTE.format(tags=', '.join(f'<{t}>' for t in echoed))
+    results = [x for x in self.hist[start:-1] if x.get('role') == 'tool']
+    if not results: return None
+    if (error := failure(str(results[-1].get('content', '')))): return FAILED_NOTE.format(error=error)
+    return SILENT_NOTE if not text.strip() else None
 
 @patch
 def miscall(self:GatewayBackend, m:dict) -> str|None:

@@ -14,17 +14,34 @@ os.environ.setdefault('RAMABANA_MODEL_DEFAULT', 'smollm2')
 os.environ.setdefault('RAMABANA_AGENT_WARM', 'false')
 
 
+# A notebook runs once a suite: its test (tests/test_notebooks.py) is a run of tools/docs.py with the `slow` cells in,
+# kept in the session's cache, and the docs site is made from those runs (a flagged cell shows its recording).
+RUN = [sys.executable, 'tools/docs.py', '--flags', 'slow']
+
+def run_notebooks(nbs:list, cache:Path) -> subprocess.CompletedProcess:
+    "Run the notebooks `nbs` into `cache`, the ones cached there (a passing run of the same sources) not again."
+    return subprocess.run([*RUN, '--cache', str(cache), '--run', *map(str, nbs)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=3600, env={**os.environ, 'PYTHONUNBUFFERED': '1'})
+
 def build_docs(out:Path, cache:Path) -> Path:
-    "The offline docs site in `out`, its notebooks run afresh into `cache` (`./dev docs` keeps its runs in _exec/)."
-    r = subprocess.run([sys.executable, 'tools/docs.py', '--out', str(out), '--cache', str(cache)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=1800)
+    "The offline docs site in `out`, made from the runs in `cache`; a notebook not run there yet runs now (two at a time)."
+    r = subprocess.run([*RUN, '--out', str(out), '--cache', str(cache), '--jobs', '2'], cwd=ROOT, capture_output=True,
+                       text=True, timeout=3600)
     assert r.returncode == 0, r.stdout[-5000:] + r.stderr[-20000:]
     return out
+
+@pytest.fixture(scope='session')
+def notebook_runs(tmp_path_factory) -> Path:
+    "Where this session keeps each notebook's run: the test's, and the docs site's."
+    return tmp_path_factory.mktemp('notebook-runs')
+
+@pytest.fixture(scope='session')
+def notebook_runner(): return run_notebooks
 
 @pytest.fixture(scope='session')
 def docs_builder(): return build_docs
 
 @pytest.fixture(scope='session')
-def docs_site(tmp_path_factory) -> Path:
-    "The offline docs site, built once per run with every notebook run for its outputs (2-4 min) for the tests that read it."
-    return build_docs(tmp_path_factory.mktemp('docs'), tmp_path_factory.mktemp('docs-runs'))
+def docs_site(tmp_path_factory, notebook_runs) -> Path:
+    "The offline docs site, built once per session from the notebooks' runs (every notebook, 8-12 min, unless already run)."
+    return build_docs(tmp_path_factory.mktemp('docs'), notebook_runs)

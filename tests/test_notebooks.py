@@ -1,6 +1,7 @@
 """Run every notebook as one pytest item, so the suite closes with pytest's `N passed` line.
 
-Each notebook runs in its own `nbdev-test` process with the `slow` flag on: CI runs everything.
+Each notebook runs in its own process with the `slow` flag on (CI runs everything), through tools/docs.py, which runs it
+as nbdev-test does and keeps the run: the docs site of the same session is made from it, so no notebook runs twice.
 """
 import hashlib, os, re, subprocess, sys
 from pathlib import Path
@@ -25,14 +26,16 @@ def test_notebooks_found():
     assert len(NBS) > 1, NBS
 
 @pytest.mark.parametrize('nb', NBS, ids=[p.stem for p in NBS])
-def test_notebook(nb):
+def test_notebook(nb, notebook_runs, notebook_runner):
     "The notebook runs top to bottom and every assertion in it holds."
-    env = {**os.environ, 'PYTHONUNBUFFERED': '1'}
-    r = subprocess.run(['nbdev-test', str(nb), '--flags', 'slow', '--do-print'], cwd=ROOT, capture_output=True,
-                       text=True, env=env)
+    from fastcore.nbio import read_nb
+    r = notebook_runner([nb], notebook_runs)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-20000:]
-    assert 'Success' in out, f'nbdev-test ran nothing for {nb.name}:\n{out}'
+    ran = Path(r.stdout.strip().splitlines()[-1])
+    assert ran.parent == notebook_runs and ran.exists(), out
+    cells = [c for c in read_nb(ran).cells if c.cell_type == 'code']
+    assert any(c.get('execution_count') for c in cells) or not cells, f'no cell of {nb.name} ran:\n{out}'
 
 def _markdown(text) -> list:
     "Block tokens of `text` as GitHub renders it (CommonMark with tables)."

@@ -11,7 +11,9 @@ Four processors of ours follow nbdev's (pyproject.toml's `doc_procs`, so `nbdev-
 - `show_docs`: nbdev's `exec_show_docs` (skipped there) re-runs every cell that holds an import, in a fresh shell and out
   of order, which most of our cells do not survive; this runs only the `show_doc` cells, against the exported module.
 - `run_outputs`: every example shows what it produced. The notebooks are committed without outputs; each is run as
-  `nbdev-test` runs it (cells flagged `slow` or `notest` left out), its outputs kept in `_exec/` until a source changes.
+  `nbdev-test` runs it (cells flagged `slow` or `notest` left out, or run with `--flags slow` as the suite runs them),
+  its outputs kept in `_exec/` until a source changes. The suite's test of a notebook is that run (`--run`), so a
+  notebook runs once per suite: its pages are made from the run that tested it.
   A flagged cell shows what it showed when it was recorded (`nbs/cassettes/outputs/NB.json`; `--record NB` records it).
 - `doc_entries`: every name in the module's `__all__` gets an entry; nbdev's `show_doc` covers functions and classes,
   so a constant gets its defining statement, and nbdev's source links get their line numbers.
@@ -19,10 +21,11 @@ Four processors of ours follow nbdev's (pyproject.toml's `doc_procs`, so `nbdev-
   dates and times) is replaced by a placeholder, the same every time, so two builds give the same HTML.
 
   python tools/docs.py [--out _docs] [--jobs N] [--fresh]    # build the site (--fresh: run every notebook again)
+  python tools/docs.py --run nbs/05a_errors.ipynb --flags slow # run notebooks into the cache, as the suite tests them
   python tools/docs.py --record nbs/06_llamacpp.ipynb          # run every cell, slow ones too; keep what flagged cells showed
   python tools/docs.py --record-front                          # `ramabana demo` on the default model, recorded for the front page
 """
-import argparse, ast, hashlib, html, json, os, re, subprocess, sys, tempfile
+import argparse, ast, contextlib, hashlib, html, json, os, re, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 from nbdev.process import Processor
 
@@ -32,7 +35,9 @@ NBS, CASSETTES = ROOT/'nbs', ROOT/'nbs'/'cassettes'/'outputs'
 # where runs are kept; nbdev's workers find it in the environment (`--cache` sets it)
 EXEC = Path(os.environ.get('RAMABANA_DOCS_CACHE') or ROOT/'_exec')
 FRONT = ROOT/'nbs'/'cassettes'/'front_page.json'
-EXECUTOR = 1   # bump when what an execution keeps changes: every cached run is then made again
+# flags whose cells a run includes after all (`--flags`, as nbdev-test's): the suite runs its `slow` cells
+RUN_FLAGS = os.environ.get('RAMABANA_DOCS_FLAGS', '').split()
+EXECUTOR = 2   # bump when what an execution keeps changes: every cached run is then made again
 CELL_TIMEOUT, NB_TIMEOUT = 600, 1800   # seconds, as nbdev-test's default cell timeout; a whole notebook
 
 def notebooks() -> list[Path]:
@@ -64,7 +69,7 @@ def execute(src:Path, dst:Path, force_flags=()):
 
 def _key(src:Path) -> str:
     "What a run of `src` depends on: the notebook, the package, the files it or the package names, the flags left out, this checkout."
-    h = hashlib.sha256(f'{EXECUTOR} {ROOT} {sys.version} {_flags()}'.encode())
+    h = hashlib.sha256(f'{EXECUTOR} {ROOT} {sys.version} {_flags()} {RUN_FLAGS}'.encode())
     pkg = sorted((ROOT/'ramabana').glob('*.py'))
     said = src.read_text() + ''.join(p.read_text() for p in pkg)
     data = [p for p in sorted([*(NBS/'cassettes').rglob('*'), *(ROOT/'examples').rglob('*')])
@@ -72,27 +77,43 @@ def _key(src:Path) -> str:
     for p in [src, *pkg, *data]: h.update(p.relative_to(ROOT).as_posix().encode() + b'\0' + p.read_bytes())
     return h.hexdigest()[:20]
 
+@contextlib.contextmanager
+def _one_model_at_a_time(src:Path):
+    "Held while a run includes cells of `RUN_FLAGS` (the real model's): two llama-servers on two cores each crawl."
+    from fastcore.nbio import read_nb
+    if not RUN_FLAGS or not any(set(RUN_FLAGS) & set(c.directives_) for c in _flagged(read_nb(src))):
+        yield; return
+    import fcntl
+    with open(EXEC/'.model.lock', 'w') as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
 def executed(src:Path, fresh:bool=False) -> Path:
     "`src` with its outputs: the cached run while nothing it depends on changed, else a new run in its own process."
     src = Path(src).resolve()
     dst = EXEC/f'{src.stem}.{_key(src)}.ipynb'
     if dst.exists() and not fresh: return dst
     EXEC.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_suffix(f'.{os.getpid()}.tmp')
+    tmp = dst.with_suffix(f'.{os.getpid()}.{threading.get_ident()}.tmp')
     try:
-        r = subprocess.run([sys.executable, __file__, '--execute', str(src), str(tmp)], cwd=ROOT, timeout=NB_TIMEOUT,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if r.returncode: raise SystemExit(f'docs: {src.name} failed when run for its outputs:\n{r.stdout[-8000:]}')
+        with _one_model_at_a_time(src):
+            start = time.monotonic()
+            r = subprocess.run([sys.executable, __file__, '--execute', str(src), str(tmp), '--force', *RUN_FLAGS], cwd=ROOT,
+                               timeout=NB_TIMEOUT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode: raise SystemExit(f'docs: {src.name} failed when run for its outputs:\n{r.stdout[-20000:]}')
         os.replace(tmp, dst)
+        print(f'docs: ran {src.name} in {time.monotonic() - start:.0f} s', flush=True)
     finally: tmp.unlink(missing_ok=True)
     for old in EXEC.glob(f'{src.stem}.*.ipynb'):   # runs of older sources
         if old != dst: old.unlink(missing_ok=True)
     return dst
 
 def warm(paths:list[Path], jobs:int=1, fresh:bool=False):
-    "Run the notebooks whose outputs are not cached, `jobs` at a time (each in its own process)."
+    "Run the notebooks whose outputs are not cached, `jobs` at a time (each in its own process); every one runs, failed or not."
     from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max(1, jobs)) as ex: list(ex.map(lambda p: executed(p, fresh), paths))
+    with ThreadPoolExecutor(max(1, jobs)) as ex: futs = [ex.submit(executed, p, fresh) for p in paths]
+    failed = [str(e) for f in futs if (e := f.exception())]
+    if failed: raise SystemExit('\n\n'.join(failed))
 
 # ---- recorded outputs of the cells a docs run leaves out ----
 
@@ -526,13 +547,18 @@ if __name__ == '__main__':
     ap.add_argument('--jobs', type=int, default=min(2, os.cpu_count() or 1), help='notebooks run at once (default 2)')
     ap.add_argument('--fresh', action='store_true', help='run every notebook again, cached or not')
     ap.add_argument('--cache', help='where the runs are kept (default _exec/)')
+    ap.add_argument('--flags', nargs='*', help="run the cells flagged so too (nbdev-test's --flags); pages still show their recordings")
+    ap.add_argument('--run', nargs='+', metavar='NB', help='run these notebooks into the cache (as the suite tests them); no site')
     ap.add_argument('--record', nargs='+', metavar='NB', help="record what these notebooks' flagged cells show")
     ap.add_argument('--record-front', action='store_true', help='record `ramabana demo` for the front page')
     ap.add_argument('--execute', nargs=2, metavar=('SRC', 'DST'), help=argparse.SUPPRESS)
     ap.add_argument('--force', nargs='*', default=[], help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.cache: os.environ['RAMABANA_DOCS_CACHE'] = str(Path(a.cache).resolve()); EXEC = Path(os.environ['RAMABANA_DOCS_CACHE'])
+    if a.flags is not None: os.environ['RAMABANA_DOCS_FLAGS'] = ' '.join(a.flags); RUN_FLAGS = a.flags
     if a.execute: execute(Path(a.execute[0]), Path(a.execute[1]), a.force)
+    elif a.run:
+        for nb in a.run: print(executed(Path(nb)))
     elif a.record:
         for nb in a.record: record(Path(nb))
     elif a.record_front: record_front()
