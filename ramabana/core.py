@@ -136,7 +136,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('gateway.first_byte_timeout', float, 30.0, 'seconds an upstream may take to send anything (a local prompt-progress event counts)', bounds=(0.1, None)),
     _S('gateway.first_token_timeout', float, None, 'seconds to the first token of the answer (progress does not count); None: no limit', bounds=(0.1, None)),
     _S('gateway.stream_idle_timeout', float, 30.0, 'seconds a stream may stay silent once it started (a prompt-progress event counts)', bounds=(0.1, None)),
-    _S('gateway.breaker_failures', int, 3, 'failures in a row that open the circuit of an upstream or replica', bounds=(1, None)),
+    _S('gateway.breaker_failures', int, 3, "failed calls in the window, at least, that open a model's circuit", bounds=(1, None)),
+    _S('gateway.breaker_rate', float, 0.5, "share of the window's calls that failed, at least, to open a model's circuit", bounds=(0.0, 1.0)),
+    _S('gateway.breaker_window', float, 60.0, "seconds of calls a model's circuit weighs", bounds=(1.0, None)),
     _S('gateway.breaker_cooldown', float, 30.0, 'seconds an open circuit stays open before one request probes it', bounds=(0.1, None)),
     _S('gateway.readback', str, 'managed', 'after a llama.cpp call, read back the sampling the server applied: from servers ramabana manages, all, or off', ('managed', 'all', 'off')),
     _S('llamacpp.server', str, None, 'path of a llama-server binary to use instead of building one'),
@@ -343,6 +345,8 @@ class ModelSpec:
     tool_first: bool = False           # a small model, held to its tools: a question's first step must be a call, and an answer after a failed call goes back (`send_back`)
     assistant_prefill: bool|None = None  # its server continues a final assistant message (vLLM, SGLang, llama.cpp); None: as its upstream says
     prefill_echo: bool|None = None     # ... and starts its answer by repeating that message; None: as its upstream says
+    retired: str|None = None           # the day (ISO) its provider stopped serving it: from then on it is not asked
+    successor: str|None = None         # the model its provider names in its place, said in the error of a retired model
 
     def __post_init__(self):
         if self.model_id is None: object.__setattr__(self, 'model_id', self.name)
@@ -381,13 +385,23 @@ BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
        price=dict(input=2.0, cached_input=0.5, output=8.0)),
     _B('gpt-4.1-mini', 'openai', 1_047_576, api_key_env='OPENAI_API_KEY', pictures=True,
        price=dict(input=0.4, cached_input=0.1, output=1.6)),
-    # cache writes at the 5-minute rate: the only lifetime the gateway asks for (`cache_control: ephemeral`)
-    _B('claude-sonnet-4-5', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
-       price=dict(input=3.0, cached_input=0.3, cache_write=3.75, output=15.0)),
+    # cache writes at the 5-minute rate: the only lifetime the gateway asks for (`cache_control: ephemeral`). Claude 4.6
+    # and later answer a final assistant message with a 400: they are never offered a cut answer to continue
+    _B('claude-sonnet-5-5', 'anthropic', 1_000_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
+       assistant_prefill=False, price=dict(input=2.0, cached_input=0.2, cache_write=2.5, output=10.0)),
+    _B('claude-opus-5-5', 'anthropic', 1_000_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
+       assistant_prefill=False, price=dict(input=4.0, cached_input=0.2, cache_write=5.0, output=20.0)),
+    # no cached_input: Anthropic's page gives none for it, so cached tokens count at the input rate
+    _B('claude-haiku-5-5', 'anthropic', 1_000_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
+       assistant_prefill=False, price=dict(input=0.1, cache_write=0.125, output=0.5,
+                                           long_prompt=dict(above=100_000, input=0.5, cache_write=0.625, output=2.5))),
     _B('claude-haiku-4-5', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
        price=dict(input=1.0, cached_input=0.1, cache_write=1.25, output=5.0)),
+    # retired: kept so that a config or a notebook naming them hears what to ask for instead (their prices price old rows)
+    _B('claude-sonnet-4-5', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
+       retired='2026-11-30', successor='claude-sonnet-5-5', price=dict(input=3.0, cached_input=0.3, cache_write=3.75, output=15.0)),
     _B('claude-opus-4-1', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
-       price=dict(input=15.0, cached_input=1.5, cache_write=18.75, output=75.0)),
+       retired='2026-08-05', successor='claude-opus-5-5', price=dict(input=15.0, cached_input=1.5, cache_write=18.75, output=75.0)),
     # no cached_input: the rate could not be confirmed (see below), so cached tokens count at the input rate
     _B('gemini-2.5-pro', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS,
        price=dict(input=1.25, output=10.0, long_prompt=dict(above=200_000, input=2.5, output=15.0))),
@@ -430,7 +444,7 @@ def call_cost(price:dict|None,                  # a price table (`PRICE_KEYS`, `
 _FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, weights=str, chat_template=str, threads=int,
                     slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict,
                     replicas=list, fallbacks=list, timeouts=dict, price=dict, tool_first=bool, assistant_prefill=bool,
-                    prefill_echo=bool)
+                    prefill_echo=bool, retired=str, successor=str)
 TIMEOUT_KEYS = ('first_byte', 'first_token', 'stream_idle')   # a model's `timeouts` table: seconds, over `gateway.*_timeout`
 
 REPLICA_KEYS = {'runtime', 'base_url', 'model_id', 'api_key_env'}   # what one replica of a model may set for itself

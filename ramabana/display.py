@@ -397,9 +397,11 @@ def gateway_circuits(url:str|None=None, token:str|None=None) -> dict:
 def circuits_table(circuits:dict) -> str:
     "The circuits as a text table, each server of a replicated model under it."
     if not circuits: return 'no model asked yet'
+    def row(name, c):   # failed calls of the window's (a gateway before the window says only the failures)
+        failed = f"{c['failures']}/{c['calls']}" if 'calls' in c else str(c['failures'])
+        return (name, c['state'], failed, f"{c['retry_in']:g}" if c['state'] == 'open' else '', str(c['opened']))
     rows = []
     for name, c in circuits.items():
-        rows.append((name, c['state'], str(c['failures']), f"{c['retry_in']:g}" if c['state'] == 'open' else '', str(c['opened'])))
-        for url, r in (c.get('replicas') or {}).items():
-            rows.append((f'  {url}', r['state'], str(r['failures']), f"{r['retry_in']:g}" if r['state'] == 'open' else '', str(r['opened'])))
-    return format_table(rows, ('model', 'circuit', 'failures', 'probe in s', 'opened'))
+        rows.append(row(name, c))
+        rows += [row(f'  {url}', r) for url, r in (c.get('replicas') or {}).items()]
+    return format_table(rows, ('model', 'circuit', 'failed', 'probe in s', 'opened'))

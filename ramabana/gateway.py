@@ -7,7 +7,7 @@ Docs: https://ramabana.github.io/ramabana/gateway.html.md"""
 
 # %% ../nbs/05h_gateway.ipynb #5074ecd8
 from __future__ import annotations
-import asyncio, collections, contextlib, dataclasses, json, os, re, time
+import asyncio, collections, contextlib, dataclasses, datetime, json, os, re, time
 from dataclasses import dataclass, field
 from typing import AsyncIterator, NamedTuple
 import httpx
@@ -32,7 +32,7 @@ def _ladder():
 
 # %% auto #0
 __all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'context_window', 'Target', 'Exchange', 'wants_usage',
-           'check_model_allowed', 'prefill_caps', 'server_of', 'skipped', 'not_asked', 'usage_tokens']
+           'check_model_allowed', 'retirement', 'prefill_caps', 'server_of', 'skipped', 'not_asked', 'usage_tokens']
 
 # %% ../nbs/05h_gateway.ipynb #823e84bf
 class Catalog(NamedTuple):
@@ -67,7 +67,9 @@ class Gateway:
                  retry_base:float=0.5,            # first backoff delay, seconds (doubles, with jitter)
                  max_retry_wait:float=10.0,       # longest wait for one resend; a longer Retry-After goes onward
                  timeouts:Timeouts=Timeouts(),    # how long an upstream may stay silent
-                 breaker_failures:int=3,          # failures in a row that open a model's circuit
+                 breaker_failures:int=3,          # failed calls in the window, at least, that open a model's circuit
+                 breaker_rate:float=0.5,          # and the share of the window's calls they are, at least
+                 breaker_window:float=60.0,       # seconds of calls a circuit weighs
                  breaker_cooldown:float=30.0,     # seconds an open circuit waits before one request probes it
                  clock=time.monotonic,            # the circuits' clock, and the named tokens' rpm and tpm windows'
                  now=time.time,                   # Unix seconds: a token budget's UTC day or month, the refusals' minutes
@@ -89,6 +91,7 @@ class Gateway:
         self.trust_client, self.max_body = trust_client, int(max_body_mib * 2**20)
         self.retry, self.timeouts = Retries(retries, retry_base, max_retry_wait), timeouts
         self.breaker_failures, self.breaker_cooldown, self.clock = breaker_failures, breaker_cooldown, clock
+        self.breaker_rate, self.breaker_window = breaker_rate, breaker_window
         self.breakers: dict[str, Breaker] = {}   # model name -> its circuit
         self.no_prefill: set[str] = set()        # models that refused a prefill: a cut answer is not offered to them again
         self.extra_models, self.readback, self.readback_timeout = dict(models or {}), readback, readback_timeout
@@ -113,7 +116,8 @@ class Gateway:
                  trust_client=get('inference.trust_client'), max_body_mib=get('gateway.max_body_mib'),
                  readback=get('gateway.readback'), retries=get('gateway.retries'), retry_base=get('gateway.retry_base'),
                  max_retry_wait=get('gateway.max_retry_wait'), timeouts=Timeouts.from_settings(),
-                 breaker_failures=get('gateway.breaker_failures'), breaker_cooldown=get('gateway.breaker_cooldown'))
+                 breaker_failures=get('gateway.breaker_failures'), breaker_cooldown=get('gateway.breaker_cooldown'),
+                 breaker_rate=get('gateway.breaker_rate'), breaker_window=get('gateway.breaker_window'))
         if 'tokens' not in kw: s['tokens'] = named_tokens()
         if 'limits' not in kw: s['limits'] = load_config().tokens
         return cls(**{**s, **kw})
@@ -161,7 +165,7 @@ def models(self:Gateway) -> dict[str, ModelSpec]:
     "Every model the gateway serves: the catalog (config.toml over the built-ins) and `models`."
     return self.catalog().models
 
-# %% ../nbs/05h_gateway.ipynb #a8403667
+# %% ../nbs/05h_gateway.ipynb #57057ad4
 def _spec_in(models:dict, name:str) -> ModelSpec:
     base, _ = split_profile(name, models)
     if base in models: return models[base]
@@ -220,7 +224,8 @@ def upstream(self:Gateway, spec:ModelSpec) -> Upstream:
 def breaker(self:Gateway, name:str) -> Breaker:
     "The circuit of the model called `name`, made on first use."
     b = self.breakers.get(name)
-    if b is None: b = self.breakers[name] = Breaker(self.breaker_failures, self.breaker_cooldown, clock=self.clock)
+    if b is None: b = self.breakers[name] = Breaker(self.breaker_failures, self.breaker_cooldown, clock=self.clock,
+                                                    rate=self.breaker_rate, window=self.breaker_window)
     return b
 
 @patch
@@ -320,6 +325,13 @@ def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[Mode
         res.append(f)
     return tuple(res)
 
+def retirement(spec:ModelSpec, today:str|None=None) -> InvalidRequest|None:
+    "The 404 for a request to `spec` once its provider has retired it (`ModelSpec.retired`), naming its successor; None while it serves."
+    if spec.retired is None or (today or datetime.date.today().isoformat()) < spec.retired: return None
+    instead = f'ask for {spec.successor}, its successor,' if spec.successor else 'ask for another model'
+    return InvalidRequest(f"model '{spec.name}' was retired on {spec.retired}: its provider no longer serves it; {instead} "
+                          "or give it fallbacks", status=404, code='model_retired', param='model')
+
 def prefill_caps(caps:Capabilities, spec:ModelSpec, refused:set) -> Capabilities:
     "`caps` as the model's table says (`assistant_prefill`, `prefill_echo`), and without a prefill once the model refused one."
     pre = caps.assistant_prefill if spec.assistant_prefill is None else spec.assistant_prefill
@@ -366,6 +378,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
     "Prepare a checked request for the model it names: the call's context, and the model's `Target`."
     routed = self.route(body['model'])
     spec = routed[0]
+    if spec.retired is not None and not spec.fallbacks and (gone := retirement(spec)): raise gone
     check_model_allowed(self, token, spec)
     call = Call(spec, purpose=_header_name(headers, 'x-ramabana-purpose', 'turn'),
                 task=_header_name(headers, 'x-ramabana-task'), dialect=dialect, token=token)
@@ -467,11 +480,15 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
     for k, name in enumerate(names):
         t = self.target if name is None else await self.fallback(name, failed, failure)
         if t is None: continue
+        if t.spec.retired is not None and (gone := retirement(t.spec)):   # its provider no longer serves it
+            skipped(call, t.spec.name, 'retired')
+            failure, failed = failure or gone, t
+            continue
         br, more = gw.breaker(t.spec.name), k + 1 < len(names)
         solo = not br.admits()   # its circuit is open
         if solo and more:        # straight to the next fallback
             skipped(call, t.spec.name, 'circuit_open')
-            failure = failure or CircuitOpen(f"{t.spec.name} failed {br.failures} times in a row; it is asked again "
+            failure = failure or CircuitOpen(f"{t.spec.name} failed {br.failures} of its last {br.calls} calls; it is asked again "
                                              f"in {br.retry_in():.0f} s", retry_after=br.retry_in())
             continue
         if solo: call.info['circuit'] = 'open'   # nowhere else to go: asked all the same

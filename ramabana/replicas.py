@@ -30,7 +30,7 @@ class Replica:
     "One server of a replicated model: its upstream, its requests in flight, and its circuit."
     def __init__(self, url:str, up, breaker:Breaker|None=None):
         self.url, self.up, self.busy = url, up, 0
-        self.breaker = breaker or Breaker(failures=1, cooldown=30.0, min_cooldown=1.0)
+        self.breaker = breaker or Breaker(failures=1, cooldown=30.0, min_cooldown=1.0, rate=0)
 
     @property
     def healthy(self) -> bool: return self.breaker.ready()
@@ -52,7 +52,7 @@ class ReplicaSet:
                  cooldown:float=30.0,            # the longest a failed server is left alone (`gateway.breaker_cooldown`)
                  clock=time.monotonic):
         self.spec, self.remember, self.timeouts = spec, remember, timeouts
-        self.replicas = [Replica(*member(spec, r, client), Breaker(1, cooldown, min_cooldown=min(1.0, cooldown), clock=clock))
+        self.replicas = [Replica(*member(spec, r, client), Breaker(1, cooldown, min_cooldown=min(1.0, cooldown), clock=clock, rate=0))
                          for r in spec.replicas]
         self.sticky: collections.OrderedDict = collections.OrderedDict()   # conversation key -> replica index, newest last
         self.load = collections.Counter()   # replica index -> conversations it holds, to spread new ones
