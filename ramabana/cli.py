@@ -7,7 +7,7 @@ Docs: https://ramabana.github.io/ramabana/cli.html.md"""
 # %% ../nbs/10_cli.ipynb #82afab87
 from __future__ import annotations
 import os, sys, argparse
-from .core import RamabanaError, ConfigError, config_table, format_table, load_config, config_path
+from .core import LOG_LEVELS, RamabanaError, ConfigError, config_table, format_table, load_config, config_path
 from .sampling import sampling_tables
 
 # %% auto #0
@@ -298,7 +298,9 @@ def cmd_demo(a):
          (['--port'], dict(type=int, default=None, help='port (default: the gateway.port setting)')),
          (['--token'], dict(default=None, help='bearer token clients must send; required off loopback '
                                                '(default: the variable the gateway.token_env setting names)')),
-         (['--workers'], dict(type=int, default=1, help='processes answering on the one port (default 1); all write one ledger')))
+         (['--workers'], dict(type=int, default=1, help='processes answering on the one port (default 1); all write one ledger')),
+         (['--log-level'], dict(default=None, choices=LOG_LEVELS, help='what it logs to stderr: info adds a line per call '
+                                                                        '(default: the gateway.log_level setting, warning)')))
 def cmd_serve(a):
     from ramabana.core import get
     from ramabana.app import serve, check_bind, gateway_token
@@ -308,7 +310,7 @@ def cmd_serve(a):
     check_bind(host, gateway_token(a.token))
     check_listen(host, port)
     # uvicorn re-raises a SIGTERM it handled; as SystemExit the atexit hooks still stop the llama-servers we started
-    with terminate_as_exit(): serve(host, port, a.token, workers=a.workers)
+    with terminate_as_exit(): serve(host, port, a.token, workers=a.workers, log_level=a.log_level)
 
 def check_listen(host:str, port:int) -> None:
     "`RamabanaError` unless `host:port` can be bound now: uvicorn would print a bare error, or wait forever on a bad port."

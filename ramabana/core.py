@@ -14,12 +14,12 @@ try: import tomllib
 except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 
 # %% auto #0
-__all__ = ['SETTINGS', 'TOKEN_KEYS', 'BUDGET_PERIODS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS',
-           'PRICE_KEYS', 'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError',
-           'UnknownModel', 'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic',
-           'append_jsonl', 'file_lock', 'Setting', 'Config', 'load_config', 'NamedToken', 'Resolved', 'env_name',
-           'setting', 'get', 'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'catalog',
-           'split_profile', 'resolve', 'config_table', 'format_table', 'usd']
+__all__ = ['LOG_LEVELS', 'SETTINGS', 'TOKEN_KEYS', 'BUDGET_PERIODS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED',
+           'BUILTIN_MODELS', 'PRICE_KEYS', 'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError',
+           'ConfigError', 'UnknownModel', 'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback',
+           'write_json_atomic', 'append_jsonl', 'file_lock', 'Setting', 'Config', 'load_config', 'NamedToken',
+           'Resolved', 'env_name', 'setting', 'get', 'ModelSpec', 'price_of', 'call_cost', 'model_from_table',
+           'check_price', 'catalog', 'split_profile', 'resolve', 'config_table', 'format_table', 'usd']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -110,6 +110,7 @@ class Setting(NamedTuple):
     bounds: tuple = (None, None)   # the lowest and highest value a number may take; None: no limit that side
 
 _S = Setting
+LOG_LEVELS = ('debug', 'info', 'warning', 'error')   # `ramabana serve --log-level`: info adds a line per call
 SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('model.default', str, 'qwen2.5-coder-1.5b', 'model a `%%ram` cell, `ramabana ask` and `ramabana demo` use unless told otherwise'),
     _S('model.oneshot', str, None, 'model that writes compaction summaries; None compacts surgically, calling no model'),
@@ -130,6 +131,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('gateway.port', int, 8788, 'port `ramabana serve` listens on', bounds=(1, 65535)),
     _S('gateway.token_env', str, 'RAMABANA_GATEWAY_TOKEN', 'env var holding the bearer token the gateway requires'),
     _S('gateway.max_body_mib', int, 32, 'largest request body the gateway accepts', bounds=(1, None)),
+    _S('gateway.log_level', str, 'warning', '`ramabana serve` log: debug, info (a line per call), warning or error', choices=LOG_LEVELS),
     _S('gateway.retries', int, 2, 'resends to the same model after a 429, 5xx or 529 before its fallbacks (or the client) take over', bounds=(0, 10)),
     _S('gateway.retry_base', float, 0.5, 'first wait before a resend, seconds; it doubles with jitter for each further one', bounds=(0.05, 60.0)),
     _S('gateway.max_retry_wait', float, 10.0, "longest wait for one resend; a longer Retry-After goes to a fallback at once, or to the client", bounds=(0.0, 3600.0)),
