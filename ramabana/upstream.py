@@ -10,7 +10,9 @@ import asyncio, contextlib, itertools, json, logging, os, re, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AsyncIterator, Callable
+from urllib.parse import urlsplit
 import httpx
+from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec
 from .errors import (GatewayError, BrokenStream, LlamaServerError, MalformedResponse, RateLimited,
                              UpstreamError, UpstreamUnavailable, classify_error, keep_secret, redact)
@@ -18,10 +20,10 @@ from .chat import chunk, completion_to_chunks, json_bytes, json_loads, parse_chu
 log = logging.getLogger('ramabana.upstream')
 
 # %% auto #0
-__all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'Native', 'new_call_id', 'Call',
+__all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'new_call_id', 'Native', 'Call',
            'new_client', 'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse',
            'sse_batches', 'flattened', 'ChunkReader', 'OpenAIChatUpstream', 'ReadClock', 'Dechunker', 'LocalResponse',
-           'within', 'LocalHTTP', 'server_root']
+           'LocalHTTP', 'within', 'server_root']
 
 # %% ../nbs/05d_upstream.ipynb #4bda2e54
 @dataclass(frozen=True)
@@ -39,19 +41,21 @@ class Capabilities:
     assistant_prefill: bool = False   # a final assistant message is continued, not answered (a cut answer can resume)
     prefill_echo: bool = False        # ... and the answer starts by repeating that message's text (llama.cpp does)
 
-# %% ../nbs/05d_upstream.ipynb #9219bff4
-PURPOSES = ('turn', 'compaction', 'planner', 'oneshot', 'condenser', 'warmup')
+# %% ../nbs/05d_upstream.ipynb #aaf0e2d5
+def new_call_id() -> str:
+    "`call-` and 24 hex digits: the time in milliseconds (12), then 48 random bits, so that ids sort by when calls began."
+    # the ledger's index of ids then grows at its end rather than at a random page for each row (ledger_rows.py)
+    return 'call-%012x%s' % (time.time_ns() // 1_000_000, os.urandom(6).hex())
 
+# %% ../nbs/05d_upstream.ipynb #58527bb7
 @dataclass
 class Native:
     "A request that goes through as the client wrote it, to an upstream of its dialect, and the events that came back."
     request: dict                                  # the client's own request
     events: list = field(default_factory=list)     # the upstream's own events of the current attempt
 
-def new_call_id() -> str:
-    "`call-` and 24 hex digits: the time in milliseconds (12), then 48 random bits, so that ids sort by when calls began."
-    # the ledger's index of ids then grows at its end rather than at a random page for each row (ledger_rows.py)
-    return 'call-%012x%s' % (time.time_ns() // 1_000_000, os.urandom(6).hex())
+# %% ../nbs/05d_upstream.ipynb #80db4785
+PURPOSES = ('turn', 'compaction', 'planner', 'oneshot', 'condenser', 'warmup')
 
 @dataclass
 class Call:
@@ -78,7 +82,7 @@ class Call:
         "How many times the request was sent again (to its model or a fallback)."
         return sum(r.get('then') != 'give_up' for r in self.retries)
 
-# %% ../nbs/05d_upstream.ipynb #fd449e7c
+# %% ../nbs/05d_upstream.ipynb #106b7415
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)   # a local model may think for minutes; connecting is quick
 
 def new_client(**kw) -> httpx.AsyncClient:
@@ -87,6 +91,7 @@ def new_client(**kw) -> httpx.AsyncClient:
     kw.setdefault('limits', httpx.Limits(max_connections=512, max_keepalive_connections=64))
     return httpx.AsyncClient(**kw)
 
+# %% ../nbs/05d_upstream.ipynb #0daaaf5b
 class Upstream:
     "One model provider behind the gateway: the only seam a provider implements."
     runtime: str = ''
@@ -117,24 +122,28 @@ class Upstream:
         async with contextlib.aclosing(self.stream(body, call)) as agen:
             async for ch in agen: yield [ch]
 
-    async def count_tokens(self, text:str) -> int|None:
-        "Tokens in `text` by the model's own tokenizer; None when this upstream has no tokenizer to ask."
-        return None
-
-    async def recover(self):
-        "Called before a resend after the connection was refused or reset (the managed llama.cpp server restarts here)."
-
     sampling_readback: bool = False   # `readback` can tell which sampling settings the server applied
-
-    async def readback(self, body:dict, call:Call) -> list[dict]|None:
-        "After a successful call: the sampling fields of `body` the server applied otherwise, as {field, sent, applied}; None when unknown."
-        return None
 
     async def aclose(self):
         "Release the HTTP client if this upstream made it."
         if self._own: await self.client.aclose()
 
     def __repr__(self): return f'{type(self).__name__}({self.spec.name!r})'
+
+# %% ../nbs/05d_upstream.ipynb #6f87d37b
+@patch
+async def count_tokens(self:Upstream, text:str) -> int|None:
+    "Tokens in `text` by the model's own tokenizer; None when this upstream has no tokenizer to ask."
+    return None
+
+@patch
+async def recover(self:Upstream):
+    "Called before a resend after the connection was refused or reset (the managed llama.cpp server restarts here)."
+
+@patch
+async def readback(self:Upstream, body:dict, call:Call) -> list[dict]|None:
+    "After a successful call: the sampling fields of `body` the server applied otherwise, as {field, sent, applied}; None when unknown."
+    return None
 
 # %% ../nbs/05d_upstream.ipynb #b2b908d6
 UPSTREAMS: dict[str, Callable[..., Upstream]] = {}
@@ -200,7 +209,7 @@ async def aiter_sse(lines:AsyncIterator[str]) -> AsyncIterator[tuple[str|None, s
         if (ev := p.feed(line)) is not None: yield ev
     if (ev := p.feed('')) is not None: yield ev
 
-# %% ../nbs/05d_upstream.ipynb #d666ec78
+# %% ../nbs/05d_upstream.ipynb #18524717
 def _parsed(ev:bytes) -> list[tuple[str|None, bytes]]:
     "The events in `ev`, text that is not a single `data:` line, through the line rules."
     p, res = _SSELines(), []
@@ -219,6 +228,7 @@ def _events(block:bytes) -> list[tuple[str|None, bytes]]:
         elif ev: got += _parsed(ev)
     return got
 
+# %% ../nbs/05d_upstream.ipynb #6cf378c1
 async def sse_batches(chunks:AsyncIterator[bytes]) -> AsyncIterator[list[tuple[str|None, bytes]]]:
     "The server-sent events in the byte stream `chunks` as `(event, data)`, in a list for each read that ended any; `data` stays bytes."
     buf = b''
@@ -230,13 +240,14 @@ async def sse_batches(chunks:AsyncIterator[bytes]) -> AsyncIterator[list[tuple[s
         if got := _events(block): yield got
     if buf.strip() and (got := _parsed(buf)): yield got
 
+# %% ../nbs/05d_upstream.ipynb #c1d09ac3
 async def flattened(lists:AsyncIterator[list]) -> AsyncIterator:
     "The items of an async iterator of lists, one by one; closing this closes `lists`."
     async with contextlib.aclosing(lists) as ls:
         async for got in ls:
             for x in got: yield x
 
-# %% ../nbs/05d_upstream.ipynb #d0f8062a
+# %% ../nbs/05d_upstream.ipynb #708f1c59
 class ChunkReader:
     "Reads one answer's events as OpenAI chunks: `feed(data)` per event, `close()` at the end, `done` once complete."
     __slots__ = ('done',)
@@ -259,6 +270,7 @@ class ChunkReader:
         self.done = True
         return res
 
+# %% ../nbs/05d_upstream.ipynb #71bfbc78
 MAX_UNREADABLE = 3   # unreadable events in a row that make a stream broken
 
 class OpenAIChatUpstream(Upstream):
@@ -266,64 +278,8 @@ class OpenAIChatUpstream(Upstream):
     runtime = 'openai_compatible'
     path = '/chat/completions'
     default_base_url = ''
-
-    async def base_url(self) -> str:
-        "Where the API lives (with its `/v1`)."
-        url = self.spec.base_url or self.default_base_url
-        if not url: raise UpstreamError(f"model '{self.spec.name}' has no base_url", status=500, code='config_error')
-        return url.rstrip('/')
-
-    def headers(self, call:Call) -> dict:
-        "Request headers: the bearer key (read from the environment now) and the call's Idempotency-Key."
-        h = {'Idempotency-Key': call.idempotency_key, 'Accept': 'text/event-stream', 'Content-Type': 'application/json'}
-        if key := self.spec.api_key: h['Authorization'] = f'Bearer {key}'
-        return h
-
-    def prepare(self, body:dict, call:Call) -> dict:
-        "The body as sent: always streamed, with usage in the last chunk."
-        so = dict(body.get('stream_options') or {})
-        so['include_usage'] = True
-        return {**body, 'model': self.spec.model_id, 'stream': True, 'stream_options': so}
-
-    async def endpoint(self) -> str:
-        "The URL a request is posted to."
-        return await self.base_url() + self.path
-
-    def encode(self, body:dict, call:Call) -> bytes:
-        "The request's bytes: `prepare`d and serialised (compact, non-ASCII as it is)."
-        return json_bytes(self.prepare(body, call))
-
-    def error(self, status:int, text:str, headers, body:dict) -> GatewayError:
-        "The `GatewayError` for an error answer (`status`, its body `text` and `headers`) to request `body`."
-        return classify_error(status, text, headers)
-
-    def reader(self, body:dict, call:Call) -> ChunkReader:
-        "A fresh reader for one answer's events."
-        return ChunkReader()
-
     local = False   # a server on this machine: its plain http goes through `LocalHTTP`, which no HTTP_PROXY captures
     _local = None
-
-    def http(self, url:str):
-        "The client for `url`: `LocalHTTP` for a local server's plain http, else the shared httpx client."
-        if not (self.local and url.startswith('http://')): return self.client
-        if self._local is None: self._local = LocalHTTP()
-        return self._local
-
-    async def aclose(self):
-        if self._local is not None: await self._local.aclose()
-        await super().aclose()
-
-    async def fetch_json(self, method:str, url:str, body=None, headers:dict|None=None, timeout:float=10) -> tuple:
-        "A small request to the server's own API beside the chat: (status, its JSON or None); `UpstreamUnavailable` when unreachable."
-        payload, h = (b'', {}) if body is None else (json.dumps(body).encode(), {'Content-Type': 'application/json'})
-        async def go():   # through `http(url)`: a local server is reached directly, whatever HTTP_PROXY says
-            async with self.http(url).stream(method, url, content=payload, headers={**h, **(headers or {})}) as r:
-                return r.status_code, await r.aread()
-        try: status, raw = await asyncio.wait_for(go(), timeout)
-        except (httpx.HTTPError, asyncio.TimeoutError) as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
-        try: return status, json.loads(raw)
-        except ValueError: return status, None   # not JSON: not the server we expected
 
     def stream(self, body, call): return flattened(self._batches(body, call))
 
@@ -333,60 +289,127 @@ class OpenAIChatUpstream(Upstream):
         if type(self).stream is not OpenAIChatUpstream.stream: return super().batches(body, call)
         return self._batches(body, call)
 
-    async def _batches(self, body, call):
-        url = await self.endpoint()
-        payload, rd = self.encode(body, call), self.reader(body, call)
-        started = ended = False
-        bad, skipped = 0, None   # unreadable events in a row; the last one's error
-        try:
-            async with self.http(url).stream('POST', url, content=payload, headers=self.headers(call)) as r:
-                started = True
-                if r.status_code >= 400:
-                    raise self.error(r.status_code, (await r.aread()).decode('utf-8', 'replace'), r.headers, body)
-                if 'text/event-stream' not in r.headers.get('content-type', ''):
-                    text = (await r.aread()).decode('utf-8', 'replace')
-                    try: resp = json_loads(text)
-                    except ValueError: raise MalformedResponse(f'upstream answered 200 with something that is not JSON: {text[:200]!r}') from None
-                    if got := list(rd.whole(resp)): yield got
-                    return
-                async for events in sse_batches(r.aiter_bytes()):
-                    got = []
-                    for _, data in events:
-                        # after [DONE] the body is read to its end, not abandoned: only then can the connection be reused
-                        if ended or data == b'[DONE]':
-                            if skipped and not rd.done:   # the end of an answer whose content was unreadable is no answer
-                                if got: yield got
-                                raise BrokenStream(f'the stream from {url} ended without an answer it could read: {skipped}')
-                            ended = rd.done = True; continue
-                        try: got += rd.feed(data)
-                        except MalformedResponse as e:   # one bad event in a good stream is skipped; many end it
-                            bad, skipped = bad + 1, e
-                            call.info['malformed_chunks'] = call.info.get('malformed_chunks', 0) + 1
-                            if bad < MAX_UNREADABLE: continue
-                            if got: yield got   # what came before the last straw is the client's
-                            raise BrokenStream(f'the stream from {url} stayed unreadable: {e}') from None
-                        except GatewayError:   # an error event: the answer that came before it in this read goes first
+    async def aclose(self):
+        if self._local is not None: await self._local.aclose()
+        await super().aclose()
+
+# %% ../nbs/05d_upstream.ipynb #3870702f
+@patch
+async def base_url(self:OpenAIChatUpstream) -> str:
+    "Where the API lives (with its `/v1`)."
+    url = self.spec.base_url or self.default_base_url
+    if not url: raise UpstreamError(f"model '{self.spec.name}' has no base_url", status=500, code='config_error')
+    return url.rstrip('/')
+
+@patch
+async def endpoint(self:OpenAIChatUpstream) -> str:
+    "The URL a request is posted to."
+    return await self.base_url() + self.path
+
+@patch
+def headers(self:OpenAIChatUpstream, call:Call) -> dict:
+    "Request headers: the bearer key (read from the environment now) and the call's Idempotency-Key."
+    h = {'Idempotency-Key': call.idempotency_key, 'Accept': 'text/event-stream', 'Content-Type': 'application/json'}
+    if key := self.spec.api_key: h['Authorization'] = f'Bearer {key}'
+    return h
+
+@patch
+def prepare(self:OpenAIChatUpstream, body:dict, call:Call) -> dict:
+    "The body as sent: always streamed, with usage in the last chunk."
+    so = dict(body.get('stream_options') or {})
+    so['include_usage'] = True
+    return {**body, 'model': self.spec.model_id, 'stream': True, 'stream_options': so}
+
+@patch
+def encode(self:OpenAIChatUpstream, body:dict, call:Call) -> bytes:
+    "The request's bytes: `prepare`d and serialised (compact, non-ASCII as it is)."
+    return json_bytes(self.prepare(body, call))
+
+# %% ../nbs/05d_upstream.ipynb #6961f12d
+@patch
+def error(self:OpenAIChatUpstream, status:int, text:str, headers, body:dict) -> GatewayError:
+    "The `GatewayError` for an error answer (`status`, its body `text` and `headers`) to request `body`."
+    return classify_error(status, text, headers)
+
+@patch
+def reader(self:OpenAIChatUpstream, body:dict, call:Call) -> ChunkReader:
+    "A fresh reader for one answer's events."
+    return ChunkReader()
+
+# %% ../nbs/05d_upstream.ipynb #725dd391
+@patch
+def http(self:OpenAIChatUpstream, url:str):
+    "The client for `url`: `LocalHTTP` for a local server's plain http, else the shared httpx client."
+    if not (self.local and url.startswith('http://')): return self.client
+    if self._local is None: self._local = LocalHTTP()
+    return self._local
+
+@patch
+async def fetch_json(self:OpenAIChatUpstream, method:str, url:str, body=None, headers:dict|None=None, timeout:float=10) -> tuple:
+    "A small request to the server's own API beside the chat: (status, its JSON or None); `UpstreamUnavailable` when unreachable."
+    payload, h = (b'', {}) if body is None else (json.dumps(body).encode(), {'Content-Type': 'application/json'})
+    async def go():   # through `http(url)`: a local server is reached directly, whatever HTTP_PROXY says
+        async with self.http(url).stream(method, url, content=payload, headers={**h, **(headers or {})}) as r:
+            return r.status_code, await r.aread()
+    try: status, raw = await asyncio.wait_for(go(), timeout)
+    except (httpx.HTTPError, asyncio.TimeoutError) as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
+    try: return status, json.loads(raw)
+    except ValueError: return status, None   # not JSON: not the server we expected
+
+# %% ../nbs/05d_upstream.ipynb #2ba3db01
+@patch
+async def _batches(self:OpenAIChatUpstream, body, call):
+    url = await self.endpoint()
+    payload, rd = self.encode(body, call), self.reader(body, call)
+    started = ended = False
+    bad, skipped = 0, None   # unreadable events in a row; the last one's error
+    try:
+        async with self.http(url).stream('POST', url, content=payload, headers=self.headers(call)) as r:
+            started = True
+            if r.status_code >= 400:
+                raise self.error(r.status_code, (await r.aread()).decode('utf-8', 'replace'), r.headers, body)
+            if 'text/event-stream' not in r.headers.get('content-type', ''):
+                text = (await r.aread()).decode('utf-8', 'replace')
+                try: resp = json_loads(text)
+                except ValueError: raise MalformedResponse(f'upstream answered 200 with something that is not JSON: {text[:200]!r}') from None
+                if got := list(rd.whole(resp)): yield got
+                return
+            async for events in sse_batches(r.aiter_bytes()):
+                got = []
+                for _, data in events:
+                    # after [DONE] the body is read to its end, not abandoned: only then can the connection be reused
+                    if ended or data == b'[DONE]':
+                        if skipped and not rd.done:   # the end of an answer whose content was unreadable is no answer
                             if got: yield got
-                            raise
-                        bad = 0
-                    if got: yield got
-                if got := list(rd.close()): yield got
-        except httpx.ConnectError as e:
-            raise UpstreamUnavailable(f'cannot connect to {url}: {e}') from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
-            if rd.done: return  # the answer was complete; a close after it is harmless
-            if not started:
-                err = UpstreamUnavailable(f'{url} closed the connection before answering: {e}')
-                err.stale = True
-                raise err from None
-            raise BrokenStream(f'the stream from {url} broke: {e or type(e).__name__}') from None
-        except httpx.TimeoutException as e:
-            raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
-        if not rd.done: raise BrokenStream(f'the stream from {url} ended before the answer was complete (no finish reason, no [DONE])')
+                            raise BrokenStream(f'the stream from {url} ended without an answer it could read: {skipped}')
+                        ended = rd.done = True; continue
+                    try: got += rd.feed(data)
+                    except MalformedResponse as e:   # one bad event in a good stream is skipped; many end it
+                        bad, skipped = bad + 1, e
+                        call.info['malformed_chunks'] = call.info.get('malformed_chunks', 0) + 1
+                        if bad < MAX_UNREADABLE: continue
+                        if got: yield got   # what came before the last straw is the client's
+                        raise BrokenStream(f'the stream from {url} stayed unreadable: {e}') from None
+                    except GatewayError:   # an error event: the answer that came before it in this read goes first
+                        if got: yield got
+                        raise
+                    bad = 0
+                if got: yield got
+            if got := list(rd.close()): yield got
+    except httpx.ConnectError as e:
+        raise UpstreamUnavailable(f'cannot connect to {url}: {e}') from None
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
+        if rd.done: return  # the answer was complete; a close after it is harmless
+        if not started:
+            err = UpstreamUnavailable(f'{url} closed the connection before answering: {e}')
+            err.stale = True
+            raise err from None
+        raise BrokenStream(f'the stream from {url} broke: {e or type(e).__name__}') from None
+    except httpx.TimeoutException as e:
+        raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
+    if not rd.done: raise BrokenStream(f'the stream from {url} ended before the answer was complete (no finish reason, no [DONE])')
 
-# %% ../nbs/05d_upstream.ipynb #7f8f3938
-from urllib.parse import urlsplit
-
+# %% ../nbs/05d_upstream.ipynb #d5e5cb1f
 class ReadClock:
     "One timer for every read of a request, its head's and its body's: each read may wait `timeout` seconds for bytes."
     def __init__(self, timeout:float):
@@ -421,6 +444,7 @@ class ReadClock:
         "The answer is read, or abandoned: no more timing."
         if self._timer is not None: self._timer.cancel(); self._timer = None
 
+# %% ../nbs/05d_upstream.ipynb #3ec1d3ed
 class Dechunker:
     "A chunked body's data from the pieces it arrives in (`feed`); `ended` at its last chunk and trailers."
     __slots__ = ('buf', 'ended', 'clean')
@@ -461,6 +485,7 @@ class Dechunker:
         elif pos < n: buf += data[pos:]   # a chunk cut by the read: kept for the next
         return out[0] if len(out) == 1 and data is not buf else b''.join(out)
 
+# %% ../nbs/05d_upstream.ipynb #3bff89ca
 class LocalResponse:
     "The status, headers and body stream of one `LocalHTTP` request, its reads timed by the request's `ReadClock`."
     def __init__(self, conn, status:int, headers:dict, clock:ReadClock):
@@ -499,26 +524,7 @@ class LocalResponse:
         "The whole body."
         return b''.join([b async for b in self.aiter_bytes()])
 
-class _Stale(httpx.RemoteProtocolError):
-    "A connection closed before any byte of the answer (`reused`: it was a kept-alive one; `streamed`: kept after a stream just before)."
-    def __init__(self, reused:bool, msg:str, streamed:bool=False):
-        super().__init__(msg)
-        self.reused, self.streamed = reused, streamed
-
-async def within(aw, seconds:float):
-    "Await `aw`, or raise `asyncio.TimeoutError` after `seconds`; on Python 3.11+ in this task (no task made per wait, as `wait_for` does)."
-    if not hasattr(asyncio, 'timeout'): return await asyncio.wait_for(aw, seconds)
-    async with asyncio.timeout(seconds): return await aw
-
-class _Opened:
-    "`LocalHTTP.stream`'s `async with`: a class, where contextlib's generator-made one costs microseconds a request."
-    __slots__ = ('http', 'args', 'key', 'resp')
-    def __init__(self, http, args): self.http, self.args, self.key, self.resp = http, args, None, None
-    async def __aenter__(self) -> LocalResponse:
-        self.key, self.resp = await self.http._open(*self.args)
-        return self.resp
-    async def __aexit__(self, *exc): self.http._close(self.key, self.resp)
-
+# %% ../nbs/05d_upstream.ipynb #5e4f8bac
 class LocalHTTP:
     "A minimal keep-alive HTTP/1.1 client for plain-HTTP local servers; raises httpx's exception types."
     def __init__(self, timeout:httpx.Timeout=DEFAULT_TIMEOUT, max_idle:int=64):
@@ -536,85 +542,6 @@ class LocalHTTP:
                                f'{u.hostname}:{u.port or 80}')
         return self._urls[url]
 
-    async def _connect(self, key):
-        "(a pooled or new connection to `key`, whether pooled, whether pooled after a streamed answer less than 2 s ago)."
-        pool = self._idle.get(key)
-        while pool:
-            r, w = pool.pop()
-            # closed this soon after a streamed answer: by the answer, not by an idle timeout (5 s and more)
-            soon = (at := self._streamed.pop(w, None)) is not None and time.monotonic() - at < 2
-            # a reset while pooled (the server was killed) leaves an exception, not an end, and uvloop may not call it closing
-            if not r.at_eof() and not w.is_closing() and r.exception() is None: return (r, w), True, soon
-            if soon: self.closes_streams.add(key)
-            w.close()
-        try: conn = await within(asyncio.open_connection(*key), self.timeout.connect)
-        except asyncio.TimeoutError: raise httpx.ConnectTimeout(f'connecting to {key[0]}:{key[1]} timed out') from None
-        except OSError as e: raise httpx.ConnectError(f'{e.strerror or e}') from None
-        return conn, False, False
-
-    def _release(self, key, conn, ok:bool, streamed:bool=False):
-        "Pool `conn` if its answer was read whole (`ok`), unless it carried a stream and its server closes those."
-        pool = self._idle.setdefault(key, [])
-        if ok and len(pool) < self.max_idle and not (streamed and key in self.closes_streams):
-            pool.append(conn)
-            if streamed: self._streamed[conn[1]] = time.monotonic()
-        else: conn[1].close()
-
-    async def _send(self, key, head:bytes, clock:ReadClock):
-        "Send `head` on a pooled or new connection and read the answer's head, timed by `clock`: (conn, raw head)."
-        conn, reused, soon = await self._connect(key)
-        r, w = conn
-        clock.conn = conn
-        try:
-            try: w.write(head)
-            except RuntimeError as e: raise ConnectionResetError(str(e)) from None   # uvloop's word for a transport that is gone
-            return conn, await clock.read(r.readuntil(b'\r\n\r\n'))
-        except httpx.ReadTimeout: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
-        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
-            w.close()
-            if reused: self.drop(key)   # the server closed kept-alive connections: the others are likely stale too
-            if soon: self.closes_streams.add(key)   # it closed the connection its last stream came on
-            raise _Stale(reused, f'Server disconnected without sending a response ({type(e).__name__})', soon) from None
-        except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
-        except asyncio.CancelledError: w.close(); raise   # the caller gave up: the half-used connection must not be pooled
-
-    def stream(self, method:str, url:str, *, content:bytes=b'', headers:dict|None=None) -> _Opened:
-        "One request, to use with `async with`: its `LocalResponse`; the connection goes back to the pool if the body was read."
-        return _Opened(self, (method, url, content, headers))
-
-    async def _open(self, method:str, url:str, content:bytes, headers:dict|None) -> tuple:
-        "Send one request and read its head: (the server's key, its `LocalResponse`) for `_close`."
-        key, path, host = self._split(url)
-        headers = headers or {}
-        head = [f'{method} {path} HTTP/1.1', f'Host: {host}', f'Content-Length: {len(content)}']
-        # one Content-Type, the caller's if it gave one (a repeated one is a malformed request to a strict server)
-        if content and not any(k.lower() == 'content-type' for k in headers): head.append('Content-Type: application/json')
-        head += [f'{k}: {v}' for k, v in headers.items()]
-        head = ('\r\n'.join(head) + '\r\n\r\n').encode('latin-1') + content
-        clock = ReadClock(self.timeout.read)   # one timer for the head's read and the body's
-        try:
-            try: conn, raw = await self._send(key, head, clock)
-            except _Stale as e:
-                # a GET changes nothing; a connection kept after a streamed answer was closed by that answer, before
-                # this request came (its server is known now): either goes again at once; any other POST is resent by
-                # the gateway, which records it
-                if not (e.reused and (method in ('GET', 'HEAD') or e.streamed)): raise
-                conn, raw = await self._send(key, head, clock)   # a fresh connection this time: the pool was just emptied
-            w = conn[1]
-            lines = raw.decode('latin-1').split('\r\n')
-            try: status = int(lines[0].split(' ', 2)[1])
-            except (IndexError, ValueError): w.close(); raise httpx.RemoteProtocolError(f'bad status line {lines[0][:60]!r}') from None
-            hdrs = {}
-            for l in lines[1:]:
-                if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
-            return key, LocalResponse(conn, status, hdrs, clock)
-        except BaseException: clock.stop(); raise
-
-    def _close(self, key, resp:LocalResponse):
-        "The request is over: pool its connection if its answer was read whole, and stop its clock."
-        try: self._release(key, resp._conn, resp._done and resp.headers.get('connection', '').lower() != 'close', resp._chunked)
-        finally: resp._clock.stop()
-
     def drop(self, key=None):
         "Close idle connections (to `key`, or all)."
         for k in ([key] if key else list(self._idle)):
@@ -623,6 +550,115 @@ class LocalHTTP:
                 w.close()
 
     async def aclose(self): self.drop()
+
+# %% ../nbs/05d_upstream.ipynb #34bb0cd4
+async def within(aw, seconds:float):
+    "Await `aw`, or raise `asyncio.TimeoutError` after `seconds`; on Python 3.11+ in this task (no task made per wait, as `wait_for` does)."
+    if not hasattr(asyncio, 'timeout'): return await asyncio.wait_for(aw, seconds)
+    async with asyncio.timeout(seconds): return await aw
+
+@patch
+async def _connect(self:LocalHTTP, key):
+    "(a pooled or new connection to `key`, whether pooled, whether pooled after a streamed answer less than 2 s ago)."
+    pool = self._idle.get(key)
+    while pool:
+        r, w = pool.pop()
+        # closed this soon after a streamed answer: by the answer, not by an idle timeout (5 s and more)
+        soon = (at := self._streamed.pop(w, None)) is not None and time.monotonic() - at < 2
+        # a reset while pooled (the server was killed) leaves an exception, not an end, and uvloop may not call it closing
+        if not r.at_eof() and not w.is_closing() and r.exception() is None: return (r, w), True, soon
+        if soon: self.closes_streams.add(key)
+        w.close()
+    try: conn = await within(asyncio.open_connection(*key), self.timeout.connect)
+    except asyncio.TimeoutError: raise httpx.ConnectTimeout(f'connecting to {key[0]}:{key[1]} timed out') from None
+    except OSError as e: raise httpx.ConnectError(f'{e.strerror or e}') from None
+    return conn, False, False
+
+@patch
+def _release(self:LocalHTTP, key, conn, ok:bool, streamed:bool=False):
+    "Pool `conn` if its answer was read whole (`ok`), unless it carried a stream and its server closes those."
+    pool = self._idle.setdefault(key, [])
+    if ok and len(pool) < self.max_idle and not (streamed and key in self.closes_streams):
+        pool.append(conn)
+        if streamed: self._streamed[conn[1]] = time.monotonic()
+    else: conn[1].close()
+
+# %% ../nbs/05d_upstream.ipynb #2a09c3fd
+class _Stale(httpx.RemoteProtocolError):
+    "A connection closed before any byte of the answer (`reused`: it was a kept-alive one; `streamed`: kept after a stream just before)."
+    def __init__(self, reused:bool, msg:str, streamed:bool=False):
+        super().__init__(msg)
+        self.reused, self.streamed = reused, streamed
+
+@patch
+async def _send(self:LocalHTTP, key, head:bytes, clock:ReadClock):
+    "Send `head` on a pooled or new connection and read the answer's head, timed by `clock`: (conn, raw head)."
+    conn, reused, soon = await self._connect(key)
+    r, w = conn
+    clock.conn = conn
+    try:
+        try: w.write(head)
+        except RuntimeError as e: raise ConnectionResetError(str(e)) from None   # uvloop's word for a transport that is gone
+        return conn, await clock.read(r.readuntil(b'\r\n\r\n'))
+    except httpx.ReadTimeout: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
+    except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
+        w.close()
+        if reused: self.drop(key)   # the server closed kept-alive connections: the others are likely stale too
+        if soon: self.closes_streams.add(key)   # it closed the connection its last stream came on
+        raise _Stale(reused, f'Server disconnected without sending a response ({type(e).__name__})', soon) from None
+    except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
+    except asyncio.CancelledError: w.close(); raise   # the caller gave up: the half-used connection must not be pooled
+
+# %% ../nbs/05d_upstream.ipynb #4688804d
+class _Opened:
+    "`LocalHTTP.stream`'s `async with`: a class, where contextlib's generator-made one costs microseconds a request."
+    __slots__ = ('http', 'args', 'key', 'resp')
+    def __init__(self, http, args): self.http, self.args, self.key, self.resp = http, args, None, None
+    async def __aenter__(self) -> LocalResponse:
+        self.key, self.resp = await self.http._open(*self.args)
+        return self.resp
+    async def __aexit__(self, *exc): self.http._close(self.key, self.resp)
+
+@patch
+def stream(self:LocalHTTP, method:str, url:str, *, content:bytes=b'', headers:dict|None=None) -> _Opened:
+    "One request, to use with `async with`: its `LocalResponse`; the connection goes back to the pool if the body was read."
+    return _Opened(self, (method, url, content, headers))
+
+# %% ../nbs/05d_upstream.ipynb #e923ed2e
+@patch
+async def _open(self:LocalHTTP, method:str, url:str, content:bytes, headers:dict|None) -> tuple:
+    "Send one request and read its head: (the server's key, its `LocalResponse`) for `_close`."
+    key, path, host = self._split(url)
+    headers = headers or {}
+    head = [f'{method} {path} HTTP/1.1', f'Host: {host}', f'Content-Length: {len(content)}']
+    # one Content-Type, the caller's if it gave one (a repeated one is a malformed request to a strict server)
+    if content and not any(k.lower() == 'content-type' for k in headers): head.append('Content-Type: application/json')
+    head += [f'{k}: {v}' for k, v in headers.items()]
+    head = ('\r\n'.join(head) + '\r\n\r\n').encode('latin-1') + content
+    clock = ReadClock(self.timeout.read)   # one timer for the head's read and the body's
+    try:
+        try: conn, raw = await self._send(key, head, clock)
+        except _Stale as e:
+            # a GET changes nothing; a connection kept after a streamed answer was closed by that answer, before
+            # this request came (its server is known now): either goes again at once; any other POST is resent by
+            # the gateway, which records it
+            if not (e.reused and (method in ('GET', 'HEAD') or e.streamed)): raise
+            conn, raw = await self._send(key, head, clock)   # a fresh connection this time: the pool was just emptied
+        w = conn[1]
+        lines = raw.decode('latin-1').split('\r\n')
+        try: status = int(lines[0].split(' ', 2)[1])
+        except (IndexError, ValueError): w.close(); raise httpx.RemoteProtocolError(f'bad status line {lines[0][:60]!r}') from None
+        hdrs = {}
+        for l in lines[1:]:
+            if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
+        return key, LocalResponse(conn, status, hdrs, clock)
+    except BaseException: clock.stop(); raise
+
+@patch
+def _close(self:LocalHTTP, key, resp:LocalResponse):
+    "The request is over: pool its connection if its answer was read whole, and stop its clock."
+    try: self._release(key, resp._conn, resp._done and resp.headers.get('connection', '').lower() != 'close', resp._chunked)
+    finally: resp._clock.stop()
 
 # %% ../nbs/05d_upstream.ipynb #5c30e646
 def server_root(url:str) -> str:
