@@ -136,7 +136,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('gateway.retry_base', float, 0.5, 'first wait before a resend, seconds; it doubles with jitter for each further one', bounds=(0.05, 60.0)),
     _S('gateway.max_retry_wait', float, 10.0, "longest wait for one resend; a longer Retry-After goes to a fallback at once, or to the client", bounds=(0.0, 3600.0)),
     _S('gateway.first_byte_timeout', float, 30.0, 'seconds an upstream may take to send anything (a local prompt-progress event counts)', bounds=(0.1, None)),
-    _S('gateway.first_token_timeout', float, None, 'seconds to the first token of the answer (progress does not count); None: no limit', bounds=(0.1, None)),
+    _S('gateway.first_token_timeout', float, 15.0, 'seconds to the first token of a short prompt (progress does not count; a second more per 5,000 prompt tokens; hosted models only)', bounds=(0.1, None)),
     _S('gateway.stream_idle_timeout', float, 30.0, 'seconds a stream may stay silent once it started (a prompt-progress event counts)', bounds=(0.1, None)),
     _S('gateway.breaker_failures', int, 3, "failed calls in the window, at least, that open a model's circuit", bounds=(1, None)),
     _S('gateway.breaker_rate', float, 0.5, "share of the window's calls that failed, at least, to open a model's circuit", bounds=(0.0, 1.0)),
@@ -347,7 +347,7 @@ class ModelSpec:
     tool_first: bool = False           # a small model, held to its tools: a question's first step must be a call, and an answer after a failed call goes back (`send_back`)
     assistant_prefill: bool|None = None  # its server continues a final assistant message (vLLM, SGLang, llama.cpp); None: as its upstream says
     prefill_echo: bool|None = None     # ... and starts its answer by repeating that message; None: as its upstream says
-    retired: str|None = None           # the day (ISO) its provider stopped serving it: from then on it is not asked
+    retired: str|None = None           # the day (ISO) its provider stopped serving it: from then on it is not asked ("": served)
     successor: str|None = None         # the model its provider names in its place, said in the error of a retired model
 
     def __post_init__(self):
@@ -367,7 +367,7 @@ class ModelSpec:
 
 # %% ../nbs/00_core.ipynb #45e78ca7
 _B = lambda name, runtime, ctx, **kw: ModelSpec(name, runtime, ctx=ctx, builtin=True, **kw)
-_THINKS = {'stream_idle': 300.0}
+_THINKS = {'stream_idle': 300.0, 'first_token': 600.0}
 PRICES_CHECKED = '2026-12-01'   # the day the built-in prices below were last compared with their sources
 BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     # the default: the best model the package registries hold (ramabana.weights); 16,384 of its 32,768 trained

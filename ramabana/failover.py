@@ -17,8 +17,9 @@ from .errors import (BadToolCall, BrokenStream, CircuitOpen, ContextOverflow, Ga
 from .chat import has_output
 
 # %% auto #0
-__all__ = ['LOCAL_FLOOR', 'Retries', 'Step', 'worth_another_model', 'counts_against', 'next_step', 'Timeouts', 'any_output',
-           'watch', 'Breaker', 'prefix_of', 'continuation', 'Seam']
+__all__ = ['LOCAL_FLOOR', 'PREFILL_FLOOR', 'CHARS_A_TOKEN', 'Retries', 'Step', 'worth_another_model', 'counts_against',
+           'next_step', 'Timeouts', 'prompt_chars', 'any_output', 'watch', 'Breaker', 'prefix_of', 'continuation',
+           'Seam']
 
 # %% ../nbs/05e_failover.ipynb #0d38edb9
 class Retries(NamedTuple):
@@ -101,11 +102,27 @@ class Timeouts(NamedTuple):
     def for_model(self, spec:ModelSpec) -> Timeouts:
         "These timeouts for `spec`: at least `LOCAL_FLOOR` for an engine on this machine, its own `timeouts` table over all."
         t = self
-        if spec.runtime in LOCAL_RUNTIMES:   # a CPU reading a prompt is slow, not stalled
-            t = t._replace(**{k: max(v, getattr(t, k) or 0) for k, v in LOCAL_FLOOR._asdict().items() if v})
+        if spec.runtime in LOCAL_RUNTIMES:   # a CPU reading a prompt is slow, not stalled: no first-token limit either
+            t = t._replace(first_token=None, **{k: max(v, getattr(t, k) or 0) for k, v in LOCAL_FLOOR._asdict().items() if v})
         return t._replace(**spec.timeouts) if spec.timeouts else t
 
+    def for_prompt(self, messages:list) -> Timeouts:
+        "These timeouts for a request of `messages`: the first-token limit a second longer per `PREFILL_FLOOR` tokens of prompt."
+        if not self.first_token: return self
+        return self._replace(first_token=self.first_token + prompt_chars(messages) / CHARS_A_TOKEN / PREFILL_FLOOR)
+
 LOCAL_FLOOR = Timeouts(first_byte=600.0, first_token=None, stream_idle=120.0)
+PREFILL_FLOOR = 5000   # prompt tokens a second a hosted provider reads at least
+CHARS_A_TOKEN = 4      # about, in English and code: the gateway counts no tokens of its own
+
+def prompt_chars(messages:list) -> int:
+    "Characters of text in `messages` (string contents and text parts)."
+    n = 0
+    for m in messages:
+        c = m.get('content') if isinstance(m, dict) else None
+        if isinstance(c, str): n += len(c)
+        elif isinstance(c, list): n += sum(len(p.get('text') or '') for p in c if isinstance(p, dict))
+    return n
 
 # %% ../nbs/05e_failover.ipynb #5aa1e0e3
 def _deadline(t:Timeouts, t0:float, last:float|None, token:bool) -> tuple[float|None, str]:

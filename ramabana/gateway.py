@@ -327,7 +327,7 @@ def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[Mode
 
 def retirement(spec:ModelSpec, today:str|None=None) -> InvalidRequest|None:
     "The 404 for a request to `spec` once its provider has retired it (`ModelSpec.retired`), naming its successor; None while it serves."
-    if spec.retired is None or (today or datetime.date.today().isoformat()) < spec.retired: return None
+    if not spec.retired or (today or datetime.date.today().isoformat()) < spec.retired: return None
     instead = f'ask for {spec.successor}, its successor,' if spec.successor else 'ask for another model'
     return InvalidRequest(f"model '{spec.name}' was retired on {spec.retired}: its provider no longer serves it; {instead} "
                           "or give it fallbacks", status=404, code='model_retired', param='model')
@@ -378,7 +378,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
     "Prepare a checked request for the model it names: the call's context, and the model's `Target`."
     routed = self.route(body['model'])
     spec = routed[0]
-    if spec.retired is not None and not spec.fallbacks and (gone := retirement(spec)): raise gone
+    if spec.retired and not spec.fallbacks and (gone := retirement(spec)): raise gone
     check_model_allowed(self, token, spec)
     call = Call(spec, purpose=_header_name(headers, 'x-ramabana-purpose', 'turn'),
                 task=_header_name(headers, 'x-ramabana-task'), dialect=dialect, token=token)
@@ -400,7 +400,7 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
                     progress=body.get('return_progress') is True,
                     discard_ok=headers.get('x-ramabana-discard') == 'accept', admission=admission)
 
-# %% ../nbs/05h_gateway.ipynb #0bd6b015
+# %% ../nbs/05h_gateway.ipynb #636cfbda
 DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
 
 def server_of(spec:ModelSpec) -> str:
@@ -416,7 +416,8 @@ async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[list[dict
     asked = clock()   # when the upstream was last asked for more; None while the gateway holds a chunk
     try:
         agen = t.up.batches(body, self.call)
-        if not getattr(t.up, 'watches_itself', False): agen = watch(agen, t.timeouts, t.spec.name, produced=any_output)
+        if not getattr(t.up, 'watches_itself', False):
+            agen = watch(agen, t.timeouts.for_prompt(body['messages']), t.spec.name, produced=any_output)
         async with contextlib.aclosing(agen):
             async for got in agen:
                 self.upstream_s += clock() - asked
@@ -480,7 +481,7 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
     for k, name in enumerate(names):
         t = self.target if name is None else await self.fallback(name, failed, failure)
         if t is None: continue
-        if t.spec.retired is not None and (gone := retirement(t.spec)):   # its provider no longer serves it
+        if t.spec.retired and (gone := retirement(t.spec)):   # its provider no longer serves it
             skipped(call, t.spec.name, 'retired')
             failure, failed = failure or gone, t
             continue

@@ -14,11 +14,12 @@ import httpx
 from .core import RamabanaError
 
 # %% auto #0
-__all__ = ['N_VOCAB', 'DEFAULT_PARAMS', 'FAULTS', 'CANONICAL_ANSWER', 'FAULT_NAMES', 'TestingError', 'LoggedRequest',
-           'BackgroundServer', 'toy_tokenize', 'token_id', 'chat_template', 'template_caps', 'render_prompt', 'Reply',
-           'tool_call', 'as_reply', 'slot_params', 'Slot', 'Fault', 'overflow_error', 'FakeLlamaServer', 'Plan',
-           'assemble', 'common_prefix', 'exchange', 'append_exchange', 'read_cassette', 'record', 'RecordingProxy',
-           'CassetteServer', 'canonical_tokens', 'FaultSpec', 'parse_fault', 'Attempt', 'FaultServer']
+__all__ = ['N_VOCAB', 'DEFAULT_PARAMS', 'FAULTS', 'CANONICAL_ANSWER', 'REWORDED_ANSWER', 'FAULT_NAMES', 'TestingError',
+           'LoggedRequest', 'BackgroundServer', 'toy_tokenize', 'token_id', 'chat_template', 'template_caps',
+           'render_prompt', 'Reply', 'tool_call', 'as_reply', 'slot_params', 'Slot', 'Fault', 'overflow_error',
+           'FakeLlamaServer', 'Plan', 'assemble', 'common_prefix', 'exchange', 'append_exchange', 'read_cassette',
+           'record', 'RecordingProxy', 'CassetteServer', 'canonical_tokens', 'FaultSpec', 'parse_fault', 'Attempt',
+           'FaultServer']
 
 # %% ../nbs/04_testing.ipynb #ff4fa140
 class TestingError(RamabanaError):
@@ -775,24 +776,26 @@ class CassetteServer(BackgroundServer):
             return Response(content, resp['status'], headers=hdrs, media_type=ctype)
         return Starlette(routes=[Route('/{path:path}', replay, methods=['GET', 'POST', 'PUT', 'DELETE', 'PATCH'])])
 
-# %% ../nbs/04_testing.ipynb #0aacc633
+# %% ../nbs/04_testing.ipynb #ec54ace7
 from typing import NamedTuple
 
 CANONICAL_ANSWER = ("Rivers carry the rain from the hills to the sea, and along the way they cut valleys, feed forests "
                     "and fields, and give towns their water, their trade and their names, long before anyone thinks "
                     "to draw them on a map.")
+# what `reworded` says: the same start as far as "Rivers", then other words, as a model sampled afresh might
+REWORDED_ANSWER = "Rivers run downhill until they meet the sea, shaping valleys and feeding the land on the way."
 _WORD_RE = re.compile(r'\s*\S+')
 
-def canonical_tokens(prefill:str='') -> list[str]|None:
+def canonical_tokens(prefill:str='', answer:str=CANONICAL_ANSWER) -> list[str]|None:
     "The tokens a healthy fault model streams after the assistant prefill `prefill`; None if it does not fit."
-    if not CANONICAL_ANSWER.startswith(prefill): return None
-    return _WORD_RE.findall(CANONICAL_ANSWER[len(prefill):])
+    if not answer.startswith(prefill): return None
+    return _WORD_RE.findall(answer[len(prefill):])
 
 def _prompt_tokens(messages:list) -> int:
     "A request's prompt size as the fault server counts it: the words of its messages."
     return sum(len(_text(m.get('content')).split()) for m in messages)
 
-# %% ../nbs/04_testing.ipynb #be2f5cfe
+# %% ../nbs/04_testing.ipynb #b3f67bb6
 FAULT_NAMES = {
     'ok': 'healthy: the canonical answer (and every `ok-…` name, a healthy model of its own)',
     'rate-limited': '429 rate_limit_exceeded with Retry-After: retry_after (default 1)',
@@ -805,6 +808,8 @@ FAULT_NAMES = {
     'context-exceeded': '400 context_length_exceeded for a window of `limit` tokens (default 4096)',
     'content-filter': '400 content_filter: the prompt was filtered',
     'no-prefill': 'healthy, but refuses an assistant prefill: 400 prefill_unsupported',
+    'echo': 'healthy, and repeats an assistant prefill at the start of its answer, as llama.cpp does',
+    'reworded': 'healthy, but answers REWORDED_ANSWER: a regenerated answer that does not start with the first one',
     'reset': 'closes the connection without a response',
     'no-head': 'sends nothing, not even a status line, for `secs` (default 3600), then closes',
     'no-token': 'sends the head and the role chunk, then nothing for `secs` (default 3600), then closes',
@@ -840,7 +845,7 @@ def parse_fault(model:str) -> FaultSpec:
             raise TestingError(f'{model!r}: {key} must be a {type(defaults[key]).__name__}, not {text!r}') from None
     return FaultSpec(name, params)
 
-# %% ../nbs/04_testing.ipynb #be81acf9
+# %% ../nbs/04_testing.ipynb #81d834e2
 _REFUSING_FAULTS = {   # fault -> (status, type, code, message)
     'unavailable': (503, 'server_error', 'service_unavailable',
                     'The server is temporarily unable to serve requests. Try again later.'),
@@ -882,7 +887,7 @@ def _refusal(spec:FaultSpec, messages:list, prefill:str|None) -> _Refusal|None:
     if prefill is None: return None
     if name == 'no-prefill':
         return _oai_error(400, 'assistant prefill is not supported', 'invalid_request_error', 'prefill_unsupported')
-    if canonical_tokens(prefill) is None:
+    if canonical_tokens(prefill, REWORDED_ANSWER if name == 'reworded' else CANONICAL_ANSWER) is None:
         return _oai_error(400, f'prefill does not match the answer: {prefill[:40]!r} is not how it starts',
                           'invalid_request_error', 'prefill_mismatch')
     return None
@@ -1106,7 +1111,7 @@ def _arrive(self:FaultServer, model, spec:FaultSpec|None, stream:bool, prefill:s
     self.attempts.append(att)
     return att
 
-# %% ../nbs/04_testing.ipynb #bbf265a9
+# %% ../nbs/04_testing.ipynb #21643edf
 @patch
 async def _chat(self:FaultServer, scope, receive, send):
     "POST /v1/chat/completions: log the attempt, then answer as the model name's fault says."
@@ -1130,7 +1135,9 @@ async def _chat(self:FaultServer, scope, receive, send):
     if bad:
         att.outcome = bad.status
         return await JSONResponse(bad.body, bad.status, headers=bad.headers)(scope, receive, send)
-    tokens,n_prompt = canonical_tokens(att.prefill or ''),_prompt_tokens(body['messages'])
+    answer = REWORDED_ANSWER if spec.name == 'reworded' else CANONICAL_ANSWER
+    tokens,n_prompt = canonical_tokens(att.prefill or '', answer),_prompt_tokens(body['messages'])
+    if spec.name == 'echo' and att.prefill: tokens = [att.prefill] + tokens   # the prefill again, then the rest
     wire = _Wire(scope, receive, send, self._stopping)
     try: await self._answer(wire, att, spec, body, tokens, _usage_of(n_prompt, len(tokens)))
     finally: wire.done()
