@@ -19,14 +19,14 @@ from .weights import (DEFAULT_WEIGHTS, DownloadError, ModelFetchError, WEIGHTS, 
 # %% auto #0
 __all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'SERVER_FLAGS', 'SAMPLING_FLAGS',
            'REQUEST_SAMPLING', 'STORED_SEED', 'MANAGED_FLAGS', 'HEALTH_TIMEOUT', 'MAX_RESTARTS', 'RESTART_WINDOW',
-           'QUIET_FETCH', 'CPU_FAULTS', 'PROOF', 'READBACK', 'LlamaCppError', 'BuildError', 'ServerStartError',
-           'cpu_features', 'cpu_flags_hash', 'is_x86', 'cmake_flags', 'build_dir', 'named_server', 'cache_builds',
-           'cached_server', 'find_llama_server', 'templates_dir', 'cached_install', 'restamp', 'check_build_tools',
-           'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server', 'model_path',
-           'chat_template_file', 'server_command', 'run_dir', 'free_port', 'server_env', 'Server', 'check_gguf',
-           'weights_ready', 'ensure_weights', 'server_url', 'running', 'stop', 'stop_all', 'prove', 'proven_server',
-           'fall_back', 'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches', 'slots_readback',
-           'nest_schema', 'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
+           'QUIET_FETCH', 'CPU_FAULTS', 'PROOF', 'READBACK', 'LOADING_WAIT', 'LlamaCppError', 'BuildError',
+           'ServerStartError', 'cpu_features', 'cpu_flags_hash', 'is_x86', 'cmake_flags', 'build_dir', 'named_server',
+           'cache_builds', 'cached_server', 'find_llama_server', 'templates_dir', 'cached_install', 'restamp',
+           'check_build_tools', 'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server',
+           'model_path', 'chat_template_file', 'server_command', 'run_dir', 'free_port', 'server_env', 'Server',
+           'check_gguf', 'weights_ready', 'ensure_weights', 'server_url', 'running', 'stop', 'stop_all', 'prove',
+           'proven_server', 'fall_back', 'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches',
+           'slots_readback', 'nest_schema', 'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
 
 # %% ../nbs/06_llamacpp.ipynb #e9119e28
 class LlamaCppError(RamabanaError):
@@ -821,9 +821,10 @@ def slots_readback(url:str, sent:dict, slot:int|None=None, timeout:float=10.) ->
     if res is None: raise LlamaCppError(f"{url}/slots shows no idle slot that has served a request" + (f" (slot {slot})" if slot is not None else ''))
     return res
 
-# %% ../nbs/06_llamacpp.ipynb #25c2c8fa
+# %% ../nbs/06_llamacpp.ipynb #ed84070f
 import asyncio
 import httpx
+LOADING_WAIT = HEALTH_TIMEOUT   # seconds a resend waits for a server still loading its model
 from .errors import (BadToolCall, LlamaServerError, MalformedResponse, RateLimited, UpstreamUnavailable,
                              classify_error)
 from .upstream import Call, Capabilities, ChunkReader, OpenAIChatUpstream, new_client, register_upstream, server_root
@@ -919,6 +920,7 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         super().__init__(spec, client)
         self._caps: Capabilities|None = None
         self._url: str|None = None
+        self._loading = False   # the last answer was 503 "Loading model": `recover` waits for the server to finish
 
     async def root(self) -> str:
         "The server's root URL, asking the managed-server module when the spec has no `base_url`."
@@ -937,7 +939,15 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         return ChunkReader()
 
     async def recover(self):
-        "After a refused connection: ask for the managed server's URL again (which restarts a dead one)."
+        "Before a resend: wait for a server still loading its model; after a refused connection, ask for the managed server's URL again (which restarts a dead one)."
+        if self._loading:
+            self._loading, url = False, await self.root()
+            deadline = time.monotonic() + LOADING_WAIT
+            while time.monotonic() < deadline:
+                status, _ = await self.fetch_json('GET', url + '/health', headers=self._auth())
+                if status == 200: return
+                await asyncio.sleep(0.25)
+            return   # still loading: the resend says so again, and the failure table decides
         if not self.spec.base_url: self._url = None
 
     @property
@@ -946,6 +956,7 @@ class LlamaCppUpstream(OpenAIChatUpstream):
     async def capabilities(self):
         if self._caps is None:
             status, props = await self.fetch_json('GET', await self.root() + '/props', headers=self._auth())
+            if status == 503: return Capabilities(source='assumed')   # still loading its model: read once it is in
             ok = status == 200 and isinstance(props, dict)   # else not llama-server: the assumed row
             models = None
             if ok:   # the trained length is in the model list's `meta`, not in /props
@@ -967,6 +978,9 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         return body
 
     def error(self, status, text, headers, body):
+        if status == 503 and 'Loading model' in (text or ''):   # reading its weights: `recover` waits, then it is sent again
+            self._loading = True
+            return UpstreamUnavailable(f'{self.spec.name}: llama-server is still loading its model')
         e = super().error(status, text, headers, body)
         # llama-server says "loading" or "busy" with 503: a 500 is no overload, so it is resent at once, not after a backoff
         if type(e) is RateLimited and status == 500: e = LlamaServerError(e.message)
