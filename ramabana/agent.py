@@ -19,9 +19,9 @@ from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece,
 
 # %% auto #0
 __all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'VIEW_N', 'BIG_FILE',
-           'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input',
-           'Approvals', 'repr_head', 'numbers_line', 'describe', 'Stopped', 'run_code', 'format_run', 'view_file',
-           'python_tools', 'SessionFile', 'new_task', 'Agent']
+           'OVERWRITE_NOTE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError',
+           'ask_input', 'Approvals', 'repr_head', 'numbers_line', 'describe', 'Stopped', 'run_code', 'format_run',
+           'view_file', 'overwrites', 'python_tools', 'SessionFile', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -259,8 +259,29 @@ def view_file(path:str,      # the file to read (a spilled excerpt's note names 
     more = f'; read on with view_file({str(p)!r}, start={end})' if end < len(text) else ''
     return f'[{p}: characters {start:,}–{end:,} of {len(text):,}{more}]\n{text[start:end]}'
 
+def _written_out(node) -> bool:
+    "Whether expression `node` is a value spelt out in the code: a literal, a display of them, or a call on nothing else."
+    if isinstance(node, ast.Constant): return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)): return all(map(_written_out, node.elts))
+    if isinstance(node, ast.Dict): return all(k is not None and _written_out(k) and _written_out(v) for k, v in zip(node.keys, node.values))
+    if isinstance(node, ast.UnaryOp): return _written_out(node.operand)
+    if isinstance(node, ast.Call): return bool(node.args or node.keywords) and all(_written_out(a) for a in [*node.args, *(k.value for k in node.keywords)])
+    return False
+
+def overwrites(code:str, ns:dict) -> list[str]:
+    "The user's variables in `ns` that `code` would replace with values it spells out (`amounts = [10, 20]`)."
+    try: tree = ast.parse(code)
+    except SyntaxError: return []
+    return [t.id for st in tree.body if isinstance(st, ast.Assign) and _written_out(st.value)
+            for t in st.targets if isinstance(t, ast.Name) and t.id in ns and not t.id.startswith('_')]
+
+OVERWRITE_NOTE = ("error: not run: {names} already {hold} the user's data, and this code would replace it with values written "
+                  "in the code. Use the variable as it is (inspect_python shows it); if the user asked to replace it, run "
+                  "the same code again.")
+
 def python_tools(ns:dict, timeout:float=TIMEOUT) -> list[Tool]:
     "The built-in tools over namespace `ns`: inspect_python, run_python (asks by default) and view_file."
+    refused = set()   # code refused for overwriting the user's data: sent again, it runs (the user asked for it)
     def inspect_python(name:str # a variable, or an attribute or item of one (`df.columns`, `config['db']`)
                       ) -> str:
         "Describe a variable in the user's kernel: its type, shape, length, the start of its value, and its doc."
@@ -269,6 +290,10 @@ def python_tools(ns:dict, timeout:float=TIMEOUT) -> list[Tool]:
     def run_python(code:str # Python code; the value of a final expression is shown
                   ) -> str:
         "Run Python code in the user's kernel, where their variables are (never assign to theirs unless asked); returns stdout, stderr, the last expression's value and any error."
+        # a small model that cannot see the data writes some and computes on it, replacing the user's: said, not done
+        if (names := overwrites(code, ns)) and code not in refused:
+            refused.add(code)
+            return OVERWRITE_NOTE.format(names=', '.join(f'`{n}`' for n in names), hold='holds' if len(names) == 1 else 'hold')
         return format_run(run_code(code, ns, timeout))
     return [Tool(inspect_python), Tool(run_python, code=True), Tool(view_file)]
 

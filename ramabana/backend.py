@@ -9,7 +9,7 @@ Docs: https://ramabana.github.io/ramabana/backend.html.md"""
 from __future__ import annotations
 import os, re, copy, json, math, types, dataclasses, base64, socket, weakref, threading, contextlib, inspect, typing
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, is_loopback, LOCAL_RUNTIMES
 from .runtime import (estimate_tokens, CHARS_PER_TOKEN, answer_only, ThinkFilter, Usage,
@@ -20,13 +20,12 @@ from .chat import Assembler   # the gateway's own fold of a stream, from the for
 
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
-           'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'MISCALL_NOTE',
-           'FAILED_NOTE', 'ECHO_NOTE', 'SILENT_NOTE', 'SEND_BACKS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError',
-           'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard',
-           'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
-           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'SendBack', 'tool_lines',
-           'failure', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error',
-           'make_backend']
+           'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE',
+           'SILENT_NOTE', 'SEND_BACKS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema',
+           'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger',
+           'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url',
+           'task_header', 'GatewayBackend', 'writer', 'tool_lines', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled',
+           'NotAuthorised', 'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -812,11 +811,10 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
     if msg is not None: self.hist.append(user_msg(msg))
     if not again: self._turn_usage, self.steps, self._said = Usage(self.spec.name), 0, False
     start, told = len(self.hist), 0   # where this turn's steps begin; answers sent back this turn (`SEND_BACKS` at most)
-    force, sent = False, None         # the next step must call a tool (a send-back said so); the answer last sent back
+    sent = None                       # the answer last sent back
     while True:
         before = self._said
-        must = 'required' if (tool_first and self.steps == 0) or force else None
-        force = False
+        must = 'required' if tool_first and self.steps == 0 else None
         try: m, u = yield from _apart(self._step(self._messages(), purpose, tool_choice=must), self._said)
         # stopped mid-answer: the caller closed this generator, or a cancel closed the stream under the reader (which
         # may raise anything, as in `cancel`); the history keeps what the user saw. A failure is the caller's to handle.
@@ -835,12 +833,11 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
         self.steps += 1
         if not m.get('tool_calls'):
             # an answer the model gives again word for word after a note is its answer: a third try would be the same
-            if told >= SEND_BACKS or m.get('content') == sent or not (back := self.send_back(m, start)): return
+            if told >= SEND_BACKS or m.get('content') == sent or not (note := self.send_back(m, start)): return
             told, sent, shown = told + 1, m.get('content'), len(m.get('content') or '') + (2 if before and m.get('content') else 0)
             if shown: yield Discard(shown)   # what was sent back goes from the cell: the next step answers instead
             self._said = before
-            self.hist.append({'role': 'user', 'content': back.note})
-            force = back.call   # a note alone did not move a small model to call again (it repeated itself): the call is required
+            self.hist.append({'role': 'user', 'content': note})
             continue
         calls, done = m['tool_calls'], 0
         try:
@@ -860,45 +857,30 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
 
 MISCALL_NOTE = ("[Your reply was written as a tool call but is not one ({why}), so nothing ran. Your tools:\n{tools}\n"
                 "Call the one that does what you meant, or answer in words.]")
-FAILED_NOTE = ("[Your last call failed ({error}), so you have no answer yet. Fix the call and make it again (inspect a "
-               "variable first when you do not know its shape); then answer from what it returns.]")
 ECHO_NOTE = "[You repeated the {tags} block instead of answering. Answer the question in your own words.]"
 SILENT_NOTE = "[You said nothing. Answer the question from the results above.]"
 SEND_BACKS = 2   # answers a turn sends back: each costs a step, and a model that misses twice is shown what it said
-
-class SendBack(NamedTuple):
-    "A final answer sent back to the model: the note it gets, and whether its next step must call a tool."
-    note: str
-    call: bool = False
 
 def tool_lines(tools:list) -> str:
     "One line per tool: its name and the first clause of its description, for a model that lost track of them."
     def first(d): return re.split(r'(?<=[.;:])\s', (d or '').strip(), maxsplit=1)[0].rstrip('.;:')
     return '\n'.join(f"- {t.name}: {first(t.schema['function'].get('description'))}" for t in tools)
 
-_re_failed = re.compile(r'(?:^|\n)error:\s*')   # how a tool's result says it failed (`call_tool`, `run_python`)
 _re_tag = re.compile(r'</?([a-z][\w-]*)>')
 
-def failure(result:str) -> str|None:
-    "What a tool's failed result says went wrong (a traceback's last line), or None for a result that did not fail."
-    if not (f := _re_failed.search(result)): return None
-    lines = [l.strip() for l in result[f.end():].splitlines() if l.strip()]
-    return (lines[-1] if lines and lines[0].startswith('Traceback') else lines[0] if lines else 'no message')[:300]
-
 @patch
-def send_back(self:GatewayBackend, m:dict, start:int) -> SendBack|None:
-    "Why final answer `m` goes back to the model for one more step (`SendBack`), or None to keep it."
-    if why := self.miscall(m): return SendBack(MISCALL_NOTE.format(why=why, tools=tool_lines(self.tools)))
+def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
+    "The note that sends final answer `m` back to the model for one more step, or None to keep it."
+    if why := self.miscall(m): return MISCALL_NOTE.format(why=why, tools=tool_lines(self.tools))
     if not self.spec.tool_first: return None   # the checks below are for a small model (`ModelSpec.tool_first`)
     text = m.get('content') or ''
     # a tag of the prompt's own blocks in the answer: the model recited its context instead of answering
     prompt = [self.sp or ''] + [x['content'] for x in self.hist[:start] if x.get('role') == 'user' and isinstance(x.get('content'), str)]
     if echoed := sorted({t for p in prompt for t in _re_tag.findall(p)} & set(_re_tag.findall(text))):
-        return SendBack(ECHO_NOTE.format(tags=', '.join(f'<{t}>' for t in echoed)))
+        return ECHO_NOTE.format(tags=', '.join(f'<{t}>' for t in echoed))
     results = [x for x in self.hist[start:-1] if x.get('role') == 'tool']
     if not results: return None
-    if (error := failure(str(results[-1].get('content', '')))): return SendBack(FAILED_NOTE.format(error=error), call=True)
-    return SendBack(SILENT_NOTE) if not text.strip() else None
+    return SILENT_NOTE if not text.strip() else None
 
 @patch
 def miscall(self:GatewayBackend, m:dict) -> str|None:
