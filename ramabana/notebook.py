@@ -11,15 +11,15 @@ import os, re, sys, json, tempfile, contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
-from .core import RamabanaError
+from .core import RamabanaError, write_json_atomic
 from .runtime import safe_repr, estimate_tokens
 
 # %% auto #0
 __all__ = ['MAX_OUTPUT', 'MAX_TRACEBACK', 'COMPACT_MODES', 'NotebookError', 'session_path', 'find_notebook', 'trim_middle',
            'error_text', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'ramabana_cell', 'merge_history',
-           'write_json_atomic', 'set_compact', 'apply_overrides', 'asking_cell', 'shown_path', 'current_cells',
-           'block_of', 'notebook_context', 'asking_source', 'with_question', 'notebook_changes', 'changes_block',
-           'omit', 'seen_after', 'Seen']
+           'set_compact', 'apply_overrides', 'asking_cell', 'shown_path', 'current_cells', 'block_of',
+           'notebook_context', 'asking_source', 'with_question', 'notebook_changes', 'changes_block', 'omit',
+           'seen_after', 'Seen']
 
 # %% ../nbs/09a_notebook.ipynb #ac2623b2
 class NotebookError(RamabanaError):
@@ -148,19 +148,6 @@ def merge_history(cells:list[dict], # saved cells, from `nb_cells`
 _overrides: dict[tuple[str, str], str] = {}   # (notebook path, cell id) -> mode set in this kernel
 
 def _key(path) -> str: return str(Path(path).resolve())
-
-def write_json_atomic(path:Path|str, obj) -> None:
-    "Write `obj` as notebook-style JSON to `path` through a temporary file and a rename."
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            f.write(json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
-            f.flush(); os.fsync(f.fileno())
-        with contextlib.suppress(OSError): os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp): os.unlink(tmp)
 
 def set_compact(path:Path|str, # the notebook file
                 cell_id:str, # the cell's id (or `cell-N` for a notebook without ids)
