@@ -279,7 +279,9 @@ OVERWRITE_NOTE = ("error: not run: {names} already {hold} the user's data, and t
                   "in the code. Use the variable as it is (inspect_python shows it); if the user asked to replace it, run "
                   "the same code again.")
 
-def python_tools(ns:dict, timeout:float=TIMEOUT) -> list[Tool]:
+def python_tools(ns:dict, timeout:float=TIMEOUT,
+                 asked:Callable|None=None # whether this turn is a question (`overwrites` applies then); None: always
+                ) -> list[Tool]:
     "The built-in tools over namespace `ns`: inspect_python, run_python (asks by default) and view_file."
     refused = set()   # code refused for overwriting the user's data: sent again, it runs (the user asked for it)
     def inspect_python(name:str # a variable, or an attribute or item of one (`df.columns`, `config['db']`)
@@ -291,7 +293,7 @@ def python_tools(ns:dict, timeout:float=TIMEOUT) -> list[Tool]:
                   ) -> str:
         "Run Python code in the user's kernel, where their variables are (never assign to theirs unless asked); returns stdout, stderr, the last expression's value and any error."
         # a small model that cannot see the data writes some and computes on it, replacing the user's: said, not done
-        if (names := overwrites(code, ns)) and code not in refused:
+        if (asked is None or asked()) and (names := overwrites(code, ns)) and code not in refused:
             refused.add(code)
             return OVERWRITE_NOTE.format(names=', '.join(f'`{n}`' for n in names), hold='holds' if len(names) == 1 else 'hold')
         return format_run(run_code(code, ns, timeout))
@@ -333,7 +335,7 @@ class SessionFile:
             elif r.get('op') == 'reset': hist = list(r['hist'])
         return hist
 
-# %% ../nbs/08b_agent.ipynb #ccce143d
+# %% ../nbs/08b_agent.ipynb #52a0f652
 SP = ("You are ramabana, an assistant inside the user's Jupyter notebook. Your tools work in the user's running Python "
       "kernel: inspect_python shows a variable, run_python runs code (the user may decline), view_file reads a file.\n"
       "- Variables live in the kernel, not in this conversation. When an answer depends on a value you cannot see, call "
@@ -368,7 +370,8 @@ class Agent:
         self.ns = ns if ns is not None else {}
         self.task, self.sp, self.kw, self.budget = task or new_task(), sp, kw, budget
         self.approvals = Approvals(code=approve, ask=ask)
-        self.tools = python_tools(self.ns, timeout) + [t if isinstance(t, Tool) else Tool(t) for t in tools]
+        self._question = False   # this turn asks a question (the user's variables are then read, never replaced)
+        self.tools = python_tools(self.ns, timeout, asked=lambda: self._question) + [t if isinstance(t, Tool) else Tool(t) for t in tools]
         self.compactor = compactor or Compactor(auto=get('compaction.auto'), strategy=get('compaction.strategy'))
         self.summariser_model = summariser if summariser is not None else get('model.oneshot')
         self.session = SessionFile(task_dir(self.task)/'session.jsonl')
@@ -443,7 +446,7 @@ def _approve(self:Agent, tool:Tool, args:dict):
     self._emit('on_tool', {'name': tool.name, 'arguments': json.dumps(args, ensure_ascii=False)}, None)
     return self.approvals(tool, args)
 
-# %% ../nbs/08b_agent.ipynb #4697a286
+# %% ../nbs/08b_agent.ipynb #6c7b3de8
 @patch
 def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text, picture bytes)
         on_text:Callable|None=None,      # called with each piece of the answer
@@ -473,6 +476,7 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
                 be = self.backend
                 self._contexts.append((len(be.live_hist), text, context))
             if not run.stopped:
+                self._question = isinstance(prompt, str) and Q_NOTICE in prompt_notices(prompt)
                 first = {'tool_first': True} if self.tool_first(prompt) else {}
                 for piece in self.backend.stream(sent, run=run, **first):
                     answer = apply_piece(answer, piece)

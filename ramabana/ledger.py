@@ -18,8 +18,8 @@ log = logging.getLogger('ramabana.ledger')
 
 # %% auto #0
 __all__ = ['log', 'COLUMNS', 'REFUSAL_COLUMNS', 'SPEND_GROUPS', 'HOLD_TTL', 'SCHEMA_VERSION', 'SPOOL_BATCH', 'RETRY_MAX',
-           'ADOPT_EVERY', 'LedgerError', 'budget_tables', 'message_hashes', 'first_change', 'default_path', 'Ledger',
-           'now_iso', 'since_utc', 'BudgetState', 'shown_url', 'spool_prefix', 'PgLedger', 'read_spool', 'Spool',
+           'ADOPT_EVERY', 'LedgerError', 'budget_tables', 'now_iso', 'message_hashes', 'first_change', 'default_path',
+           'Ledger', 'since_utc', 'BudgetState', 'shown_url', 'spool_prefix', 'PgLedger', 'read_spool', 'Spool',
            'open_ledger']
 
 # %% ../nbs/05g_ledger.ipynb #00fcc25e
@@ -59,6 +59,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     'cost_usd': ('REAL', "USD at the price of the model that answered (or was asked last), from the tokens reported; 0 for a failure that reported none; null when its price is unknown"),
 }
 
+# %% ../nbs/05g_ledger.ipynb #8b4e69e0
 class LedgerError(RamabanaError):
     "The ledger could not be written or read."
 
@@ -66,7 +67,7 @@ def _known(fields, columns:dict=COLUMNS):
     "Raise unless every name in `fields` is one of `columns` (by default the calls' columns)."
     if bad := set(fields) - set(columns): raise LedgerError(f"unknown ledger fields: {', '.join(sorted(bad))}")
 
-# %% ../nbs/05g_ledger.ipynb #9a23d462
+# %% ../nbs/05g_ledger.ipynb #e3d09164
 REFUSAL_COLUMNS: dict[str, tuple[str, str]] = {
     'id': ('TEXT PRIMARY KEY', 'one kind of refusal in one minute, in one gateway process'),
     'time': ('TEXT', 'the first refusal the row counts, ISO 8601 UTC'),
@@ -81,6 +82,7 @@ REFUSAL_COLUMNS: dict[str, tuple[str, str]] = {
     'clients': ('TEXT', 'JSON: the client addresses and how many requests each sent; at most 20, the rest counted under "others"'),
 }
 
+# %% ../nbs/05g_ledger.ipynb #8584ce00
 def budget_tables(real:str='REAL') -> list[str]:
     "The statements that make the budget tables (`real`: the store's type of a dollar amount)."
     return [f'CREATE TABLE IF NOT EXISTS token_budgets (token TEXT NOT NULL, period TEXT NOT NULL, spent {real} NOT NULL, '
@@ -88,6 +90,20 @@ def budget_tables(real:str='REAL') -> list[str]:
             f'CREATE TABLE IF NOT EXISTS token_holds (id TEXT PRIMARY KEY, token TEXT NOT NULL, period TEXT NOT NULL, '
             f'usd {real} NOT NULL, expires {real} NOT NULL)',
             'CREATE INDEX IF NOT EXISTS token_holds_token ON token_holds (token, period)']
+
+# %% ../nbs/05g_ledger.ipynb #ff4c1c87
+_second = (None, '')   # the second formatted last, and its text: every call's row has a time, and seconds repeat
+
+def now_iso(t:float|None=None) -> str:
+    "`t` (default now) as ISO 8601 UTC with milliseconds."
+    global _second
+    frac, s = math.modf(time.time() if t is None else t)
+    if frac < 0: frac, s = frac + 1, s - 1   # before 1970
+    ms = round(frac * 1e6) // 1000   # to the microsecond first, as datetime rounds, then cut to the millisecond as it does
+    if ms == 1000: s, ms = s + 1, 0
+    last, text = _second   # one read: another thread may replace it
+    if s != last: text = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(s)); _second = (s, text)
+    return f'{text}.{ms:03d}+00:00'
 
 # %% ../nbs/05g_ledger.ipynb #038c7b49
 _canonical = msgspec.json.Encoder(enc_hook=str, order='sorted').encode   # keys sorted; what JSON has no type for, as its str
@@ -103,13 +119,12 @@ def first_change(prev:list[str]|None, cur:list[str]) -> int:
         if a != b: return i
     return -1 if len(cur) >= len(prev) else len(cur)
 
-# %% ../nbs/05g_ledger.ipynb #ddde97c8
+# %% ../nbs/05g_ledger.ipynb #2add5ba7
 def default_path() -> Path:
     "Where the ledger lives: `data_dir()/ledger.sqlite`."
     return data_dir()/'ledger.sqlite'
 
-_JSON_COLS = ('retries', 'sampling', 'sampling_issues', 'readback', 'info')
-
+# %% ../nbs/05g_ledger.ipynb #7a5c121a
 @contextlib.contextmanager
 def _readable(path:Path):
     "Turn SQLite's failures on the ledger file (not a database, locked, unreadable) into one `LedgerError` naming it."
@@ -117,12 +132,14 @@ def _readable(path:Path):
     except sqlite3.Error as e:
         raise LedgerError(f"{path}: cannot use the call ledger ({e}); move the file aside and a new one is started") from None
 
+# %% ../nbs/05g_ledger.ipynb #02048efc
 def _connect(path:Path) -> sqlite3.Connection:
     con = sqlite3.connect(path, timeout=30, check_same_thread=False)
     con.execute('PRAGMA journal_mode=WAL')
     con.execute('PRAGMA synchronous=NORMAL')  # WAL + NORMAL: durable across crashes of the process, fast commits
     return con
 
+# %% ../nbs/05g_ledger.ipynb #477957f9
 class Ledger:
     "The call ledger: a SQLite `model_calls` table written by one thread, plus a JSONL call log."
     def __init__(self,
@@ -134,52 +151,66 @@ class Ledger:
         self._create()
         self._start(interval)
 
-    def _create(self):
-        "Create the table (or give an older one the new columns)."
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with _readable(self.path):
-            con = _connect(self.path)
-            try:
-                cols = ', '.join(f'{k} {t}' for k, (t, _) in COLUMNS.items())
-                con.execute(f'CREATE TABLE IF NOT EXISTS model_calls ({cols})')
-                have = {r[1] for r in con.execute('PRAGMA table_info(model_calls)')}
-                for k, (t, _) in COLUMNS.items():   # a ledger from an older version gains the new columns
-                    if k not in have: con.execute(f'ALTER TABLE model_calls ADD COLUMN {k} {t.replace(" PRIMARY KEY", "")}')
-                con.execute('CREATE INDEX IF NOT EXISTS model_calls_time ON model_calls(time)')
-                con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({", ".join(f"{k} {t}" for k, (t, _) in REFUSAL_COLUMNS.items())})')
-                con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals(last_time)')
-                for sql in budget_tables(): con.execute(sql)
-                con.commit()
-            finally: con.close()
-
-    def _start(self, interval:float):
-        "The buffer, the tickets and the writer thread."
-        self._buf, self._lock, self._out = collections.deque(), threading.Lock(), 0
-        self._commit_lock = threading.Lock()   # one committer at a time: rows and their updates reach the table in order
-        self._loop_con, self._logq, self._since_ckpt = None, collections.deque(), 0
-        self._waiters: list = []   # (ticket, loop, future) of `committed` calls
-        self._turns: dict = {}     # event loop -> futures of the `committed` calls its current turn made
-        self._n, self._wake, self._closing, self.interval = 0, threading.Event(), False, interval
-        self.errors: list[str] = []
-        self._thread = threading.Thread(target=self._writer, name='ramabana-ledger', daemon=True)
-        self._thread.start()
-
     def __repr__(self): return f'Ledger({str(self.path)!r})'
 
-# %% ../nbs/05g_ledger.ipynb #60992563
-_NAMES, _REFUSAL_NAMES = list(COLUMNS), list(REFUSAL_COLUMNS)
-_INSERT = f'INSERT OR REPLACE INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join("?" * len(_NAMES))})'
-_REFUSE = f'INSERT OR REPLACE INTO refusals ({", ".join(_REFUSAL_NAMES)}) VALUES ({", ".join("?" * len(_REFUSAL_NAMES))})'
+# %% ../nbs/05g_ledger.ipynb #90aab694
+@patch
+def _create(self:Ledger):
+    "Create the table (or give an older one the new columns)."
+    self.path.parent.mkdir(parents=True, exist_ok=True)
+    with _readable(self.path):
+        con = _connect(self.path)
+        try:
+            cols = ', '.join(f'{k} {t}' for k, (t, _) in COLUMNS.items())
+            con.execute(f'CREATE TABLE IF NOT EXISTS model_calls ({cols})')
+            have = {r[1] for r in con.execute('PRAGMA table_info(model_calls)')}
+            for k, (t, _) in COLUMNS.items():   # a ledger from an older version gains the new columns
+                if k not in have: con.execute(f'ALTER TABLE model_calls ADD COLUMN {k} {t.replace(" PRIMARY KEY", "")}')
+            con.execute('CREATE INDEX IF NOT EXISTS model_calls_time ON model_calls(time)')
+            con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({", ".join(f"{k} {t}" for k, (t, _) in REFUSAL_COLUMNS.items())})')
+            con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals(last_time)')
+            for sql in budget_tables(): con.execute(sql)
+            con.commit()
+        finally: con.close()
 
-def _busy(e:sqlite3.Error) -> bool: return isinstance(e, sqlite3.OperationalError) and ('locked' in str(e) or 'busy' in str(e))
+# %% ../nbs/05g_ledger.ipynb #9e5f11e1
+@patch
+def _start(self:Ledger, interval:float):
+    "The buffer, the tickets and the writer thread."
+    self._buf, self._lock, self._out = collections.deque(), threading.Lock(), 0
+    self._commit_lock = threading.Lock()   # one committer at a time: rows and their updates reach the table in order
+    self._loop_con, self._logq, self._since_ckpt = None, collections.deque(), 0
+    self._waiters: list = []   # (ticket, loop, future) of `committed` calls
+    self._turns: dict = {}     # event loop -> futures of the `committed` calls its current turn made
+    self._n, self._wake, self._closing, self.interval = 0, threading.Event(), False, interval
+    self.errors: list[str] = []
+    self._thread = threading.Thread(target=self._writer, name='ramabana-ledger', daemon=True)
+    self._thread.start()
 
+# %% ../nbs/05g_ledger.ipynb #1fa24354
 class _Refusal:
     "A refusal row, written whole (its later counts replace it)."
     __slots__ = ('fields',)
     def __init__(self, fields): self.fields = fields
 
+class _Update:
+    "A change to a row already recorded."
+    __slots__ = ('id', 'fields')
+    def __init__(self, id, fields): self.id, self.fields = id, fields
+
 def _kind(item) -> str: return 'row' if type(item) is dict else 'refusal' if type(item) is _Refusal else 'update'
 
+# %% ../nbs/05g_ledger.ipynb #5b108e14
+_row_json = msgspec.json.Encoder(enc_hook=str).encode   # what JSON has no type for, as its str
+
+_AS_IS = frozenset((type(None), str, int, float))   # most of a row: the common case costs one set lookup
+
+def _cell(v):
+    "A row's value as its column holds it: lists and dicts as JSON text, booleans as 0 or 1."
+    if type(v) in _AS_IS: return v
+    return _row_json(v).decode() if isinstance(v, (list, dict)) else int(v) if isinstance(v, bool) else v
+
+# %% ../nbs/05g_ledger.ipynb #90a0f44b
 def _set_columns(r:dict) -> tuple[tuple, tuple]:
     "The columns the row `r` sets (its keys whose value is not None, in its order), and their cells."
     set_ = {k: v if type(v) in _AS_IS else _cell(v) for k, v in r.items() if v is not None}
@@ -196,10 +227,16 @@ def _sqlite_inserts(rows) -> Iterator[tuple[str, list]]:
                                             if names else 'INSERT OR REPLACE INTO model_calls DEFAULT VALUES')
         yield sql, [cells for _, cells in group]
 
+# %% ../nbs/05g_ledger.ipynb #67e58371
+_NAMES, _REFUSAL_NAMES = list(COLUMNS), list(REFUSAL_COLUMNS)
+_INSERT = f'INSERT OR REPLACE INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join("?" * len(_NAMES))})'
+_REFUSE = f'INSERT OR REPLACE INTO refusals ({", ".join(_REFUSAL_NAMES)}) VALUES ({", ".join("?" * len(_REFUSAL_NAMES))})'
+
 def _every_column(insert:str) -> Callable:
     "The INSERTs of rows for a store whose `insert` binds every column (PostgreSQL's, where a NULL costs nothing to bind)."
     return lambda rows: [(insert, [tuple(map(_cell, map(r.get, _NAMES))) for r in rows])]
 
+# %% ../nbs/05g_ledger.ipynb #fd23c3a7
 def _write_items(con, items:list, inserts:Callable, refuse:str, mark:str='?') -> None:
     "Rows (as `inserts` turns them into statements), updates and refusals in order (a row, then its updates) through `con`, whose `execute`/`executemany` take `mark` placeholders."
     for kind, group in itertools.groupby(items, key=_kind):
@@ -211,8 +248,10 @@ def _write_items(con, items:list, inserts:Callable, refuse:str, mark:str='?') ->
                 con.execute(f'UPDATE model_calls SET {", ".join(f"{k} = {mark}" for k in u.fields)} WHERE id = {mark}',
                             (*map(_cell, u.fields.values()), u.id))
 
+# %% ../nbs/05g_ledger.ipynb #0a1a571b
+def _busy(e:sqlite3.Error) -> bool: return isinstance(e, sqlite3.OperationalError) and ('locked' in str(e) or 'busy' in str(e))
+
 Ledger.DB_ERRORS = (sqlite3.Error,)   # what a failed write raises
-Ledger.LOOP_COMMITS = True   # whether `committed` commits on the event loop's thread (a local file), or leaves it to the writer
 
 @patch
 def _write(self:Ledger, con, items:list) -> None:
@@ -224,6 +263,7 @@ def _give_back(self:Ledger, e:Exception, wait:bool) -> bool:
     "Whether a failed write's items go back to the buffer (to be written later) rather than count as lost: another process is writing."
     return not wait and _busy(e)
 
+# %% ../nbs/05g_ledger.ipynb #e7fc607c
 @patch
 def _commit(self:Ledger, con, wait:bool=True) -> bool:
     "Write what is buffered in one transaction on `con`; False, with nothing taken, if `wait` is off and the lock is busy, or the items went back."
@@ -241,6 +281,7 @@ def _commit(self:Ledger, con, wait:bool=True) -> bool:
         return True
     finally: self._commit_lock.release()
 
+# %% ../nbs/05g_ledger.ipynb #f87c59ac
 @patch
 def _done(self:Ledger, items:list) -> None:
     "Count `items` as written: their rows go to the call log, and whoever waits for them goes on."
@@ -250,6 +291,19 @@ def _done(self:Ledger, items:list) -> None:
     self._out += len(items)
     self._release()
 
+def _settle(fut, ok=True):
+    if not fut.done(): fut.set_result(ok)
+
+@patch
+def _release(self:Ledger):
+    "Wake the `committed` calls whose rows are now written."
+    if not self._waiters: return
+    with self._lock:
+        ready = [w for w in self._waiters if w[0] <= self._out]
+        self._waiters = [w for w in self._waiters if w[0] > self._out]
+    for _, loop, fut in ready: loop.call_soon_threadsafe(_settle, fut)
+
+# %% ../nbs/05g_ledger.ipynb #c2bf4a02
 @patch
 def _write_log(self:Ledger, f) -> None:
     "Append the committed rows waiting for the call log to `f`."
@@ -258,6 +312,7 @@ def _write_log(self:Ledger, f) -> None:
     while self._logq: rows.append(self._logq.popleft())
     f.write(b''.join(_row_json(r) + b'\n' for r in rows)); f.flush()   # UTF-8 already: the file is opened in binary
 
+# %% ../nbs/05g_ledger.ipynb #b135c43e
 @patch
 def _writer(self:Ledger):
     con = _connect(self.path)
@@ -283,28 +338,7 @@ def _writer(self:Ledger):
     finally:
         con.close(); log.close()
 
-_row_json = msgspec.json.Encoder(enc_hook=str).encode   # what JSON has no type for, as its str
-
-_AS_IS = frozenset((type(None), str, int, float))   # most of a row: the common case costs one set lookup
-
-def _cell(v):
-    "A row's value as its column holds it: lists and dicts as JSON text, booleans as 0 or 1."
-    if type(v) in _AS_IS: return v
-    return _row_json(v).decode() if isinstance(v, (list, dict)) else int(v) if isinstance(v, bool) else v
-
-def _settle(fut, ok=True):
-    if not fut.done(): fut.set_result(ok)
-
-@patch
-def _release(self:Ledger):
-    "Wake the `committed` calls whose rows are now written."
-    if not self._waiters: return
-    with self._lock:
-        ready = [w for w in self._waiters if w[0] <= self._out]
-        self._waiters = [w for w in self._waiters if w[0] > self._out]
-    for _, loop, fut in ready: loop.call_soon_threadsafe(_settle, fut)
-
-# %% ../nbs/05g_ledger.ipynb #b043df53
+# %% ../nbs/05g_ledger.ipynb #e3ca3e31
 @patch
 def _put(self:Ledger, item) -> int:
     "Hand `item` (a row or an `_Update`) to the writer, in order; its ticket."
@@ -319,67 +353,7 @@ def record(self:Ledger, row:dict) -> int:
     _known(row)
     return self._put(row)
 
-@patch
-def _loop_commit(self:Ledger) -> bool:
-    "Commit what is buffered on this thread, at once or not at all (another committer busy, or another process writing)."
-    if self._loop_con is None:
-        try:
-            con = sqlite3.connect(self.path, timeout=0, check_same_thread=False)   # busy: hand over, never wait here
-            con.execute('PRAGMA synchronous=NORMAL')
-            con.execute('PRAGMA wal_autocheckpoint=0')   # a checkpoint waits for the disk: the writer thread runs them
-        except sqlite3.Error: return False   # the writer tries, and keeps what went wrong in `errors`
-        self._loop_con = con
-    return self._commit(self._loop_con, wait=False)
-
-@patch
-def _turn_committed(self:Ledger) -> asyncio.Future:
-    "A future of whether what is buffered when this turn of the event loop ends got committed on the loop's thread."
-    loop = asyncio.get_running_loop()
-    if (turn := self._turns.get(loop)) is None:   # the turn's first: one commit after it serves every call the turn made
-        turn = self._turns[loop] = []
-        loop.call_soon(self._commit_turn, loop)
-    turn.append(fut := loop.create_future())
-    return fut
-
-@patch
-def _commit_turn(self:Ledger, loop) -> None:
-    "One commit for the rows of all the `committed` calls made in the turn of `loop` that just ended."
-    turn, ok = self._turns.pop(loop), False
-    try: ok = not self._closing and self._loop_commit()
-    finally:   # even when the commit itself failed: the callers then wait for the writer thread, none forever
-        for fut in turn:
-            if not fut.done(): fut.set_result(ok)   # done: its caller was cancelled
-
-@patch
-async def committed(self:Ledger, ticket:int, timeout:float=5.0) -> bool:
-    "Wait until everything up to `ticket` is committed; False when it is not within `timeout` seconds."
-    if self._out >= ticket: return True
-    # on this thread, once the loop's turn is over: answers that end together share one commit. In WAL mode with
-    # synchronous=NORMAL a commit writes to the OS without waiting for the disk, and costs less than waking the
-    # writer thread and being woken back by it
-    if not self._closing and self.LOOP_COMMITS and await self._turn_committed() and self._out >= ticket: return True
-    loop = asyncio.get_running_loop()
-    fut = loop.create_future()
-    with self._lock:
-        if self._out >= ticket: return True
-        self._waiters.append((ticket, loop, fut))
-    self._wake.set()   # now, not at the writer's next look
-    timer = loop.call_later(timeout, _settle, fut, False)   # cheaper than wait_for, which makes a task per call
-    try: return await fut
-    finally: timer.cancel()
-
-class _Update:
-    "A change to a row already recorded."
-    __slots__ = ('id', 'fields')
-    def __init__(self, id, fields): self.id, self.fields = id, fields
-
-@patch
-def update(self:Ledger, id:str, **fields) -> None:
-    "Enqueue a change to the row `id`, written after the row itself (a call's sampling readback comes after its answer)."
-    _known(fields)
-    if not fields: return
-    self._put(_Update(id, fields))
-
+# %% ../nbs/05g_ledger.ipynb #26c041c0
 @patch
 def flush(self:Ledger, timeout:float=30) -> None:
     "Wait until every enqueued row is written."
@@ -389,6 +363,9 @@ def flush(self:Ledger, timeout:float=30) -> None:
         if not self._thread.is_alive(): raise LedgerError('the ledger writer stopped')
         if time.monotonic() > deadline: raise LedgerError(f'the ledger did not flush within {timeout} s')
         time.sleep(0.001)
+
+# %% ../nbs/05g_ledger.ipynb #c0e7d620
+_JSON_COLS = ('retries', 'sampling', 'sampling_issues', 'readback', 'info')
 
 @patch
 def recent(self:Ledger, limit:int=50, **where) -> list[dict]:
@@ -410,6 +387,7 @@ def recent(self:Ledger, limit:int=50, **where) -> list[dict]:
         res.append(d)
     return res
 
+# %% ../nbs/05g_ledger.ipynb #e0dcfa05
 @patch
 def count(self:Ledger) -> int:
     "How many rows the table holds."
@@ -418,6 +396,7 @@ def count(self:Ledger) -> int:
         try: return con.execute('SELECT count(*) FROM model_calls').fetchone()[0]
         finally: con.close()
 
+# %% ../nbs/05g_ledger.ipynb #c2602efb
 @patch
 def close(self:Ledger) -> None:
     "Write what is queued and stop the writer. Safe to call twice."
@@ -428,20 +407,78 @@ def close(self:Ledger) -> None:
     if self._loop_con is not None:
         with self._commit_lock: self._loop_con.close(); self._loop_con = None
 
-_second = (None, '')   # the second formatted last, and its text: every call's row has a time, and seconds repeat
+# %% ../nbs/05g_ledger.ipynb #bf2c0a0c
+@patch
+def update(self:Ledger, id:str, **fields) -> None:
+    "Enqueue a change to the row `id`, written after the row itself (a call's sampling readback comes after its answer)."
+    _known(fields)
+    if not fields: return
+    self._put(_Update(id, fields))
 
-def now_iso(t:float|None=None) -> str:
-    "`t` (default now) as ISO 8601 UTC with milliseconds."
-    global _second
-    frac, s = math.modf(time.time() if t is None else t)
-    if frac < 0: frac, s = frac + 1, s - 1   # before 1970
-    ms = round(frac * 1e6) // 1000   # to the microsecond first, as datetime rounds, then cut to the millisecond as it does
-    if ms == 1000: s, ms = s + 1, 0
-    last, text = _second   # one read: another thread may replace it
-    if s != last: text = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(s)); _second = (s, text)
-    return f'{text}.{ms:03d}+00:00'
+# %% ../nbs/05g_ledger.ipynb #c62e326a
+Ledger.LOOP_COMMITS = True   # whether `committed` commits on the event loop's thread (a local file), or leaves it to the writer
 
-# %% ../nbs/05g_ledger.ipynb #faf2420b
+@patch
+def _loop_commit(self:Ledger) -> bool:
+    "Commit what is buffered on this thread, at once or not at all (another committer busy, or another process writing)."
+    if self._loop_con is None:
+        try:
+            con = sqlite3.connect(self.path, timeout=0, check_same_thread=False)   # busy: hand over, never wait here
+            con.execute('PRAGMA synchronous=NORMAL')
+            con.execute('PRAGMA wal_autocheckpoint=0')   # a checkpoint waits for the disk: the writer thread runs them
+        except sqlite3.Error: return False   # the writer tries, and keeps what went wrong in `errors`
+        self._loop_con = con
+    return self._commit(self._loop_con, wait=False)
+
+# %% ../nbs/05g_ledger.ipynb #ff9ab0e9
+@patch
+def _turn_committed(self:Ledger) -> asyncio.Future:
+    "A future of whether what is buffered when this turn of the event loop ends got committed on the loop's thread."
+    loop = asyncio.get_running_loop()
+    if (turn := self._turns.get(loop)) is None:   # the turn's first: one commit after it serves every call the turn made
+        turn = self._turns[loop] = []
+        loop.call_soon(self._commit_turn, loop)
+    turn.append(fut := loop.create_future())
+    return fut
+
+@patch
+def _commit_turn(self:Ledger, loop) -> None:
+    "One commit for the rows of all the `committed` calls made in the turn of `loop` that just ended."
+    turn, ok = self._turns.pop(loop), False
+    try: ok = not self._closing and self._loop_commit()
+    finally:   # even when the commit itself failed: the callers then wait for the writer thread, none forever
+        for fut in turn:
+            if not fut.done(): fut.set_result(ok)   # done: its caller was cancelled
+
+# %% ../nbs/05g_ledger.ipynb #75665397
+@patch
+async def committed(self:Ledger, ticket:int, timeout:float=5.0) -> bool:
+    "Wait until everything up to `ticket` is committed; False when it is not within `timeout` seconds."
+    if self._out >= ticket: return True
+    # on this thread, once the loop's turn is over: answers that end together share one commit. In WAL mode with
+    # synchronous=NORMAL a commit writes to the OS without waiting for the disk, and costs less than waking the
+    # writer thread and being woken back by it
+    if not self._closing and self.LOOP_COMMITS and await self._turn_committed() and self._out >= ticket: return True
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+    with self._lock:
+        if self._out >= ticket: return True
+        self._waiters.append((ticket, loop, fut))
+    self._wake.set()   # now, not at the writer's next look
+    timer = loop.call_later(timeout, _settle, fut, False)   # cheaper than wait_for, which makes a task per call
+    try: return await fut
+    finally: timer.cancel()
+
+# %% ../nbs/05g_ledger.ipynb #6c42e6fe
+def since_utc(since:str|None) -> str|None:
+    "`since` (YYYY-MM-DD, or an ISO 8601 time) as the ledger's UTC text to compare `time` with; `LedgerError` if it is neither."
+    if since is None: return None
+    try: t = dt.datetime.fromisoformat(since[:-1] + '+00:00' if since.endswith('Z') else since)   # Python 3.10 knows no Z
+    except ValueError: raise LedgerError(f"since should be a date (YYYY-MM-DD) or an ISO 8601 time, got {since!r}") from None
+    if t.tzinfo is None: t = t.replace(tzinfo=dt.timezone.utc)   # a bare date or time is UTC, as the ledger is
+    return t.astimezone(dt.timezone.utc).isoformat(timespec='milliseconds')
+
+# %% ../nbs/05g_ledger.ipynb #2962d650
 SPEND_GROUPS = {'token': 'token', 'model': 'COALESCE(answered_by, model)', 'day': 'substr(time, 1, 10)'}
 
 def _spend_sql(by:str, since:str|None, mark:str='?') -> str:
@@ -455,14 +492,7 @@ def _spend_sql(by:str, since:str|None, mark:str='?') -> str:
             'count(*) - count(cost_usd) AS unpriced '
             f'FROM model_calls {"WHERE time >= " + mark if since else ""} GROUP BY grp ORDER BY {order}')
 
-def since_utc(since:str|None) -> str|None:
-    "`since` (YYYY-MM-DD, or an ISO 8601 time) as the ledger's UTC text to compare `time` with; `LedgerError` if it is neither."
-    if since is None: return None
-    try: t = dt.datetime.fromisoformat(since[:-1] + '+00:00' if since.endswith('Z') else since)   # Python 3.10 knows no Z
-    except ValueError: raise LedgerError(f"since should be a date (YYYY-MM-DD) or an ISO 8601 time, got {since!r}") from None
-    if t.tzinfo is None: t = t.replace(tzinfo=dt.timezone.utc)   # a bare date or time is UTC, as the ledger is
-    return t.astimezone(dt.timezone.utc).isoformat(timespec='milliseconds')
-
+# %% ../nbs/05g_ledger.ipynb #7484aeed
 @patch
 def spend(self:Ledger,
           by:str='model',         # token, model (the one that answered) or day (UTC)
@@ -477,13 +507,14 @@ def spend(self:Ledger,
             return [dict(r) for r in con.execute(sql, args)]
         finally: con.close()
 
-# %% ../nbs/05g_ledger.ipynb #39c24360
+# %% ../nbs/05g_ledger.ipynb #dffc71ae
 @patch
 def refuse(self:Ledger, row:dict) -> int:
     "Enqueue a refusal row (`REFUSAL_COLUMNS`), replacing any earlier one with its id; its ticket."
     _known(row, REFUSAL_COLUMNS)
     return self._put(_Refusal(row))
 
+# %% ../nbs/05g_ledger.ipynb #2263338c
 def _refusal_rows(rows) -> list[dict]:
     "Refusal rows as dicts, their `clients` read back from JSON."
     res = [dict(r) for r in rows]
@@ -503,7 +534,7 @@ def refusals(self:Ledger, limit:int=50) -> list[dict]:
             return _refusal_rows(con.execute(_REFUSALS_SQL.format(m='?'), (int(limit),)).fetchall())
         finally: con.close()
 
-# %% ../nbs/05g_ledger.ipynb #180d2027
+# %% ../nbs/05g_ledger.ipynb #03e41e90
 HOLD_TTL = 3600.0   # seconds a budget hold lasts when its call never settles (a gateway killed mid-call)
 
 class BudgetState(NamedTuple):
@@ -512,6 +543,7 @@ class BudgetState(NamedTuple):
     spent: float
     held: float
 
+# %% ../nbs/05g_ledger.ipynb #a3d47338
 def _take_hold(cur, token, period, since, usd, budget, hold_id, now, ttl, mark='?', lock='') -> BudgetState:
     "The body of `hold_budget`'s transaction on the cursor `cur`, in SQL both stores speak (`mark`: placeholder; `lock`: row lock)."
     q = lambda sql: sql.replace('?', mark)
@@ -529,11 +561,20 @@ def _take_hold(cur, token, period, since, usd, budget, hold_id, now, ttl, mark='
                     (hold_id, token, period, usd, now + ttl))
     return state
 
+# %% ../nbs/05g_ledger.ipynb #f13e2440
 def _settle_hold(cur, hold_id, token, period, usd, mark='?') -> None:
     "The body of `settle_budget`'s transaction: the cost into the period's `spent`, the hold gone (the period row's lock first, as holds take it)."
     cur.execute(f'UPDATE token_budgets SET spent = spent + {mark} WHERE token = {mark} AND period = {mark}', (usd, token, period))
     cur.execute(f'DELETE FROM token_holds WHERE id = {mark}', (hold_id,))
 
+def _budget_state(cur, token, period, mark='?') -> dict:
+    "What `token` spent in `period` and its holds there (lapsed ones too), read on `cur`."
+    row = cur.execute(f'SELECT spent FROM token_budgets WHERE token = {mark} AND period = {mark}', (token, period)).fetchone()
+    n, held = cur.execute(f'SELECT count(*), COALESCE(sum(usd), 0) FROM token_holds WHERE token = {mark} AND period = {mark}',
+                          (token, period)).fetchone()
+    return {'spent': row[0] if row else None, 'held': held, 'holds': n}
+
+# %% ../nbs/05g_ledger.ipynb #e72ca29a
 @patch
 def _budget_tx(self:Ledger, body, *args):
     "Run `body(cursor, *args)` in one write transaction on the SQLite file, taken at once (`BEGIN IMMEDIATE`); its result."
@@ -549,6 +590,7 @@ def _budget_tx(self:Ledger, body, *args):
         finally: con.close()
     except sqlite3.Error as e: raise LedgerError(f'{self.path}: cannot use the budget tables ({e})') from None
 
+# %% ../nbs/05g_ledger.ipynb #4343a67c
 @patch
 def hold_budget(self:Ledger,
                 token:str,        # the token's name
@@ -567,28 +609,18 @@ def settle_budget(self:Ledger, hold_id:str, token:str, period:str, usd:float) ->
     "Add what the call cost (`usd`) to the period's `spent` and drop its hold, in one transaction."
     self._budget_tx(_settle_hold, hold_id, token, period, usd)
 
-def _budget_state(cur, token, period, mark='?') -> dict:
-    "What `token` spent in `period` and its holds there (lapsed ones too), read on `cur`."
-    row = cur.execute(f'SELECT spent FROM token_budgets WHERE token = {mark} AND period = {mark}', (token, period)).fetchone()
-    n, held = cur.execute(f'SELECT count(*), COALESCE(sum(usd), 0) FROM token_holds WHERE token = {mark} AND period = {mark}',
-                          (token, period)).fetchone()
-    return {'spent': row[0] if row else None, 'held': held, 'holds': n}
-
 @patch
 def budget(self:Ledger, token:str, period:str) -> dict:
     "What `token` spent in `period` and what its holds may still cost: `{'spent', 'held', 'holds'}` (lapsed holds too)."
     return self._budget_tx(_budget_state, token, period)
 
-# %% ../nbs/05g_ledger.ipynb #11e04752
-_PG_TYPES = {'TEXT PRIMARY KEY': 'TEXT PRIMARY KEY', 'TEXT': 'TEXT', 'INTEGER': 'BIGINT', 'REAL': 'DOUBLE PRECISION'}
-SCHEMA_VERSION = 3   # 1: the table and its indexes; 2: cost_usd; 3: refusals, token_budgets, token_holds
-_PG_INDEXES = {'model_calls_time': '(time)', 'model_calls_model_time': '(model, time)', 'model_calls_purpose_time': '(purpose, time)'}
-
+# %% ../nbs/05g_ledger.ipynb #cf42c8dc
 def shown_url(url:str) -> str:
     "`url` with its password replaced by ***."
     u = urlsplit(url)
     return url.replace(f':{u.password}@', ':***@') if u.password else url
 
+# %% ../nbs/05g_ledger.ipynb #af1b191f
 _NOT_NOW = ('the database system is', 'too many clients')   # a server starting, stopping, recovering or full: it will take connections later
 
 def _answered(e:Exception) -> bool:
@@ -596,10 +628,12 @@ def _answered(e:Exception) -> bool:
     said = str(e)   # psycopg gives a failed connect no SQLSTATE: libpq's text marks the server's own word with FATAL
     return 'FATAL:' in said and not any(m in said for m in _NOT_NOW)
 
+# %% ../nbs/05g_ledger.ipynb #2de3692f
 def spool_prefix(url:str) -> str:
     "How the names of the spool files for the database at `url` start: a digest of the URL without its password."
     return 'pg-' + hashlib.blake2b(shown_url(url).encode(), digest_size=6).hexdigest()
 
+# %% ../nbs/05g_ledger.ipynb #679b4252
 class PgLedger(Ledger):
     "The call ledger in PostgreSQL, shared by several gateways: `Ledger`'s buffer and writer over a `model_calls` table there."
     def __init__(self,
@@ -625,16 +659,6 @@ class PgLedger(Ledger):
 
     def __repr__(self): return f'PgLedger({self.path!r})'
 
-    def _said(self, e:Exception) -> str:
-        "The first line of what psycopg said, with the password (libpq may quote the URL) shown as ***."
-        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        pw = urlsplit(self.url).password
-        return text.replace(pw, '***') if pw else text
-
-    def _connect_db(self):
-        try: return self._pg.connect(self.url, connect_timeout=5)
-        except self._pg.Error as e: raise LedgerError(f'{self.path}: cannot reach the ledger database: {self._said(e)}') from None
-
     def _create(self):
         "Make what is missing of the schema; None, or the error of a server that did not answer (an outage: the gateway starts all the same)."
         try: con = self._pg.connect(self.url, connect_timeout=5)
@@ -647,30 +671,48 @@ class PgLedger(Ledger):
                 if self._gone(e): return e
                 raise LedgerError(self._tables_refused(e)) from None
 
-    def _tables_refused(self, e:Exception) -> str:
-        "What the ledger says when PostgreSQL would not make its tables: at start, and in `errors` after an outage."
-        return f'{self.path}: cannot make the ledger tables: {self._said(e)}'
+# %% ../nbs/05g_ledger.ipynb #83ac94d9
+@patch
+def _said(self:PgLedger, e:Exception) -> str:
+    "The first line of what psycopg said, with the password (libpq may quote the URL) shown as ***."
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    pw = urlsplit(self.url).password
+    return text.replace(pw, '***') if pw else text
 
-    def _make_tables(self, con):
-        "The schema on `con`, in one transaction: the tables, the columns and indexes a newer version added, the version."
-        with con.transaction():
-            con.execute('SELECT pg_advisory_xact_lock(7355608)')   # gateways starting together take turns
-            con.execute('CREATE TABLE IF NOT EXISTS ramabana_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ DEFAULT now())')
-            cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in COLUMNS.items())
-            con.execute(f'CREATE TABLE IF NOT EXISTS model_calls ({cols})')
-            for k, (t, _) in COLUMNS.items():   # a table from an older version gains the new columns
-                con.execute(f'ALTER TABLE model_calls ADD COLUMN IF NOT EXISTS {k} {_PG_TYPES[t].replace(" PRIMARY KEY", "")}')
-            for name, cols_ in _PG_INDEXES.items(): con.execute(f'CREATE INDEX IF NOT EXISTS {name} ON model_calls {cols_}')
-            cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in REFUSAL_COLUMNS.items())
-            con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({cols})')
-            con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals (last_time)')
-            for sql in budget_tables('DOUBLE PRECISION'): con.execute(sql)
-            con.execute('INSERT INTO ramabana_migrations (version) VALUES (%s) ON CONFLICT DO NOTHING', (SCHEMA_VERSION,))
-        self._tables_made = True
+@patch
+def _connect_db(self:PgLedger):
+    try: return self._pg.connect(self.url, connect_timeout=5)
+    except self._pg.Error as e: raise LedgerError(f'{self.path}: cannot reach the ledger database: {self._said(e)}') from None
 
-# %% ../nbs/05g_ledger.ipynb #3bc0a0e8
-SPOOL_BATCH = 500    # items a transaction when a spool is written to PostgreSQL
+# %% ../nbs/05g_ledger.ipynb #2c2a8ad6
+_PG_TYPES = {'TEXT PRIMARY KEY': 'TEXT PRIMARY KEY', 'TEXT': 'TEXT', 'INTEGER': 'BIGINT', 'REAL': 'DOUBLE PRECISION'}
+SCHEMA_VERSION = 3   # 1: the table and its indexes; 2: cost_usd; 3: refusals, token_budgets, token_holds
+_PG_INDEXES = {'model_calls_time': '(time)', 'model_calls_model_time': '(model, time)', 'model_calls_purpose_time': '(purpose, time)'}
 
+@patch
+def _tables_refused(self:PgLedger, e:Exception) -> str:
+    "What the ledger says when PostgreSQL would not make its tables: at start, and in `errors` after an outage."
+    return f'{self.path}: cannot make the ledger tables: {self._said(e)}'
+
+@patch
+def _make_tables(self:PgLedger, con):
+    "The schema on `con`, in one transaction: the tables, the columns and indexes a newer version added, the version."
+    with con.transaction():
+        con.execute('SELECT pg_advisory_xact_lock(7355608)')   # gateways starting together take turns
+        con.execute('CREATE TABLE IF NOT EXISTS ramabana_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ DEFAULT now())')
+        cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in COLUMNS.items())
+        con.execute(f'CREATE TABLE IF NOT EXISTS model_calls ({cols})')
+        for k, (t, _) in COLUMNS.items():   # a table from an older version gains the new columns
+            con.execute(f'ALTER TABLE model_calls ADD COLUMN IF NOT EXISTS {k} {_PG_TYPES[t].replace(" PRIMARY KEY", "")}')
+        for name, cols_ in _PG_INDEXES.items(): con.execute(f'CREATE INDEX IF NOT EXISTS {name} ON model_calls {cols_}')
+        cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in REFUSAL_COLUMNS.items())
+        con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({cols})')
+        con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals (last_time)')
+        for sql in budget_tables('DOUBLE PRECISION'): con.execute(sql)
+        con.execute('INSERT INTO ramabana_migrations (version) VALUES (%s) ON CONFLICT DO NOTHING', (SCHEMA_VERSION,))
+    self._tables_made = True
+
+# %% ../nbs/05g_ledger.ipynb #7bc7c5be
 def _spool_line(item) -> dict:
     "A row, an update to one, or a refusal row, as a spool line."
     kind = _kind(item)
@@ -681,6 +723,7 @@ def _spool_item(line:dict):
     if 'row' in line: return line['row']
     return _Refusal(line['refusal']) if 'refusal' in line else _Update(line['update'], line['fields'])
 
+# %% ../nbs/05g_ledger.ipynb #dd0c6f44
 def read_spool(path:Path|str) -> tuple[list, int]:
     "The items in the spool file at `path`, in order, and how many lines did not read (a line torn by a kill is one)."
     items, skipped = [], 0
@@ -690,6 +733,7 @@ def read_spool(path:Path|str) -> tuple[list, int]:
         except (ValueError, KeyError, TypeError): skipped += 1
     return items, skipped
 
+# %% ../nbs/05g_ledger.ipynb #e66566ba
 def _lock(fd:int, wait:bool=True) -> bool:
     "Take the exclusive `flock` on `fd`; False when another open file holds it and `wait` is off."
     import fcntl   # POSIX; only a PostgreSQL ledger has a spool
@@ -703,6 +747,7 @@ def _fsync_dir(folder:Path) -> None:
     try: os.fsync(fd)
     finally: os.close(fd)
 
+# %% ../nbs/05g_ledger.ipynb #3fe569d1
 class Spool:
     "A spool file, locked by the one process that writes it or writes it to PostgreSQL."
     def __init__(self, path:Path, fd:int): self.path, self.fd = path, fd
@@ -734,38 +779,43 @@ class Spool:
         os.close(fd)
         return None
 
-    def append(self, items:list) -> None:
-        "Append `items` in order, a line each, on disk (fsynced) when it returns."
-        append_jsonl(self.path, [_spool_line(i) for i in items], default=str)
-
-    def items(self) -> tuple[list, int]:
-        "What the file holds: the items, and how many lines did not read."
-        return read_spool(self.path)
-
-    def remove(self) -> None:
-        "Delete the file (its rows are in PostgreSQL), then let go of it: removed while still locked, so no one adopts it."
-        self.path.unlink()
-        self.close()
-
-    def close(self) -> None:
-        "Let go of the file and its lock; the file stays, for whoever writes it to PostgreSQL. Safe to call twice."
-        if self.fd is not None: os.close(self.fd); self.fd = None
-
     def __repr__(self): return f'Spool({str(self.path)!r})'
 
-# %% ../nbs/05g_ledger.ipynb #63b2c3ed
+# %% ../nbs/05g_ledger.ipynb #f21b872f
+@patch
+def append(self:Spool, items:list) -> None:
+    "Append `items` in order, a line each, on disk (fsynced) when it returns."
+    append_jsonl(self.path, [_spool_line(i) for i in items], default=str)
+
+@patch
+def items(self:Spool) -> tuple[list, int]:
+    "What the file holds: the items, and how many lines did not read."
+    return read_spool(self.path)
+
+# %% ../nbs/05g_ledger.ipynb #f6a6e04c
+@patch
+def remove(self:Spool) -> None:
+    "Delete the file (its rows are in PostgreSQL), then let go of it: removed while still locked, so no one adopts it."
+    self.path.unlink()
+    self.close()
+
+@patch
+def close(self:Spool) -> None:
+    "Let go of the file and its lock; the file stays, for whoever writes it to PostgreSQL. Safe to call twice."
+    if self.fd is not None: os.close(self.fd); self.fd = None
+
+# %% ../nbs/05g_ledger.ipynb #409dfd6b
 _PG_INSERT = (f'INSERT INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join(["%s"] * len(_NAMES))}) '
               f'ON CONFLICT (id) DO UPDATE SET {", ".join(f"{k} = EXCLUDED.{k}" for k in _NAMES if k != "id")}')
 _PG_REFUSE = (f'INSERT INTO refusals ({", ".join(_REFUSAL_NAMES)}) VALUES ({", ".join(["%s"] * len(_REFUSAL_NAMES))}) '
               f'ON CONFLICT (id) DO UPDATE SET {", ".join(f"{k} = EXCLUDED.{k}" for k in _REFUSAL_NAMES if k != "id")}')
 _PG_ROWS = _every_column(_PG_INSERT)
-RETRY_MAX = 10.0     # seconds between tries at the most while PostgreSQL is away
-ADOPT_EVERY = 60.0   # seconds between looks for spools that ended gateways left
 
 @patch
 def _write(self:PgLedger, con, items:list) -> None:
     with con.transaction(), con.cursor() as cur: _write_items(cur, items, _PG_ROWS, _PG_REFUSE, '%s')
 
+# %% ../nbs/05g_ledger.ipynb #88e962c5
 @patch
 def _gone(self:PgLedger, e:Exception) -> bool:
     "Whether `e` says the server went away or cannot be reached, rather than that it refused what was written."
@@ -785,6 +835,7 @@ def _give_back(self:PgLedger, e:Exception, wait:bool) -> bool:
     if gone := self._gone(e): self._away(e)
     return gone
 
+# %% ../nbs/05g_ledger.ipynb #c6977de0
 PgLedger.LOOP_COMMITS = False   # over the network: the writer's job, never the event loop's (nor a turn of it waited for)
 
 @patch
@@ -793,7 +844,7 @@ async def committed(self:PgLedger, ticket:int, timeout:float=5.0) -> bool:
     if self._stranded and self._out < ticket: self._wake.set(); return False
     return await Ledger.committed(self, ticket, timeout)
 
-# %% ../nbs/05g_ledger.ipynb #649f4663
+# %% ../nbs/05g_ledger.ipynb #9530d8bd
 @patch
 def _connected(self:PgLedger, con):
     "`con`, or a new connection when there is none or the server closed it."
@@ -805,6 +856,7 @@ def _drop(self:PgLedger, con) -> None:
     if con is not None:
         with contextlib.suppress(self._pg.Error): con.close()
 
+# %% ../nbs/05g_ledger.ipynb #a576b3bd
 @patch
 def _write_through(self:PgLedger, con):
     "Commit what is buffered on `con`; the connection, or None when the server went away (the rows are back in the buffer)."
@@ -814,6 +866,7 @@ def _write_through(self:PgLedger, con):
     self._drop(con)
     return None
 
+# %% ../nbs/05g_ledger.ipynb #01332c31
 @patch
 def _to_spool(self:PgLedger) -> None:
     "Append what is buffered to this process's spool: fsynced, it counts as written. If the disk refuses, it stays buffered."
@@ -831,6 +884,7 @@ def _to_spool(self:PgLedger) -> None:
     self._stranded = False
     self._done(items)
 
+# %% ../nbs/05g_ledger.ipynb #ff91fd7e
 @patch
 def _write_batch(self:PgLedger, con, items:list) -> None:
     "`items` in one transaction; those PostgreSQL refuses (a live batch would have been lost with them) one at a time, into `errors`."
@@ -842,6 +896,9 @@ def _write_batch(self:PgLedger, con, items:list) -> None:
         except self._pg.Error as e:
             if self._gone(e): raise
             self.errors.append(f'{type(e).__name__}: {self._said(e)}')
+
+# %% ../nbs/05g_ledger.ipynb #67f5826d
+SPOOL_BATCH = 500    # items a transaction when a spool is written to PostgreSQL
 
 @patch
 def _replay(self:PgLedger, con, spool:Spool) -> int:
@@ -855,6 +912,7 @@ def _replay(self:PgLedger, con, spool:Spool) -> int:
         self.errors.append(f'{spool.path}: written to {self.path} but not removed ({type(e).__name__}: {e})')
     return len(items)
 
+# %% ../nbs/05g_ledger.ipynb #dc377247
 @patch
 def _dial(self:PgLedger) -> None:
     "Start a try at connecting, on a thread of its own; the connection (None: no answer) lands in `_dialing`."
@@ -867,6 +925,7 @@ def _dial(self:PgLedger) -> None:
         self._wake.set()
     threading.Thread(target=run, name='ramabana-ledger-dial', daemon=True).start()
 
+# %% ../nbs/05g_ledger.ipynb #b199f658
 @patch
 def _come_back(self:PgLedger, con):
     "The server answered on `con`: write this process's spool there and remove it. The connection, or None if it went away again."
@@ -884,6 +943,7 @@ def _come_back(self:PgLedger, con):
     log.warning('ledger: %s is back; %d spooled items are written to it', self.path, n)
     return con
 
+# %% ../nbs/05g_ledger.ipynb #4e2cc1bb
 @patch
 def _adopt_orphans(self:PgLedger, con):
     "Write to PostgreSQL, and remove, the spools for this database that ended processes left in the spool folder; the connection."
@@ -900,12 +960,17 @@ def _adopt_orphans(self:PgLedger, con):
         log.warning('ledger: %d items that a stopped gateway left in %s are written to %s', n, path, self.path)
     return con
 
+# %% ../nbs/05g_ledger.ipynb #a1f902f0
 @patch
 def _at_shutdown(self:PgLedger) -> None:
     "Say where the rows that did not reach PostgreSQL are: in the spool, or (its disk refusing too) nowhere."
     if self._buf: self.errors.append(f'{self.path}: unreachable at shutdown and the spool cannot be written; {len(self._buf)} rows not written')
     elif self._spool is not None:
         log.warning('ledger: %s is still away at shutdown; %s keeps its rows for the next gateway', self.path, self._spool.path)
+
+# %% ../nbs/05g_ledger.ipynb #fcd22d5b
+RETRY_MAX = 10.0     # seconds between tries at the most while PostgreSQL is away
+ADOPT_EVERY = 60.0   # seconds between looks for spools that ended gateways left
 
 @patch
 def _writer(self:PgLedger):
@@ -937,7 +1002,7 @@ def _writer(self:PgLedger):
         if self._dialing: self._drop(self._dialing[0])
         if self._spool is not None: self._spool.close()   # the lock goes; the file stays for the next gateway
 
-# %% ../nbs/05g_ledger.ipynb #f58a7ec3
+# %% ../nbs/05g_ledger.ipynb #bf2ade6c
 @patch
 def recent(self:PgLedger, limit:int=50, **where) -> list[dict]:
     _known(where)
@@ -955,6 +1020,7 @@ def recent(self:PgLedger, limit:int=50, **where) -> list[dict]:
 def count(self:PgLedger) -> int:
     with self._connect_db() as con: return con.execute('SELECT count(*) FROM model_calls').fetchone()[0]
 
+# %% ../nbs/05g_ledger.ipynb #b829f3e1
 @patch
 def spend(self:PgLedger, by:str='model', since:str|None=None) -> list[dict]:
     from psycopg.rows import dict_row
@@ -967,6 +1033,7 @@ def refusals(self:PgLedger, limit:int=50) -> list[dict]:
     with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur:
         return _refusal_rows(cur.execute(_REFUSALS_SQL.format(m='%s'), (int(limit),)).fetchall())
 
+# %% ../nbs/05g_ledger.ipynb #f450445c
 @patch
 def _budget_tx(self:PgLedger, body, *args):
     "As `Ledger._budget_tx`, on this gateway's own budget connection (one transaction at a time); a dropped connection is made again once."
@@ -980,6 +1047,7 @@ def _budget_tx(self:PgLedger, body, *args):
                 if attempt == 2 or not self._gone(e):
                     raise LedgerError(f'{self.path}: cannot use the budget tables: {self._said(e)}') from None
 
+# %% ../nbs/05g_ledger.ipynb #14d8306b
 @patch
 def hold_budget(self:PgLedger, token:str, period:str, since:str, usd:float, budget:float, hold_id:str, now:float,
                 ttl:float=HOLD_TTL) -> BudgetState:
@@ -993,12 +1061,14 @@ def settle_budget(self:PgLedger, hold_id:str, token:str, period:str, usd:float) 
 @patch
 def budget(self:PgLedger, token:str, period:str) -> dict: return self._budget_tx(_budget_state, token, period, '%s')
 
+# %% ../nbs/05g_ledger.ipynb #9c3b12c7
 @patch
 def close(self:PgLedger) -> None:
     "Write what is queued, stop the writer and close the budget connection. Safe to call twice."
     Ledger.close(self)
     with self._budget_lock: self._drop(self._budget_con); self._budget_con = None
 
+# %% ../nbs/05g_ledger.ipynb #e502552b
 def open_ledger(url:str|None=None) -> Ledger:
     "The ledger the settings name: PostgreSQL for a `postgresql://` `ledger.url`, else the SQLite file."
     url = url if url is not None else get('ledger.url')

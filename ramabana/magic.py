@@ -19,9 +19,9 @@ from .display import (CellView, TerminalShow, TurnResult, ipython_show, tool_lin
                               default_confirm, calls_table, refusals_table, ledger_rows, clip)
 
 # %% auto #0
-__all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'cell_reader', 'Report',
-           'Session', 'no_notebook_note', 'subcommand', 'model_named', 'cost_line', 'as_typed', 'cell_args', 'session',
-           'ram', 'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
+__all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'cell_reader',
+           'Session', 'no_notebook_note', 'Report', 'subcommand', 'model_named', 'cost_line', 'as_typed', 'cell_args',
+           'session', 'ram', 'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
@@ -54,10 +54,7 @@ NOTEBOOK_SP = ("The notebook comes before the question, in a <notebook> block: o
                "and outputs (cells left out for room are listed in <context-compacted>; read_cell(id) shows any cell in "
                "full). Later questions bring only what changed, in a <notebook-changes> block.")
 
-class Report(str):
-    "Text a `%ram` subcommand returns: shown as is (no quotes), and still a `str` to assert on."
-    def __repr__(self): return str(self)
-
+# %% ../nbs/09_magic.ipynb #6ed13c80
 class Session:
     "What `%%ram` remembers in one shell: the agent, the model, approvals, the last turn."
     def __init__(self, ip,
@@ -74,51 +71,61 @@ class Session:
         self.warm_error: str|None = None                # why it could not start, when it could not
         self._agent_lock = threading.RLock()   # the warm-up thread and the first question may both make the agent
 
-    def notebook(self) -> Path|None:
-        "The open notebook's file, or None."
-        return find_notebook(getattr(self.ip, 'user_ns', None))
+# %% ../nbs/09_magic.ipynb #91f41d42
+@patch
+def notebook(self:Session) -> Path|None:
+    "The open notebook's file, or None."
+    return find_notebook(getattr(self.ip, 'user_ns', None))
 
-    def kernel_history(self) -> tuple[list, dict]:
-        "The kernel's raw inputs and results (`In`, `Out`)."
-        hm = getattr(self.ip, 'history_manager', None)
-        return (list(getattr(hm, 'input_hist_raw', None) or []), dict(getattr(hm, 'output_hist', None) or {}))
+@patch
+def kernel_history(self:Session) -> tuple[list, dict]:
+    "The kernel's raw inputs and results (`In`, `Out`)."
+    hm = getattr(self.ip, 'history_manager', None)
+    return (list(getattr(hm, 'input_hist_raw', None) or []), dict(getattr(hm, 'output_hist', None) or {}))
 
-    def current(self, inputs:list) -> tuple[int|None, str|None]:
-        "The running cell's index in `inputs` and its source: IPython stores a cell's input before running it."
-        return (len(inputs) - 1, inputs[-1]) if len(inputs) > 1 else (None, None)
+@patch
+def current(self:Session, inputs:list) -> tuple[int|None, str|None]:
+    "The running cell's index in `inputs` and its source: IPython stores a cell's input before running it."
+    return (len(inputs) - 1, inputs[-1]) if len(inputs) > 1 else (None, None)
 
-    def spec(self):
-        "The model to use: the one chosen with `%ram model` or `-m`, else `model.default`."
-        if self.model: return resolve(self.model)
-        from ramabana.core import UnknownModel, setting
-        try: return resolve()
-        except UnknownModel as e:   # the user typed no name: say where the unknown one comes from
-            src = setting('model.default').source
-            src = f"the environment variable {src[4:]}" if src.startswith('env:') else src
-            raise MagicError(f"{e} (the model.default setting, from {src}; `%ram model NAME` picks another)") from None
+# %% ../nbs/09_magic.ipynb #6cb23451
+@patch
+def spec(self:Session):
+    "The model to use: the one chosen with `%ram model` or `-m`, else `model.default`."
+    if self.model: return resolve(self.model)
+    from ramabana.core import UnknownModel, setting
+    try: return resolve()
+    except UnknownModel as e:   # the user typed no name: say where the unknown one comes from
+        src = setting('model.default').source
+        src = f"the environment variable {src[4:]}" if src.startswith('env:') else src
+        raise MagicError(f"{e} (the model.default setting, from {src}; `%ram model NAME` picks another)") from None
 
-    def _ask_user(self, name, args):
-        "The agent's `ask`: route the question to the running turn's main thread, or ask here."
-        f = self._approve or self.confirm or default_confirm
-        return f(name, args)
+# %% ../nbs/09_magic.ipynb #8c31c8e4
+@patch
+def _ask_user(self:Session, name, args):
+    "The agent's `ask`: route the question to the running turn's main thread, or ask here."
+    f = self._approve or self.confirm or default_confirm
+    return f(name, args)
 
-    def get_agent(self):
-        "The session's agent for the current model, made on first use; a model switch keeps the conversation."
-        spec = self.spec()
-        with self._agent_lock:
-            if self.agent is None:
-                from ramabana.agent import Agent, SP   # lazy: the SDK and the gateway load with the first question
-                self.agent = Agent(spec, ns=self.ip.user_ns, sp=f'{SP}\n\n{NOTEBOOK_SP}', tools=[cell_reader(self)],
-                                   approve=self.approve, ask=self._ask_user)
-            elif self.agent.spec.name != spec.name: self.agent.switch(spec)
-            return self.agent
+@patch
+def get_agent(self:Session):
+    "The session's agent for the current model, made on first use; a model switch keeps the conversation."
+    spec = self.spec()
+    with self._agent_lock:
+        if self.agent is None:
+            from ramabana.agent import Agent, SP   # lazy: the SDK and the gateway load with the first question
+            self.agent = Agent(spec, ns=self.ip.user_ns, sp=f'{SP}\n\n{NOTEBOOK_SP}', tools=[cell_reader(self)],
+                               approve=self.approve, ask=self._ask_user)
+        elif self.agent.spec.name != spec.name: self.agent.switch(spec)
+        return self.agent
 
-    def status(self) -> str:
-        "Usage, how full the window is, and the model, on one line."
-        if self.agent is not None: return self.agent.status()
-        return f'no conversation yet · {self.spec().name}'
+@patch
+def status(self:Session) -> str:
+    "Usage, how full the window is, and the model, on one line."
+    if self.agent is not None: return self.agent.status()
+    return f'no conversation yet · {self.spec().name}'
 
-# %% ../nbs/09_magic.ipynb #ab2d1e95
+# %% ../nbs/09_magic.ipynb #4c4bfc7e
 NO_NOTEBOOK = ('ramabana: no open notebook found (the kernel was not started by Jupyter, so JPY_SESSION_NAME is not '
                'set); asking without notebook context. `%%ram --no-notebook` skips this check.')
 
@@ -130,6 +137,7 @@ def no_notebook_note(ns:dict|None=None, env:dict|None=None) -> str:
            f'the kernel was started for {p}, which is not there now: renamed or moved? restart the kernel to follow it')
     return f'ramabana: no open notebook found ({why}); asking without notebook context. `%%ram --no-notebook` skips this check.'
 
+# %% ../nbs/09_magic.ipynb #6ef6cd40
 @patch
 def context(self:Session, question:str, notebook:bool=True) -> tuple[str, Callable|None]:
     "What of the open notebook goes with `question` (the block, what changed since the model saw it, or ''), and how to make the block afresh."
@@ -159,6 +167,7 @@ def context(self:Session, question:str, notebook:bool=True) -> tuple[str, Callab
             return ch, fresh
     return fresh(), fresh
 
+# %% ../nbs/09_magic.ipynb #d6ccfe0c
 def _error_lines(err:str) -> tuple[str, str]:
     "The forms in which the backend writes a failed turn's reason into its text: a failure, and an empty reply."
     return f'[error: {err}]', f'[{err}]'
@@ -192,7 +201,11 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     view.status(self.status())
     return res
 
-# %% ../nbs/09_magic.ipynb #466471e5
+# %% ../nbs/09_magic.ipynb #15e6ef72
+class Report(str):
+    "Text a `%ram` subcommand returns: shown as is (no quotes), and still a `str` to assert on."
+    def __repr__(self): return str(self)
+
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -200,6 +213,7 @@ def subcommand(name:str, args:str, help:str):
     def deco(f): SUBCOMMANDS[name] = (f, args, help); return f
     return deco
 
+# %% ../nbs/09_magic.ipynb #dba30986
 def model_named(name:str):
     "The model called `name`; when no known name is close to it, the error lists them all."
     from ramabana.core import UnknownModel, catalog, config_path
@@ -214,10 +228,6 @@ def model_named(name:str):
         rungs_for(spec, sampling_tables())
     return spec
 
-def _need_agent(s:Session, what:str):
-    if s.agent is None: raise MagicError(f'nothing to {what} yet: ask something in a %%ram cell first')
-    return s.agent
-
 @subcommand('model', '[NAME]', 'show the model, or switch to NAME (or NAME:PROFILE, with a sampling profile) for the next questions (the conversation is kept)')
 def _model(s:Session, name:str|None=None):
     if name:
@@ -227,6 +237,7 @@ def _model(s:Session, name:str|None=None):
     spec = s.spec()
     return Report(f'model: {spec.name} ({spec.runtime}' + (f', window {spec.ctx:,} tokens)' if spec.ctx else ')'))
 
+# %% ../nbs/09_magic.ipynb #949d2863
 # which of the windows known for a model decided it (the gateway's `context_window`), in a user's words
 WINDOW_SOURCES = {'config': "the model's ctx in config.toml", 'catalog': "ramabana's built-in catalog",
                   'server': "the server's n_ctx", 'trained': 'the length the model was trained for',
@@ -251,10 +262,16 @@ def _usage(s:Session):
     if be is not None and (cost := cost_line(s.agent)): lines.append(cost)
     return Report('\n'.join(lines))
 
+# %% ../nbs/09_magic.ipynb #7d15b919
+def _need_agent(s:Session, what:str):
+    if s.agent is None: raise MagicError(f'nothing to {what} yet: ask something in a %%ram cell first')
+    return s.agent
+
 @subcommand('compact', '[FOCUS...]', 'compact the conversation now, keeping FOCUS in the summary')
 def _compact(s:Session, *focus):
     return Report(_need_agent(s, 'compact').compact(' '.join(focus)))
 
+# %% ../nbs/09_magic.ipynb #3d646287
 def as_typed(text:str) -> str:
     "A user message as the user typed it: without the notebook sent with it (or the note standing for it) and the reminders."
     import re
@@ -277,11 +294,13 @@ def _history(s:Session):
         lines.append(f'{msg_role(m)}: {clip(t, 160)}')
     return Report('\n'.join(lines) or 'the conversation is empty')
 
+# %% ../nbs/09_magic.ipynb #38389b52
 @subcommand('reset', '', 'start a new conversation (the model and settings stay)')
 def _reset(s:Session):
     if s.agent is not None: s.agent.reset()
     return Report('conversation cleared')
 
+# %% ../nbs/09_magic.ipynb #d83230a3
 @subcommand('calls', '[N] [--refused]', 'the newest N (10) model calls from the ledger; --refused: the requests refused before a call')
 def _calls(s:Session, *args:str):
     refused, rest = '--refused' in args, [a for a in args if a != '--refused']
@@ -295,6 +314,7 @@ def _calls(s:Session, *args:str):
     rows = ledger_rows(int(n), url, be.api_key if url else None, refused=refused)
     return Report(refusals_table(rows) if refused else calls_table(rows))
 
+# %% ../nbs/09_magic.ipynb #58c4fd1d
 @subcommand('explain', '', 'where each sampling value for the current model comes from')
 def _explain(s:Session):
     from ramabana.sampling import sampling_for_request, explain, rungs_for, sampling_tables
@@ -303,6 +323,7 @@ def _explain(s:Session):
     ladder = rungs_for(spec, sampling_tables())   # the profile a `NAME:PROFILE` chose, and config.toml's global rung
     return explain(sampling_for_request(body, model=spec, trust_client=get('inference.trust_client'), **ladder), model=spec.name)
 
+# %% ../nbs/09_magic.ipynb #8db459a1
 @subcommand('approve', 'auto|ask|deny', 'code the model wants to run: run it (auto), ask each time (ask), or refuse (deny)')
 def _approve(s:Session, mode:str|None=None):
     if mode is None:
@@ -314,6 +335,7 @@ def _approve(s:Session, mode:str|None=None):
         if s.agent is not None: s.agent.approvals.set('code', mode)
     return Report(f'approvals: {mode}')
 
+# %% ../nbs/09_magic.ipynb #89ebe00c
 def _set_mode(mode):
     def f(s:Session, cell_id:str|None=None):
         path = s.notebook()
@@ -336,6 +358,7 @@ for _m, _h in [('keep', 'never leave this cell (or CELL_ID) out of the prompt'),
                ('discard', 'leave the cell out first when the notebook does not fit')]:
     subcommand(_m, '[CELL_ID]', _h)(_set_mode(_m))
 
+# %% ../nbs/09_magic.ipynb #2493240c
 @subcommand('help', '', 'this help')
 def _help(s:Session):
     rows = [('%%ram [-m MODEL] [--no-notebook] [--surgical]', 'ask: the cell below is the question')]
@@ -343,7 +366,7 @@ def _help(s:Session):
     w = max(len(r[0]) for r in rows)
     return Report('\n'.join(f'{a.ljust(w)}  {h}' for a, h in rows))
 
-# %% ../nbs/09_magic.ipynb #c2ce1afc
+# %% ../nbs/09_magic.ipynb #73a0e3af
 class _Args(argparse.ArgumentParser):
     def error(self, message): raise MagicError(f'%%ram: {message} (see `%ram help`)')
     def exit(self, status=0, message=None):
@@ -365,6 +388,7 @@ def cell_args(line:str) -> argparse.Namespace:
     if rest: p.error(f"unrecognized arguments: {' '.join(rest)}")
     return a
 
+# %% ../nbs/09_magic.ipynb #b552a1a9
 _sessions: dict[int, Session] = {}
 
 def session(ip=None) -> Session:
@@ -375,6 +399,7 @@ def session(ip=None) -> Session:
     if id(ip) not in _sessions: _sessions[id(ip)] = Session(ip)
     return _sessions[id(ip)]
 
+# %% ../nbs/09_magic.ipynb #c796fed2
 def ram(line:str='', cell:str|None=None):
     "`%%ram [-m MODEL] [--no-notebook] [--surgical]` asks the agent; `%ram SUBCOMMAND` steers it (`%ram help`)."
     s = session()
@@ -424,12 +449,13 @@ def warm(self:Session) -> threading.Thread|None:
     self.warming.start()
     return self.warming
 
-# %% ../nbs/09_magic.ipynb #0dccfc15
+# %% ../nbs/09_magic.ipynb #fd3a6cb9
 def load_ipython_extension(ip):
     "Register `%ram` / `%%ram` in shell `ip`, and start warming a local model (`Session.warm`)."
     ip.register_magic_function(ram, 'line_cell', 'ram')
     session(ip).warm()
 
+# %% ../nbs/09_magic.ipynb #b81b299e
 @patch
 def close(self:Session):
     "Stop what this session started: the agent's work and its connections."
