@@ -24,7 +24,7 @@ def run_notebooks(nbs:list, cache:Path) -> subprocess.CompletedProcess:
                           timeout=3600, env={**os.environ, 'PYTHONUNBUFFERED': '1'})
 
 def build_docs(out:Path, cache:Path) -> Path:
-    "The offline docs site in `out`, made from the runs in `cache`; a notebook not run there yet runs now (two at a time)."
+    "The offline docs site in `out`, made from the runs in `cache`; a notebook not run there yet runs now (two at a time, a slow one alone)."
     r = subprocess.run([*RUN, '--out', str(out), '--cache', str(cache), '--jobs', '2'], cwd=ROOT, capture_output=True,
                        text=True, timeout=3600)
     assert r.returncode == 0, r.stdout[-5000:] + r.stderr[-20000:]

@@ -78,14 +78,15 @@ def _key(src:Path) -> str:
     return h.hexdigest()[:20]
 
 @contextlib.contextmanager
-def _one_model_at_a_time(src:Path):
-    "Held while a run includes cells of `RUN_FLAGS` (the real model's): two llama-servers on two cores each crawl."
-    from fastcore.nbio import read_nb
-    if not RUN_FLAGS or not any(set(RUN_FLAGS) & set(c.directives_) for c in _flagged(read_nb(src))):
-        yield; return
+def _alone_if_slow(src:Path):
+    """Held around a run when `RUN_FLAGS` are on: alone (an exclusive lock) when the notebook has such cells, shared by the
+    others. Its slow cells run the real model, several servers or timed loads: beside another run they crawl or flake."""
+    if not RUN_FLAGS: yield; return
     import fcntl
-    with open(EXEC/'.model.lock', 'w') as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    from fastcore.nbio import read_nb
+    slow = any(set(RUN_FLAGS) & set(c.directives_) for c in _flagged(read_nb(src)))
+    with open(EXEC/'.runs.lock', 'w') as f:
+        fcntl.flock(f, fcntl.LOCK_EX if slow else fcntl.LOCK_SH)
         yield
 
 def executed(src:Path, fresh:bool=False) -> Path:
@@ -96,7 +97,7 @@ def executed(src:Path, fresh:bool=False) -> Path:
     EXEC.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_suffix(f'.{os.getpid()}.{threading.get_ident()}.tmp')
     try:
-        with _one_model_at_a_time(src):
+        with _alone_if_slow(src):
             start = time.monotonic()
             r = subprocess.run([sys.executable, __file__, '--execute', str(src), str(tmp), '--force', *RUN_FLAGS], cwd=ROOT,
                                timeout=NB_TIMEOUT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
