@@ -376,13 +376,52 @@ def far_tasks() -> list[Task]:
              'truth = p90', num, False, cells=FAR_CELLS),
     ]
 
+def later_tasks() -> list[Task]:
+    "Nine more, of every kind, written after the tools last changed and before any model was asked them: a check that a gain is not the first 36's alone."
+    num, ok = expect_number(), expect_verified()
+    return [
+        Task('temps_range', 'value', 'What is the range (largest minus smallest) of `temps_c`?',
+             'truth = max(temps_c) - min(temps_c)', num, True,
+             hidden='temps_c = [round(-4.5 + (i * 37) % 29 * 0.85, 2) for i in range(36)]'),
+        Task('last_log_code', 'value', 'Which error code is on the last line of `log_text`?',
+             "import re\ntruth = re.search(r'E\\d+', log_text.strip().splitlines()[-1]).group()", expect_words(), True,
+             hidden="log_text = '\\n'.join(f'12:{m:02d} worker-{m % 3} failed with E{400 + m * 7}' for m in range(0, 50, 7))"),
+        Task('most_common_city', 'data', 'Which city appears most often in `visits`?',
+             "import collections\ntruth = {'answer': collections.Counter(visits).most_common(1)[0][0], 'candidates': sorted(set(visits))}",
+             expect_first_of(), True,
+             hidden="visits = [('Lyon', 'Porto', 'Oslo', 'Riga', 'Bern')[(i * i + i // 4) % 5] for i in range(71)]"),
+        Task('march_orders', 'data', 'How many of the dates in `order_dates` fall in March?',
+             "truth = sum(d[5:7] == '03' for d in order_dates)", num, True,
+             hidden="order_dates = [f'2024-{1 + (i * 5) % 6:02d}-{1 + (i * 11) % 28:02d}' for i in range(83)]"),
+        Task('short_week', 'traceback', 'Which week in `weeks` makes the last cell fail?',
+             "truth = {'answer': next(k for k, v in weeks.items() if error_of(f'{v!r}[2]')), 'candidates': list(weeks)}",
+             expect_first_of(), False,
+             cells=('weeks = {"w1": [3, 5, 2], "w2": [4, 6, 1], "w3": [6, 2], "w4": [1, 1, 8]}',
+                    'third_day = {k: v[2] for k, v in weeks.items()}\nthird_day')),
+        Task('write_to_celsius', 'code', 'Define `to_celsius(f)` that converts a temperature in Fahrenheit to Celsius.',
+             'truth = None', ok, True,
+             solution='def to_celsius(f):\n    return (f - 32) * 5 / 9',
+             verify="cases = [32, 212, -40, 98.6, 0]\ngot = [to_celsius(c) for c in cases]\n"
+                    "result = {'ok': all(abs(g - (c - 32) * 5 / 9) < 1e-9 for g, c in zip(got, cases)), 'detail': f'got {got}'}"),
+        Task('make_price_lookup', 'code', 'Make `price_of`: a dict from each product name in `products` to its price.',
+             "truth = {p['name']: p['price'] for p in products}", ok, True,
+             hidden="products = [{'name': n, 'price': round(2.5 + i * 3.15, 2), 'stock': (i * 13) % 40} "
+                    "for i, n in enumerate(['kettle', 'mug', 'teapot', 'strainer', 'tray', 'spoon'])]",
+             solution="price_of = {p['name']: p['price'] for p in products}",
+             verify="result = {'ok': dict(price_of) == truth, 'detail': f'got {dict(price_of)!r:.200}'}"),
+        Task('far_users', 'far cell', 'How many users did the notebook count in its Users section?',
+             'truth = len(by_user)', num, False, cells=FAR_CELLS),
+        Task('far_quietest_day', 'far cell', 'Which day was the quietest, as the notebook printed it?',
+             "truth = [quietest]", expect_words(), False, cells=FAR_CELLS),
+    ]
+
 def all_tasks() -> list[Task]:
-    "Every task, the kinds taken in turn, so that `--tasks N` tries a mix."
+    "Every task, the kinds taken in turn (so that `--tasks N` tries a mix), then the later ones."
     groups = [value_tasks(), data_tasks(), traceback_tasks(), code_tasks(), far_tasks()]
     out = []
     for i in range(max(map(len, groups))):
         out += [g[i] for g in groups if i < len(g)]
-    return out
+    return out + later_tasks()
 
 # ---------------------------------------------------------------------------------------------------- kernel side
 # Helper cells run with store_history=False: they are in no `In[n]`, so the agent never shows them to the model.

@@ -19,9 +19,10 @@ from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece,
 
 # %% auto #0
 __all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'VIEW_N', 'BIG_FILE',
-           'OVERWRITE_NOTE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError',
-           'ask_input', 'Approvals', 'repr_head', 'numbers_line', 'describe', 'Stopped', 'run_code', 'format_run',
-           'view_file', 'overwrites', 'python_tools', 'SessionFile', 'new_task', 'Agent']
+           'OVERWRITE_NOTE', 'KEPT_NOTE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE', 'CONTEXT_NOTE',
+           'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'numbers_line', 'describe', 'Stopped', 'run_code',
+           'format_run', 'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools', 'SessionFile',
+           'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -259,6 +260,7 @@ def view_file(path:str,      # the file to read (a spilled excerpt's note names 
     more = f'; read on with view_file({str(p)!r}, start={end})' if end < len(text) else ''
     return f'[{p}: characters {start:,}–{end:,} of {len(text):,}{more}]\n{text[start:end]}'
 
+# %% ../nbs/08b_agent.ipynb #c4603291
 def _written_out(node) -> bool:
     "Whether expression `node` is a value spelt out in the code: a literal, a display of them, or a call on nothing else."
     if isinstance(node, ast.Constant): return True
@@ -268,16 +270,37 @@ def _written_out(node) -> bool:
     if isinstance(node, ast.Call): return bool(node.args or node.keywords) and all(_written_out(a) for a in [*node.args, *(k.value for k in node.keywords)])
     return False
 
+def _replaced(st, ns:dict) -> list[str]:
+    "The user's variables in `ns` that statement `st` gives a value spelt out in the code."
+    if not (isinstance(st, ast.Assign) and _written_out(st.value)): return []
+    return [t.id for t in st.targets if isinstance(t, ast.Name) and t.id in ns and not t.id.startswith('_')]
+
 def overwrites(code:str, ns:dict) -> list[str]:
     "The user's variables in `ns` that `code` would replace with values it spells out (`amounts = [10, 20]`)."
     try: tree = ast.parse(code)
     except SyntaxError: return []
-    return [t.id for st in tree.body if isinstance(st, ast.Assign) and _written_out(st.value)
-            for t in st.targets if isinstance(t, ast.Name) and t.id in ns and not t.id.startswith('_')]
+    return [n for st in tree.body for n in _replaced(st, ns)]
 
+def without_overwrites(code:str, ns:dict) -> str:
+    "`code` less the statements `overwrites` finds: the rest, to run on the user's own values."
+    tree = ast.parse(code)
+    return ast.unparse(ast.Module([st for st in tree.body if not _replaced(st, ns)], type_ignores=[]))
+
+# %% ../nbs/08b_agent.ipynb #e22bddd7
 OVERWRITE_NOTE = ("error: not run: {names} already {hold} the user's data, and this code would replace it with values written "
                   "in the code. Use the variable as it is (inspect_python shows it); if the user asked to replace it, run "
                   "the same code again.")
+KEPT_NOTE = ("note: {names} already {hold} the user's data, so the code ran without the line giving {it} values written "
+             "in the code (if the user asked to replace {it}, run the same code again):")
+
+def as_code(args:dict):
+    "`inspect_python`'s arguments, when they are an expression rather than a name: the `run_python` call they mean."
+    name = args.get('name')
+    if not isinstance(name, str): return None
+    try: node = ast.parse(name.strip(), mode='eval').body
+    except SyntaxError: return None   # neither a name nor code: inspect_python says what it reads
+    try: _path(node); return None
+    except NameError: return 'run_python', {'code': name.strip()}
 
 def python_tools(ns:dict, timeout:float=TIMEOUT,
                  asked:Callable|None=None # whether this turn is a question (`overwrites` applies then); None: always
@@ -292,12 +315,14 @@ def python_tools(ns:dict, timeout:float=TIMEOUT,
     def run_python(code:str # Python code; the value of a final expression is shown
                   ) -> str:
         "Run Python code in the user's kernel, where their variables are (never assign to theirs unless asked); returns stdout, stderr, the last expression's value and any error."
-        # a small model that cannot see the data writes some and computes on it, replacing the user's: said, not done
+        # a small model that cannot see the data writes some and computes on it: the computing runs on the user's data
         if (asked is None or asked()) and (names := overwrites(code, ns)) and code not in refused:
             refused.add(code)
-            return OVERWRITE_NOTE.format(names=', '.join(f'`{n}`' for n in names), hold='holds' if len(names) == 1 else 'hold')
+            held, hold, it = ', '.join(f'`{n}`' for n in names), *(('holds', 'it') if len(names) == 1 else ('hold', 'them'))
+            if not (rest := without_overwrites(code, ns)).strip(): return OVERWRITE_NOTE.format(names=held, hold=hold)
+            return KEPT_NOTE.format(names=held, hold=hold, it=it) + '\n' + format_run(run_code(rest, ns, timeout))
         return format_run(run_code(code, ns, timeout))
-    return [Tool(inspect_python), Tool(run_python, code=True), Tool(view_file)]
+    return [Tool(inspect_python, redirect=as_code), Tool(run_python, code=True), Tool(view_file)]
 
 # %% ../nbs/08b_agent.ipynb #699b4536
 def _enc(o):

@@ -21,11 +21,11 @@ from .chat import Assembler   # the gateway's own fold of a stream, from the for
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
            'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE',
-           'SILENT_NOTE', 'SEND_BACKS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema',
-           'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger',
-           'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url',
-           'task_header', 'GatewayBackend', 'writer', 'tool_lines', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled',
-           'NotAuthorised', 'explain_error', 'make_backend']
+           'SILENT_NOTE', 'SEND_BACKS', 'TEMPLATE_TAGS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning',
+           'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece',
+           'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url', 'stop_local_gateway',
+           'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'tool_lines', 'CallFailed', 'Unreachable',
+           'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -73,8 +73,11 @@ def tool_schema(f:Callable) -> dict:
 
 class Tool:
     "A function the model may call, with its schema."
-    def __init__(self, f:Callable, name:str|None=None, code:bool=False):
-        self.f, self.schema, self.code = f, tool_schema(f), code   # `code`: it runs code, so it asks by default
+    def __init__(self, f:Callable,
+                 name:str|None=None,             # the name the model sees (default: the function's)
+                 code:bool=False,                # it runs code, so it asks by default
+                 redirect:Callable|None=None):   # arguments -> (another tool's name, its arguments) for a call meant for it, or None
+        self.f, self.schema, self.code, self.redirect = f, tool_schema(f), code, redirect
         if name: self.schema['function']['name'] = name
     @property
     def name(self) -> str: return self.schema['function']['name']
@@ -426,7 +429,7 @@ def shrink_recent(self:Backend, need:int, how:str='') -> int:
     if freed: self.history_changed()
     return freed
 
-# %% ../nbs/08_backend.ipynb #70a1ade5
+# %% ../nbs/08_backend.ipynb #cb7afa66
 REFUSED = 'The user declined this call to {name}; it did not run. Do not retry it; ask the user or do something else.'
 
 def _tool_text(res) -> str:
@@ -445,16 +448,19 @@ def call_tool(self:Backend, tc:dict) -> dict:
     try: args = json.loads(raw) if isinstance(raw, str) else dict(raw)
     except (ValueError, TypeError) as e: return res(f'error: the arguments are not valid JSON ({e}); send them again as a JSON object')
     if not isinstance(args, dict): return res('error: the arguments should be a JSON object')
+    tool = tools[name]
+    # a call meant for another tool (code sent to one that reads names) runs as that one, asked for as that one
+    if tool.redirect and (to := tool.redirect(args)) and to[0] in tools: tool, args = tools[to[0]], to[1]
     # checked against the signature before anyone is asked, and apart from a TypeError the tool itself raises
-    try: inspect.signature(tools[name].f).bind(**args)
-    except TypeError as e: return res(f'error: {name} was called with the wrong arguments: {e}')
+    try: inspect.signature(tool.f).bind(**args)
+    except TypeError as e: return res(f'error: {tool.name} was called with the wrong arguments: {e}')
     except ValueError: pass   # a builtin without a signature: the call itself will tell
     if self.approve is not None:
-        ok = self.approve(tools[name], args)
-        if ok is not True: return res(ok if isinstance(ok, str) and ok else REFUSED.format(name=name))
-    try: out = _tool_text(tools[name](**args))
+        ok = self.approve(tool, args)
+        if ok is not True: return res(ok if isinstance(ok, str) and ok else REFUSED.format(name=tool.name))
+    try: out = _tool_text(tool(**args))
     # a tool is user code: whatever it raises is the model's to read, as the result of its call
-    except Exception as e: out = f'error: {name} raised {type(e).__name__}: {e}'
+    except Exception as e: out = f'error: {tool.name} raised {type(e).__name__}: {e}'
     if self.tool_max_len and len(out) > self.tool_max_len:
         save = self.save or (lambda data, suffix: Path('(not saved)'))
         out = excerpt(out, max(16, int(self.tool_max_len / CHARS_PER_TOKEN)), save, HOW_TO_READ, tail=200)
@@ -787,7 +793,7 @@ def cancel(self:GatewayBackend) -> bool:
     except Exception as e: self.problem(f'closing the stream: {_why(e)}')
     return True
 
-# %% ../nbs/08_backend.ipynb #3c5d2473
+# %% ../nbs/08_backend.ipynb #123f4c19
 STEPS_NOTE = '[stopped after {n} tool steps without a final answer; say "." to let it continue]'
 
 def _apart(gen, said:bool):
@@ -867,6 +873,7 @@ def tool_lines(tools:list) -> str:
     return '\n'.join(f"- {t.name}: {first(t.schema['function'].get('description'))}" for t in tools)
 
 _re_tag = re.compile(r'</?([a-z][\w-]*)>')
+TEMPLATE_TAGS = {'tools', 'tool_response'}   # blocks chat templates wrap tools and results in (Hermes, Qwen2.5)
 
 @patch
 def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
@@ -876,7 +883,7 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
     text = m.get('content') or ''
     # a tag of the prompt's own blocks in the answer: the model recited its context instead of answering
     prompt = [self.sp or ''] + [x['content'] for x in self.hist[:start] if x.get('role') == 'user' and isinstance(x.get('content'), str)]
-    if echoed := sorted({t for p in prompt for t in _re_tag.findall(p)} & set(_re_tag.findall(text))):
+    if echoed := sorted(({t for p in prompt for t in _re_tag.findall(p)} | TEMPLATE_TAGS) & set(_re_tag.findall(text))):
         return ECHO_NOTE.format(tags=', '.join(f'<{t}>' for t in echoed))
     results = [x for x in self.hist[start:-1] if x.get('role') == 'tool']
     if not results: return None
