@@ -338,17 +338,19 @@ def oneshot(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None, if_bu
     self._account()
     return answer_only(res)
 
-# %% ../nbs/08_backend.ipynb #66803b7d
-WARM_PROMPT = 'Hi'   # the question of the warm-up call: only what comes before it is kept for the next question
+# %% ../nbs/08_backend.ipynb #e9134b8e
+WARM_PROMPT = 'Hi'   # the warm-up's question when nothing of the first one is known: only what comes before it is kept
 
 @patch
-def warm(self:Backend) -> bool:
-    "Read the system prompt and tools into a local model's cache ahead of the first question; True when that was done."
+def warm(self:Backend,
+         ahead:str='' # how the first question's message will start (the notebook block), read ahead with the rest
+        ) -> bool:
+    "Read the system prompt, the tools and `ahead` into a local model's cache before the first question; True when done."
     if self.spec.runtime not in LOCAL_RUNTIMES or self.start() is None: return False
     if not self._busy.acquire(blocking=False): return False   # a turn is running: it reads the prefix itself
     try:
         self._cancel.clear()
-        self._warm()
+        self._warm(ahead)
         return True
     # as in `oneshot`: whatever the engine raised is told, not raised; the first question then reads the prefix itself
     except Exception as e:
@@ -922,9 +924,9 @@ def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
     return m.get('content') or ''
 
 @patch
-def _warm(self:GatewayBackend):
-    "One call with the conversation's system prompt and tools, a one-word question and one token of answer, thrown away."
-    gen = self._step(self._messages(hist=[{'role': 'user', 'content': WARM_PROMPT}]), 'warmup', max_tokens=1)
+def _warm(self:GatewayBackend, ahead:str=''):
+    "One call with the system prompt, the tools and `ahead` (or a one-word question), and one token of answer, thrown away."
+    gen = self._step(self._messages(hist=[{'role': 'user', 'content': ahead or WARM_PROMPT}]), 'warmup', max_tokens=1)
     for _ in gen: pass
 
 @patch

@@ -430,10 +430,20 @@ def ram(line:str='', cell:str|None=None):
     # the magic is the user's front door: a bug must still be one line, not a traceback in the notebook
     except Exception as e: say(f'internal error ({type(e).__name__}: {e}); please report it')
 
-# %% ../nbs/09_magic.ipynb #58ada1f0
+# %% ../nbs/09_magic.ipynb #eadabc46
+@patch
+def ahead(self:Session) -> str:
+    "The notebook block a question asked now would carry ('' without a notebook): what the warm-up reads ahead."
+    if (path := self.notebook()) is None: return ''
+    from ramabana.compaction import compact_notebook_context
+    inputs, outputs = self.kernel_history()
+    cells = current_cells(path, inputs, outputs)   # the `%load_ext` cell stays: a later question shows it too
+    agent = self.get_agent()
+    return compact_notebook_context(block_of(shown_path(path), cells), lambda b: agent.fits('', b))
+
 @patch
 def warm(self:Session) -> threading.Thread|None:
-    "Start the local model and have it read the fixed part of the prompt, on a thread; None when there is nothing to warm."
+    "Start the local model and have it read the fixed part of the prompt and the notebook, on a thread; None when there is nothing to warm."
     if not get('agent.warm'): return None
     try: spec = self.spec()
     except RamabanaError: return None   # an unknown default model is said by the first question, with what to do
@@ -441,7 +451,7 @@ def warm(self:Session) -> threading.Thread|None:
     from ramabana.llamacpp import find_llama_server, weights_ready
     if find_llama_server() is None or not weights_ready(spec): return None
     def work():
-        try: self.get_agent().backend.warm()   # the backend says its own failures among its problems
+        try: self.get_agent().backend.warm(self.ahead())   # the backend says its own failures among its problems
         # on a thread, an exception would print its traceback into whatever cell runs then; the first question meets
         # the same trouble and says it in its own cell
         except Exception as e: self.warm_error = f'{type(e).__name__}: {e}'
