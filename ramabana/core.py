@@ -368,7 +368,7 @@ class ModelSpec:
 # %% ../nbs/00_core.ipynb #45e78ca7
 _B = lambda name, runtime, ctx, **kw: ModelSpec(name, runtime, ctx=ctx, builtin=True, **kw)
 _THINKS = {'stream_idle': 300.0, 'first_token': 600.0}
-PRICES_CHECKED = '2026-12-01'   # the day the built-in prices below were last compared with their sources
+PRICES_CHECKED = '2026-12-03'   # the day the built-in prices below were last compared with their sources
 BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     # the default: the best model the package registries hold (ramabana.weights); 16,384 of its 32,768 trained
     # tokens keep its server near 2 GB. Low temperature: an agent's tool calls and numbers want the likeliest token
@@ -379,14 +379,19 @@ BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
        # a 135M model can ramble until its window is full: cap replies so a turn ends in seconds on a CPU
        sampling=dict(temperature=0.2, top_p=0.9, max_tokens=512, repeat_penalty=1.1)),
     # these stream nothing while they reason, which can take minutes: a silence is not a stall
+    # GPT-6 Luna: the one GPT-6 model that calls tools in chat completions (at effort `none`, which its upstream asks
+    # for); the others need OpenAI's Responses API for tools
+    _B('gpt-6-luna', 'openai', 1_050_000, api_key_env='OPENAI_API_KEY', reasoning=True, timeouts=_THINKS,
+       price=dict(input=0.1, cached_input=0.01, output=0.5)),
+    # retiring: served until the day, then refused with the successor OpenAI names
     _B('gpt-5', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS,
-       price=dict(input=1.25, cached_input=0.125, output=10.0)),
+       retired='2026-12-11', successor='gpt-6.1-sol', price=dict(input=1.25, cached_input=0.125, output=10.0)),
     _B('gpt-5-mini', 'openai', 400_000, api_key_env='OPENAI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS,
-       price=dict(input=0.25, cached_input=0.025, output=2.0)),
+       retired='2026-12-11', successor='gpt-6.1-terra', price=dict(input=0.25, cached_input=0.025, output=2.0)),
     _B('gpt-4.1', 'openai', 1_047_576, api_key_env='OPENAI_API_KEY', pictures=True,
-       price=dict(input=2.0, cached_input=0.5, output=8.0)),
+       retired='2027-01-14', successor='gpt-6-luna', price=dict(input=2.0, cached_input=0.5, output=8.0)),
     _B('gpt-4.1-mini', 'openai', 1_047_576, api_key_env='OPENAI_API_KEY', pictures=True,
-       price=dict(input=0.4, cached_input=0.1, output=1.6)),
+       retired='2027-01-14', successor='gpt-6-luna', price=dict(input=0.4, cached_input=0.1, output=1.6)),
     # cache writes at the 5-minute rate: the only lifetime the gateway asks for (`cache_control: ephemeral`). Claude 4.6
     # and later answer a final assistant message with a 400: they are never offered a cut answer to continue
     _B('claude-sonnet-5-5', 'anthropic', 1_000_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
@@ -404,11 +409,15 @@ BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
        retired='2026-11-30', successor='claude-sonnet-5-5', price=dict(input=3.0, cached_input=0.3, cache_write=3.75, output=15.0)),
     _B('claude-opus-4-1', 'anthropic', 200_000, api_key_env='ANTHROPIC_API_KEY', reasoning=True, pictures=True,
        retired='2026-08-05', successor='claude-opus-5-5', price=dict(input=15.0, cached_input=1.5, cache_write=18.75, output=75.0)),
-    # no cached_input: the rate could not be confirmed (see below), so cached tokens count at the input rate
+    # the rates until 2026-12-31; from 2027-01-01 Google doubles them (1.50, 0.15, 7.50): see below
+    _B('gemini-3.8-flash', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS,
+       price=dict(input=0.75, cached_input=0.075, output=3.75)),
+    # retired (no cached_input: the rate could not be confirmed, so cached tokens count at the input rate)
     _B('gemini-2.5-pro', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS,
+       retired='2026-12-01', successor='gemini-3.8-flash',
        price=dict(input=1.25, output=10.0, long_prompt=dict(above=200_000, input=2.5, output=15.0))),
     _B('gemini-2.5-flash', 'gemini', 1_048_576, api_key_env='GEMINI_API_KEY', reasoning=True, pictures=True, timeouts=_THINKS,
-       price=dict(input=0.3, output=2.5)),
+       retired='2026-12-01', successor='gemini-3.5-flash-lite', price=dict(input=0.3, output=2.5)),
 ]}
 del _B, _THINKS
 

@@ -636,11 +636,12 @@ _GEM_STOP = dict(stop='STOP', length='MAX_TOKENS', tool_calls='STOP', content_fi
 class FakeGemini(FakeProvider):
     "A fake Gemini API on 127.0.0.1 (httpx against `fake.url + '/v1beta/models/MODEL:generateContent'`)."
     def __init__(self, replies=None, *, structured_output:bool=True, strict_signatures:bool=True, ctx:int=1_048_576,
-                 thinking_range:tuple|None=None, **kw):
+                 thinking_range:tuple|None=None, thinking_levels:tuple|None=None, **kw):
         super().__init__(replies, ctx=ctx, **kw)
         self.structured_output = structured_output  # False: refuse JSON mode like a model without it
         self.strict_signatures = strict_signatures  # False: do not check thought signatures (Gemini 2.5 behaviour)
         self.thinking_range = thinking_range  # (lo, hi) thinkingBudget the model takes, -1 always; lo > 0: it cannot stop thinking (2.5 Pro: (128, 32768))
+        self.thinking_levels = thinking_levels  # the thinkingLevel values a Gemini 3 or later model takes; it refuses a budget
 
     def app(self):
         from starlette.applications import Starlette
@@ -721,6 +722,10 @@ def validate(self:FakeGemini, body:dict, model):
     json_mode = gc.get('responseMimeType') == 'application/json' or 'responseJsonSchema' in gc or 'responseSchema' in gc
     if json_mode and not self.structured_output: raise _gbad(f'Json mode is not enabled for models/{model}')
     b = (gc.get('thinkingConfig') or {}).get('thinkingBudget')
+    level = (gc.get('thinkingConfig') or {}).get('thinkingLevel')
+    if self.thinking_levels and b is not None: raise _gbad('thinking_budget is not supported by this model; use thinking_level.')  # the fake's wording
+    if self.thinking_levels and level is not None and level not in self.thinking_levels:
+        raise _gbad(f"Invalid thinking level '{level}'. Supported levels: {', '.join(self.thinking_levels)}.")
     if self.thinking_range and isinstance(b, int) and b != -1:
         lo, hi = self.thinking_range
         if b == 0 and lo > 0: raise _gbad('Budget 0 is invalid. This model only works in thinking mode.')

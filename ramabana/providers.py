@@ -21,10 +21,10 @@ from .upstream import (Capabilities, Upstream, OpenAIChatUpstream, ChunkReader, 
 __all__ = ['REPLAY_FILE', 'EFFORT_BUDGET', 'DEFAULT_MAX_TOKENS', 'EPHEMERAL', 'TAGS_PROMPT', 'TAGS_REMINDER', 'OPENAI_PARAMS',
            'OLLAMA_DEFAULT_CTX', 'split_image', 'response_schema', 'replay_file', 'thinking_budget', 'tool_names',
            'Translator', 'Decoder', 'anthropic_max_output', 'AnthropicTranslator', 'anthropic_usage',
-           'AnthropicDecoder', 'GeminiTranslator', 'gemini_budget', 'gemini_usage', 'GeminiDecoder', 'to_tags',
-           'parse_tags', 'describes_call', 'task_path', 'HostedUpstream', 'tool_images_to_user',
-           'OpenAICompatibleUpstream', 'ollama_window', 'OllamaUpstream', 'OpenAIUpstream', 'TranslatedReader',
-           'TranslatingUpstream', 'AnthropicUpstream', 'GeminiUpstream']
+           'AnthropicDecoder', 'GeminiTranslator', 'gemini_budget', 'gemini_level', 'gemini_thinking', 'gemini_usage',
+           'GeminiDecoder', 'to_tags', 'parse_tags', 'describes_call', 'task_path', 'HostedUpstream',
+           'tool_images_to_user', 'OpenAICompatibleUpstream', 'ollama_window', 'OllamaUpstream', 'openai_least_effort',
+           'OpenAIUpstream', 'TranslatedReader', 'TranslatingUpstream', 'AnthropicUpstream', 'GeminiUpstream']
 
 # %% ../nbs/07_providers.ipynb #479a78a8
 _DATA_URL = re.compile(r'data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?:;[^,]*)?;base64,(?P<data>.*)', re.S)
@@ -363,10 +363,7 @@ class GeminiTranslator(Translator):
                 req['toolConfig'] = {'functionCallingConfig': {'mode': 'ANY', 'allowedFunctionNames': [tc['function']['name']]}}
         gen = dict(sampling)
         if stop := body.get('stop'): gen['stopSequences'] = [stop] if isinstance(stop, str) else list(stop)
-        budget = thinking_budget(body)
-        if budget is not None:
-            budget = gemini_budget(self.model, budget)
-            gen['thinkingConfig'] = {'thinkingBudget': budget, 'includeThoughts': budget != 0}
+        if (budget := thinking_budget(body)) is not None: gen['thinkingConfig'] = gemini_thinking(self.model, budget)
         if (schema := response_schema(body)) is not None:
             gen.update(responseMimeType='application/json', responseJsonSchema=schema)
         elif (body.get('response_format') or {}).get('type') == 'json_object': gen['responseMimeType'] = 'application/json'  # JSON, any shape
@@ -385,6 +382,22 @@ def gemini_budget(model:str, budget:int) -> int:
             if budget < 0 or (budget == 0 and can_stop): return budget
             return min(max(budget, lo), hi)
     return budget
+
+# Gemini 3 and later are told a thinking level, not a budget; none of them stops thinking, so no thinking is `low`
+_GEMINI_LEVELS = re.compile(r'gemini-(?:[3-9]|\d{2,})(?:\.\d+)?-')
+
+def gemini_level(budget:int) -> str|None:
+    "The level for a budget of thinking tokens: `low` up to 2,048 (0 too), `medium` up to 8,192, else `high`; None for -1."
+    if budget < 0: return None   # the model's own choice: no level sent
+    return 'low' if budget <= EFFORT_BUDGET['low'] else 'medium' if budget <= EFFORT_BUDGET['medium'] else 'high'
+
+def gemini_thinking(model:str, budget:int) -> dict:
+    "The `thinkingConfig` for `budget` tokens: a level for Gemini 3 and later, a budget in its range for 2.5."
+    if _GEMINI_LEVELS.search(model or ''):
+        level = gemini_level(budget)
+        return {'thinkingLevel': level, 'includeThoughts': True} if level else {'includeThoughts': True}
+    budget = gemini_budget(model, budget)
+    return {'thinkingBudget': budget, 'includeThoughts': budget != 0}
 
 def _guess_mime(url:str) -> str:
     import mimetypes
@@ -573,7 +586,7 @@ def _add_usage(a:dict|None, b:dict|None) -> dict|None:
     return usage(a.get('prompt_tokens', 0) + b.get('prompt_tokens', 0), a.get('completion_tokens', 0) + b.get('completion_tokens', 0),
                  cached=cached(a) + cached(b), reasoning=r)
 
-# %% ../nbs/07_providers.ipynb #2d27bb5e
+# %% ../nbs/07_providers.ipynb #ba73a510
 OPENAI_PARAMS = {'model', 'messages', 'stream', 'stream_options', 'temperature', 'top_p', 'n', 'stop', 'max_tokens',
                  'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs',
                  'top_logprobs', 'user', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format',
@@ -636,6 +649,15 @@ class OllamaUpstream(OpenAICompatibleUpstream):
             return UpstreamError(f"ollama has no model '{m}'; `ollama pull {m}` fetches it", status=404, code='model_not_found')
         return super().error(status, text, headers, body)
 
+# the least reasoning effort a family takes: gpt-5 and the o-series `minimal`, which every GPT-6 model refuses (a 400);
+# GPT-6 Luna, Terra and Sol `none`, the rest of GPT-6 `low`
+_OPENAI_LEAST_EFFORT = [(re.compile(r'gpt-6(?:\.\d+)?-(?:luna|terra)|gpt-6-sol'), 'none'), (re.compile(r'gpt-6'), 'low')]
+_OPENAI_TOOLS_UNREASONED = re.compile(r'gpt-6-(?:luna|sol)\b')
+
+def openai_least_effort(model:str) -> str:
+    "The lowest `reasoning_effort` OpenAI's `model` accepts."
+    return next((e for rx, e in _OPENAI_LEAST_EFFORT if rx.match(model or '')), 'minimal')
+
 class OpenAIUpstream(OpenAICompatibleUpstream):
     "OpenAI's chat completions API."
     runtime = 'openai'
@@ -645,7 +667,10 @@ class OpenAIUpstream(OpenAICompatibleUpstream):
     def prepare(self, body, call):
         think_off = body.get('reasoning_budget_tokens') == 0   # a summary or a one-shot question: as little thinking as it takes
         body = {k: v for k, v in super().prepare(body, call).items() if k in OPENAI_PARAMS}
-        if self.spec.reasoning and think_off: body['reasoning_effort'] = 'minimal'   # the least gpt-5 and the o-series take
+        if self.spec.reasoning and think_off: body['reasoning_effort'] = openai_least_effort(self.spec.model_id)
+        # GPT-6 Luna and Sol call tools in chat completions only when not reasoning: a turn with tools asks for none
+        if self.spec.reasoning and body.get('tools') and _OPENAI_TOOLS_UNREASONED.match(self.spec.model_id or ''):
+            body.setdefault('reasoning_effort', 'none')
         if self.spec.reasoning:  # o-series and gpt-5: `max_completion_tokens`, and only the default sampling
             if 'max_tokens' in body: body.setdefault('max_completion_tokens', body.pop('max_tokens'))
             for k in ('temperature', 'top_p'):
