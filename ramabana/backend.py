@@ -863,6 +863,7 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             yield ('\n\n' if said else '') + STEPS_NOTE.format(n=self.steps)
             return
 
+# %% ../nbs/08_backend.ipynb #871f6a9a
 MISCALL_NOTE = ("[Your reply was written as a tool call but is not one ({why}), so nothing ran. Your tools:\n{tools}\n"
                 "Call the one that does what you meant, or answer in words.]")
 ECHO_NOTE = "[You repeated the {tags} block instead of answering. Answer the question in your own words.]"
@@ -898,6 +899,7 @@ def miscall(self:GatewayBackend, m:dict) -> str|None:
     from ramabana.textcalls import miscall, tool_validators
     return miscall(c, tool_validators([t.schema for t in self.tools]))
 
+# %% ../nbs/08_backend.ipynb #24ba3eed
 @patch
 def _empty(self:GatewayBackend) -> str:
     "Why the turn said nothing: it thought until the output cap, or just said nothing."
