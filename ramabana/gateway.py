@@ -325,6 +325,7 @@ def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[Mode
         res.append(f)
     return tuple(res)
 
+# %% ../nbs/05h_gateway.ipynb #6ad9caec
 def retirement(spec:ModelSpec, today:str|None=None) -> InvalidRequest|None:
     "The 404 for a request to `spec` once its provider has retired it (`ModelSpec.retired`), naming its successor; None while it serves."
     if not spec.retired or (today or datetime.date.today().isoformat()) < spec.retired: return None
@@ -340,6 +341,7 @@ def prefill_caps(caps:Capabilities, spec:ModelSpec, refused:set) -> Capabilities
     if (pre, echo) == (caps.assistant_prefill, caps.prefill_echo): return caps   # nearly every call: nothing to change
     return dataclasses.replace(caps, assistant_prefill=pre, prefill_echo=echo)
 
+# %% ../nbs/05h_gateway.ipynb #84353431
 @patch
 async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None=None) -> Target:
     "Model `name` prepared for the checked request `body`: its sampling, reasoning history, schema and progress."
@@ -372,6 +374,7 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
     out['model'] = spec.model_id
     return Target(spec, up, caps, out, prov, s.issues, timeouts, waited)
 
+# %% ../nbs/05h_gateway.ipynb #2c8a6d7b
 @patch
 async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str='chat',
                     token:str|None=None) -> Exchange:
