@@ -674,7 +674,7 @@ def _wire(m:dict, model:str='') -> dict:
         else: parts.append(p)
     return {**m, 'content': parts}
 
-# %% ../nbs/08_backend.ipynb #79196ebd
+# %% ../nbs/08_backend.ipynb #d893b8c7
 class _InlineThink:
     "A reply that opens `<think>` itself (a server that leaves the reasoning in the text): that block is dropped too."
     def __init__(self): self.held, self.flt, self.plain = '', None, False
@@ -705,6 +705,7 @@ class _InlineThink:
         out, self.held = ('' if self.plain else self.held), ''
         return out
 
+# %% ../nbs/08_backend.ipynb #7ed2c04a
 @patch
 def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True,
           think:bool=True, # False: ask the model not to think (a summary, a one-shot question)
@@ -768,6 +769,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     self._finish = asm.finish
     return msg, asm.usage
 
+# %% ../nbs/08_backend.ipynb #410c206e
 def _cut_loop(text:list, kept:str):
     "Make the pieces shown (`text`, a list changed in place) say `kept`, then mark the answer as stopped."
     shown = ''.join(text)
