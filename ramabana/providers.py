@@ -370,6 +370,7 @@ class GeminiTranslator(Translator):
         if gen: req['generationConfig'] = gen
         return req
 
+# %% ../nbs/07_providers.ipynb #c21c316e
 # thinkingBudget ranges the 2.5 models accept (-1, the model's choice, always): Pro cannot stop thinking, Flash and
 # Flash-Lite can (0); a value outside the range is a 400
 _GEMINI_BUDGETS = [(re.compile(r'gemini-2\.5-flash-lite'), 512, 24_576, True), (re.compile(r'gemini-2\.5-flash'), 1, 24_576, True),
@@ -586,7 +587,7 @@ def _add_usage(a:dict|None, b:dict|None) -> dict|None:
     return usage(a.get('prompt_tokens', 0) + b.get('prompt_tokens', 0), a.get('completion_tokens', 0) + b.get('completion_tokens', 0),
                  cached=cached(a) + cached(b), reasoning=r)
 
-# %% ../nbs/07_providers.ipynb #ba73a510
+# %% ../nbs/07_providers.ipynb #5982970d
 OPENAI_PARAMS = {'model', 'messages', 'stream', 'stream_options', 'temperature', 'top_p', 'n', 'stop', 'max_tokens',
                  'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs',
                  'top_logprobs', 'user', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format',
@@ -609,6 +610,7 @@ def tool_images_to_user(messages:list[dict]) -> list[dict]:
     if held: out.append({'role': 'user', 'content': [{'type': 'text', 'text': 'The images from the tool results above:'}, *held]})
     return out
 
+# %% ../nbs/07_providers.ipynb #f864f2eb
 class OpenAICompatibleUpstream(HostedUpstream):
     "Any OpenAI-compatible chat completions service at the profile's `base_url`."
     runtime = 'openai_compatible'
@@ -649,6 +651,7 @@ class OllamaUpstream(OpenAICompatibleUpstream):
             return UpstreamError(f"ollama has no model '{m}'; `ollama pull {m}` fetches it", status=404, code='model_not_found')
         return super().error(status, text, headers, body)
 
+# %% ../nbs/07_providers.ipynb #f1d543d3
 # the least reasoning effort a family takes: gpt-5 and the o-series `minimal`, which every GPT-6 model refuses (a 400);
 # GPT-6 Luna, Terra and Sol `none`, the rest of GPT-6 `low`
 _OPENAI_LEAST_EFFORT = [(re.compile(r'gpt-6(?:\.\d+)?-(?:luna|terra)|gpt-6-sol'), 'none'), (re.compile(r'gpt-6'), 'low')]
