@@ -10,8 +10,9 @@ import base64, hashlib, hmac, itertools, json, math, re, time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 from fastcore.basics import patch
-from . import testing as _testing
-from .testing import BackgroundServer, TestingError, common_prefix
+from . import llama_double as _llama
+from .testing import BackgroundServer, TestingError
+from .llama_double import common_prefix
 
 # %% auto #0
 __all__ = ['ToolCall', 'HostedReply', 'HostedFault', 'as_reply', 'Turn', 'FakeProvider', 'strict_schema_problem', 'FakeOpenAI',
@@ -53,7 +54,7 @@ class HostedReply:
 @dataclass
 class HostedFault:
     "An error the fake answers one request with instead of a reply."
-    kind: str                      # 'rate_limited', 'overloaded' or 'stream_error' (names as in `testing.FAULTS`)
+    kind: str                      # 'rate_limited', 'overloaded' or 'stream_error' (names as in `llama_double.FAULTS`)
     retry_after: float|None = 1    # seconds in Retry-After (Gemini: in RetryInfo); None sends none
 
     def retry_header(self) -> dict:
@@ -62,10 +63,10 @@ class HostedFault:
 
 # %% ../nbs/04b_hosted_doubles.ipynb #3c59b069
 def as_reply(r) -> HostedReply|HostedFault:
-    "A `HostedReply` (or `HostedFault`) from a `HostedReply`, `HostedFault`, string or `testing.Reply`."
+    "A `HostedReply` (or `HostedFault`) from a `HostedReply`, `HostedFault`, string or `llama_double.Reply`."
     if isinstance(r, (HostedReply, HostedFault)): return r
     if isinstance(r, str): return HostedReply(r)
-    if isinstance(r, _testing.Reply):
+    if isinstance(r, _llama.Reply):
         calls = [ToolCall(t['name'], t['arguments'] if isinstance(t['arguments'], dict) else json.loads(t['arguments'] or '{}'),
                           t.get('id')) for t in r.tool_calls]
         return HostedReply(r.text, r.reasoning, calls, finish=r.finish_reason)

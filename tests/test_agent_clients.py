@@ -12,7 +12,7 @@ from ramabana.core import ModelSpec
 from ramabana.gateway import Gateway
 from ramabana.app import GatewayServer
 from ramabana.ledger import Ledger
-from ramabana.testing import FakeLlamaServer, Reply, tool_call
+from ramabana.llama_double import FakeLlamaServer, Reply, tool_call
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAUDE = Path(sys.prefix)/'node'/'node_modules'/'.bin'/'claude'   # the venv running the tests, where ./dev installs it

@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.support.ui import WebDriverWait
-from ramabana.testing import FakeLlamaServer, Reply, tool_call
+from ramabana.llama_double import FakeLlamaServer, Reply, tool_call
 
 SHOTS = Path(tempfile.mkdtemp(prefix='ramabana-browser-'))
 

@@ -8,7 +8,7 @@ import json, os, queue, re, shutil, signal, time
 from pathlib import Path
 import pytest
 from jupyter_client import KernelManager
-from ramabana.testing import FakeLlamaServer, Reply, tool_call
+from ramabana.llama_double import FakeLlamaServer, Reply, tool_call
 from ramabana.compaction import notebook_cells
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -84,7 +84,7 @@ def rows(url:str) -> list[str]:
 
 def test_two_gateways_one_ledger(pg, tmp_path):
     "Two gateway processes, 100 clients each at once: every answer is one row in PostgreSQL, none lost or doubled; `ramabana calls` reads them."
-    from ramabana.testing import FakeLlamaServer
+    from ramabana.llama_double import FakeLlamaServer
     before = set(rows(pg.url)) if _has_table(pg.url) else set()
     with FakeLlamaServer() as fake:
         gws = [serve(tmp_path, fake.url, pg.url) for _ in range(2)]
@@ -106,7 +106,7 @@ def _has_table(url) -> bool:
 
 def test_gateway_keeps_answering_while_postgres_restarts(pg, tmp_path):
     "PostgreSQL stops and comes back under load: every call is answered, and the rows written meanwhile reach it."
-    from ramabana.testing import FakeLlamaServer
+    from ramabana.llama_double import FakeLlamaServer
     before = set(rows(pg.url)) if _has_table(pg.url) else set()
     with FakeLlamaServer() as fake:
         p, base = serve(tmp_path, fake.url, pg.url)
