@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, is_loopback, LOCAL_RUNTIMES
+from .core import PURPOSE_HEADER, TASK_HEADER, DISCARD_HEADER, CHUNK_KEY
 from .runtime import (estimate_tokens, CHARS_PER_TOKEN, answer_only, ThinkFilter, Usage,
                               current_run, THINK_OPEN, LoopGuard, LOOP_NOTE)
 from .compaction import msg_tokens, margin, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
@@ -589,7 +590,7 @@ def _delta_dict(ch) -> dict:
     if isinstance(ch, dict): return ch
     return ch.model_dump(exclude_none=True) if hasattr(ch, 'model_dump') else dict(ch)
 
-# %% ../nbs/08_backend.ipynb #11ead472
+# %% ../nbs/08_backend.ipynb #240d5961
 class GatewayBackend(Backend):
     "The `Backend` that reaches every model, local or hosted, through ramabana's gateway with the `openai` SDK."
     kind = 'gateway'
@@ -642,8 +643,8 @@ class GatewayBackend(Backend):
 
     def _headers(self, purpose:str) -> dict:
         # it drops a step's partial answer when the gateway says so (`DISCARD`): the gateway may start over, not only continue
-        h = {'x-ramabana-purpose': purpose, 'x-ramabana-discard': 'accept'}
-        if self.task: h['x-ramabana-task'] = task_header(self.task)
+        h = {PURPOSE_HEADER: purpose, DISCARD_HEADER: 'accept'}
+        if self.task: h[TASK_HEADER] = task_header(self.task)
         return h
 
     def _messages(self, sp:str|None=None, hist:list|None=None) -> list:
@@ -737,12 +738,12 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
             if self._cancel.is_set(): break
             d = _delta_dict(ch)
             if pp := d.get('prompt_progress'): self._fire('on_progress', pp)
-            if (d.get('ramabana') or {}).get('discard'):   # the gateway is resending: forget this step's partial answer
+            if (d.get(CHUNK_KEY) or {}).get('discard'):   # the gateway is resending: forget this step's partial answer
                 n, text, asm, flt, guard = sum(map(len, text)), [], Assembler(), mkflt(), LoopGuard()
                 self._text = text
                 if n: yield Discard(n)
                 continue
-            if (cost := (d.get('ramabana') or {}).get('cost_usd')) is not None: self._cost = cost   # the gateway priced it
+            if (cost := (d.get(CHUNK_KEY) or {}).get('cost_usd')) is not None: self._cost = cost   # the gateway priced it
             asm.add(d)
             for c in d.get('choices') or []:
                 # thinking on its own channel: the server took the template's `<think>` off, so no `</think>` will come

@@ -14,12 +14,14 @@ try: import tomllib
 except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 
 # %% auto #0
-__all__ = ['LOG_LEVELS', 'SETTINGS', 'TOKEN_KEYS', 'BUDGET_PERIODS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED',
-           'BUILTIN_MODELS', 'PRICE_KEYS', 'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError',
-           'ConfigError', 'UnknownModel', 'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback',
-           'write_json_atomic', 'append_jsonl', 'file_lock', 'Setting', 'Config', 'load_config', 'NamedToken',
-           'Resolved', 'env_name', 'setting', 'get', 'ModelSpec', 'price_of', 'call_cost', 'model_from_table',
-           'check_price', 'catalog', 'split_profile', 'resolve', 'config_table', 'format_table', 'usd']
+__all__ = ['PURPOSE_HEADER', 'TASK_HEADER', 'DISCARD_HEADER', 'CALL_ID_HEADER', 'OVERHEAD_HEADER', 'SAMPLING_HEADER',
+           'SOURCES_HEADER', 'COUNT_HEADER', 'HEADER_PREFIX', 'CHUNK_KEY', 'LOG_LEVELS', 'SETTINGS', 'TOKEN_KEYS',
+           'BUDGET_PERIODS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS', 'PRICE_KEYS',
+           'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError', 'UnknownModel',
+           'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic', 'append_jsonl',
+           'file_lock', 'Setting', 'Config', 'load_config', 'NamedToken', 'Resolved', 'env_name', 'setting', 'get',
+           'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'catalog', 'split_profile',
+           'resolve', 'config_table', 'format_table', 'usd']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -63,6 +65,18 @@ def is_loopback(host:str|None) -> bool:
     import ipaddress   # lazy: `import ramabana` stays light
     try: return ipaddress.ip_address(host or '').is_loopback
     except ValueError: return False
+
+# %% ../nbs/00_core.ipynb #5ce568cf
+PURPOSE_HEADER = 'x-ramabana-purpose'     # why the client asks: turn, compaction, oneshot, warmup (the ledger's `purpose`)
+TASK_HEADER = 'x-ramabana-task'           # the conversation a call belongs to: its working folder and its ledger rows
+DISCARD_HEADER = 'x-ramabana-discard'     # `accept`: the client drops what it showed when the gateway sends a resend
+CALL_ID_HEADER = 'x-ramabana-call-id'     # the answer's ledger row
+OVERHEAD_HEADER = 'x-ramabana-overhead-ms'   # the gateway's own time for the call
+SAMPLING_HEADER = 'x-ramabana-sampling'   # the sampling fields the ladder changed, and why
+SOURCES_HEADER = 'x-ramabana-sampling-sources'   # where each sampling value came from
+COUNT_HEADER = 'x-ramabana-count'         # how `count_tokens` counted: the model's tokenizer or an estimate
+HEADER_PREFIX = 'x-ramabana-'             # every one of them
+CHUNK_KEY = 'ramabana'                    # a stream chunk's field for the gateway's own news: a discard, the call's price
 
 # %% ../nbs/00_core.ipynb #d26e2e43
 def write_json_atomic(path:Path|str, obj) -> None:

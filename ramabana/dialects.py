@@ -11,6 +11,7 @@ from fastcore.basics import patch
 from .errors import GatewayError, InvalidRequest, ContextOverflow, UpstreamUnavailable, internal_error
 from .chat import content_text, json_bytes, json_loads, json_str, tool_args
 from .upstream import Native
+from .core import COUNT_HEADER
 from .doors import Door, door_stream, check_auth, count_unauthorized, read_json, error_response
 
 # %% auto #0
@@ -356,7 +357,7 @@ async def count_tokens(request):
         except UpstreamUnavailable: n = None   # a server that is down cannot count: estimate, and say so
         how = 'tokenizer' if n is not None else 'estimate'
         if n is None: n = estimate_tokens(text)
-        return Response(json_bytes({'input_tokens': n}), headers={'x-ramabana-count': how}, media_type='application/json')
+        return Response(json_bytes({'input_tokens': n}), headers={COUNT_HEADER: how}, media_type='application/json')
     except GatewayError as e:
         # a wrong token is counted as the doors count it: probing for a key here must show up in `calls --refused`
         count_unauthorized(gw, e, request, 'count_tokens')

@@ -13,6 +13,7 @@ from .errors import GatewayError, InvalidRequest, internal_error, log
 from .chat import RawChunk, check_request, json_bytes, json_loads
 from .chat import has_output
 from .gateway import DISCARD, Exchange, Gateway
+from .core import CALL_ID_HEADER, OVERHEAD_HEADER, SAMPLING_HEADER, SOURCES_HEADER, HEADER_PREFIX, CHUNK_KEY
 from starlette.responses import Response   # here, not in each call: a function's import costs a microsecond a time
 
 # %% auto #0
@@ -84,12 +85,12 @@ def sources_header(sampling:dict) -> str:
 
 def call_headers(ex:Exchange) -> dict:
     "The headers of an answer to the call `ex`: its id, the sampling's sources and issues, and once its row is written the gateway's own time."
-    h = {'x-ramabana-call-id': ex.call.id}
-    if ex.overhead_ms is not None: h['x-ramabana-overhead-ms'] = f'{ex.overhead_ms:.3f}'
-    if ex.sampling: h['x-ramabana-sampling-sources'] = sources_header(ex.sampling)
+    h = {CALL_ID_HEADER: ex.call.id}
+    if ex.overhead_ms is not None: h[OVERHEAD_HEADER] = f'{ex.overhead_ms:.3f}'
+    if ex.sampling: h[SOURCES_HEADER] = sources_header(ex.sampling)
     if ex.issues:
         txt = json.dumps(ex.issues, default=str, separators=(',', ':'))  # ASCII: a header must be latin-1
-        h['x-ramabana-sampling'] = txt if len(txt) < 4000 else json.dumps([{'truncated': len(ex.issues)}])
+        h[SAMPLING_HEADER] = txt if len(txt) < 4000 else json.dumps([{'truncated': len(ex.issues)}])
     if ex.admission is not None: h.update(ex.admission.headers)
     return h
 
@@ -227,7 +228,7 @@ class ChatEvents:
         for ch in chunks:
             if ch.get('usage') is not None:
                 # a choice-less usage chunk would break clients that read `choices[0]` of every chunk
-                if not ch.get('choices') and not ch.get('prompt_progress') and 'ramabana' not in ch: continue
+                if not ch.get('choices') and not ch.get('prompt_progress') and CHUNK_KEY not in ch: continue
                 ch = {k: v for k, v in ch.items() if k != 'usage'}
             out.append(ch)
         return sse_chunks(out)
@@ -356,9 +357,11 @@ def refused_before_call(e:GatewayError) -> bool:
     "Whether `e`, raised before a call started, is a refusal to count: no valid token, a model not allowed, a limit, a budget that cannot be checked."
     return e.status in REFUSED or e.code == 'budget_unavailable'
 
+_PREFIX = HEADER_PREFIX.encode()   # headers arrive as bytes
+
 def gateway_headers(scope:dict) -> dict:
     "The request's `x-ramabana-*` headers (all `open_call` reads), the first of a repeated one: a plain dict, where an absent header costs a lookup, not an exception."
-    return {k.decode('latin-1'): v.decode('latin-1') for k, v in reversed(scope['headers']) if k.startswith(b'x-ramabana-')}
+    return {k.decode('latin-1'): v.decode('latin-1') for k, v in reversed(scope['headers']) if k.startswith(_PREFIX)}
 
 def client_address(request) -> str|None:
     "The address the request came from (no port), when the server knows it."

@@ -13,6 +13,7 @@ from typing import AsyncIterator, NamedTuple
 import httpx
 from fastcore.basics import patch
 from .core import ModelSpec, ConfigError, catalog, config_path, get, load_config, split_profile, task_dir
+from .core import PURPOSE_HEADER, TASK_HEADER, DISCARD_HEADER, CHUNK_KEY
 from .errors import (CircuitOpen, ContextOverflow, GatewayError, InvalidRequest, UpstreamError,
                              UpstreamUnavailable, keep_secret, log)
 from .chat import Assembler, ToolCallRepair, has_output
@@ -383,11 +384,11 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
     spec = routed[0]
     if spec.retired and not spec.fallbacks and (gone := retirement(spec)): raise gone
     check_model_allowed(self, token, spec)
-    call = Call(spec, purpose=_header_name(headers, 'x-ramabana-purpose', 'turn'),
-                task=_header_name(headers, 'x-ramabana-task'), dialect=dialect, token=token)
+    call = Call(spec, purpose=_header_name(headers, PURPOSE_HEADER, 'turn'),
+                task=_header_name(headers, TASK_HEADER), dialect=dialect, token=token)
     if call.task:
         if '..' in call.task:
-            raise InvalidRequest("header 'x-ramabana-task' should not contain '..'", param='x-ramabana-task')
+            raise InvalidRequest(f"header '{TASK_HEADER}' should not contain '..'", param=TASK_HEADER)
         call.task_dir = task_dir(call.task)
     t = await self.target(body['model'], body, call, routed)
     admission = None
@@ -401,10 +402,10 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
     return Exchange(self, call, t.up, t.body, body['model'], body.get('stream') is True, t0, changed, t.sampling,
                     t.issues, usage=wants_usage(body), target=t, request=body, upstream_s=t.waited,
                     progress=body.get('return_progress') is True,
-                    discard_ok=headers.get('x-ramabana-discard') == 'accept', admission=admission)
+                    discard_ok=headers.get(DISCARD_HEADER) == 'accept', admission=admission)
 
-# %% ../nbs/05h_gateway.ipynb #636cfbda
-DISCARD = {'choices': [], 'ramabana': {'event': 'retry', 'discard': True}}
+# %% ../nbs/05h_gateway.ipynb #7508b782
+DISCARD = {'choices': [], CHUNK_KEY: {'event': 'retry', 'discard': True}}
 
 def server_of(spec:ModelSpec) -> str:
     "What identifies the server behind `spec`: its URL, else (a managed server) the model's name."
@@ -553,7 +554,7 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
     not_asked(call, 'no fallback could be asked')
     raise failure or last
 
-# %% ../nbs/05h_gateway.ipynb #352f50e0
+# %% ../nbs/05h_gateway.ipynb #a4a0c8af
 @patch
 async def batches(self:Exchange) -> AsyncIterator[list[dict]]:
     "The answer's chunks in the lists they came in (a `DISCARD` alone in its list), repaired and assembled as they pass."
@@ -593,7 +594,7 @@ def usage_tokens(u:dict|None, timings:dict|None=None) -> dict:
 def priced(self:Exchange, ch:dict) -> dict:
     "The usage chunk `ch` with its cost at the answering model's price, and that model's name, under `ramabana`."
     cost = self.call.spec.cost(**usage_tokens(ch['usage'], self.asm.timings))
-    return {**ch, 'ramabana': {**(ch.get('ramabana') or {}), 'cost_usd': cost, 'model': self.call.spec.name}}
+    return {**ch, CHUNK_KEY: {**(ch.get(CHUNK_KEY) or {}), 'cost_usd': cost, 'model': self.call.spec.name}}
 
 @patch
 async def remember_reasoning(self:Exchange):
