@@ -95,7 +95,6 @@ def config(tmp, model='smollm2', extra=''):
 
 def turns(send_changes:bool, model:str='smollm2') -> list[dict]:
     "Five questions in a real kernel; the ledger rows of their turns."
-    from ramabana.ledger import Ledger
     tmp = Path(tempfile.mkdtemp(prefix='nbturns-'))
     nb = tmp/'sales.ipynb'
     cells = [cell(i, *c) for i, c in enumerate(CELLS)]
@@ -117,27 +116,43 @@ def turns(send_changes:bool, model:str='smollm2') -> list[dict]:
             write_nb(nb, cells)
             k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')
     finally: k.close()
-    led = Ledger(tmp/'data'/'ledger.sqlite')
-    rows = [r for r in reversed(led.recent(50, purpose='turn'))]
-    led.close()
-    return rows
+    return ledger_turns(tmp/'data'/'ledger.sqlite')
+
+def by_question(rows:list) -> list[list]:
+    "The ledger rows of each question: its steps, up to and including the answer (a step that did not end in tool calls)."
+    out, cur = [], []
+    for r in rows:
+        cur.append(r)
+        if r['finish_reason'] != 'tool_calls': out.append(cur); cur = []
+    return out + ([cur] if cur else [])
 
 def turn_table(before, after) -> str:
+    "Per question: the first step's prompt, cached and read tokens, the tokens new since the last answer, the time to the first thing shown (a tool call, or the answer) and to the answer's first token."
     from ramabana.core import format_table
-    def new_tokens(rows, i):
-        if i == 0: return rows[0]['prompt_tokens']
-        p = rows[i - 1]
-        return rows[i]['prompt_tokens'] - (p['prompt_tokens'] or 0) - (p['completion_tokens'] or 0)
-    out = []
+    def new_tokens(qs, i):
+        if i == 0: return qs[0][0]['prompt_tokens']
+        p = qs[i - 1][-1]
+        return qs[i][0]['prompt_tokens'] - (p['prompt_tokens'] or 0) - (p['completion_tokens'] or 0)
+    answer_s = lambda steps: (sum(r['total_ms'] for r in steps[:-1]) + steps[-1]['ttft_ms']) / 1000   # tools run in ms
+    out, qb, qa = [], by_question(before), by_question(after)
     for i, q in enumerate(QUESTIONS):
         row = [f'{i + 1}. {q[:32]}']
-        for rows in (before, after):
-            r = rows[i]
+        for qs in (qb, qa):
+            if i >= len(qs): row += ['-'] * 7; continue
+            r = qs[i][0]
             row += [f"{r['prompt_tokens']:,}", f"{r['cached_tokens'] or 0:,}", f"{r['evaluated_tokens'] or 0:,}",
-                    f'{new_tokens(rows, i):,}', f"{r['ttft_ms'] / 1000:.2f}"]
+                    f'{new_tokens(qs, i):,}', str(len(qs[i])), f"{r['ttft_ms'] / 1000:.2f}", f'{answer_s(qs[i]):.2f}']
         out.append(row)
-    head = ['question'] + [f'{w} {h}' for w in ('before', 'after') for h in ('prompt', 'cached', 'read', 'new', 'ttft s')]
+    head = ['question'] + [f'{w} {h}' for w in ('before', 'after')
+                           for h in ('prompt', 'cached', 'read', 'new', 'steps', 'first shown s', 'answer s')]
     return format_table(out, head)
+
+def ledger_turns(path) -> list[dict]:
+    "The turn rows of a ledger file, oldest first."
+    from ramabana.ledger import Ledger
+    led = Ledger(path)
+    try: return list(reversed(led.recent(200, purpose='turn')))
+    finally: led.close()
 
 REPETITION = ('repeat_penalty', 'dry_multiplier', 'dry_base', 'dry_allowed_length', 'dry_penalty_last_n')
 
@@ -163,13 +178,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--only', choices=('turns', 'loops'))
     ap.add_argument('--model', default='smollm2', help='the model of the turns table (the loops table is SmolLM2\'s)')
+    ap.add_argument('--ledgers', nargs=2, metavar=('BEFORE', 'AFTER'), help="print the turns table from two earlier runs' ledger.sqlite")
     a = ap.parse_args()
+    if a.ledgers: print(turn_table(*map(ledger_turns, a.ledgers))); return
     from ramabana import llamacpp
     llamacpp.setup(progress=True, model=a.model)
     if a.only != 'loops':
         before, after = turns(False, a.model), turns(True, a.model)
         print(f'1. five %%ram questions on a 14-cell notebook ({a.model}, greedy, after the %load_ext warm-up; tokens from '
-              'the ledger; new = this prompt less the previous prompt and its answer)\n')
+              'the ledger; new = this prompt less the previous question\'s last prompt and answer; first shown = the first '
+              'step\'s first token, a tool call or the answer; answer = the answer\'s first token)\n')
         print(turn_table(before, after))
         print()
     if a.only != 'turns':
