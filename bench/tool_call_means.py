@@ -1,9 +1,9 @@
 """Which of llama-server's means gets valid tool calls out of a local model: its own parser alone, `tool_choice:
 required` (a grammar that forces its call format), or its parser plus the gateway reading calls written as text.
 
-Run: `python bench/tool_call_means.py [--model qwen2.5-coder-1.5b] [--n N]` (needs `ramabana setup`; about five minutes
-for the default model on 2 cores). It starts the model's managed llama-server and sends each question of
-bench/agent_tasks.py whose answer needs a tool, with the agent's own system prompt and tools, greedily, three ways:
+Run: `python bench/tool_call_means.py [--model qwen2.5-coder-1.5b] [--n N]` (needs `ramabana setup`; about 16
+minutes for the default model on 2 cores: 31 questions, three ways). It starts the model's managed llama-server and
+sends each question of bench/agent_tasks.py whose answer needs a tool, with the agent's own system prompt and tools, greedily, three ways:
 
     native     straight to llama-server, `tool_choice` auto: only what its own parser makes of the answer counts
     required   straight to llama-server with `tool_choice: required`
