@@ -15,7 +15,7 @@ from .core import RamabanaError
 
 # %% auto #0
 __all__ = ['TestingError', 'LoggedRequest', 'BackgroundServer', 'message_text', 'json_or_text', 'sse_line', 'RawASGI',
-           'drop_connection']
+           'drop_connection', 'wait_until']
 
 # %% ../nbs/04_testing.ipynb #ff4fa140
 class TestingError(RamabanaError):
@@ -175,3 +175,11 @@ async def drop_connection(scope, receive):
     if tr is None: raise TestingError('drop_connection needs the uvicorn transport (serve the app with BackgroundServer)')
     tr.close()
     while (await receive())['type'] != 'http.disconnect': pass  # uvicorn then knows not to answer
+
+# %% ../nbs/04_testing.ipynb #2fe6fcec
+def wait_until(cond:Callable[[], bool], timeout:float=10.0, what:str='the condition') -> None:
+    "Poll `cond` until it holds; fail naming `what` after `timeout` seconds."
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline: raise AssertionError(f'{what}: not within {timeout} s')
+        time.sleep(0.01)
