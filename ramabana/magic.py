@@ -137,7 +137,14 @@ def no_notebook_note(ns:dict|None=None, env:dict|None=None) -> str:
            f'the kernel was started for {p}, which is not there now: renamed or moved? restart the kernel to follow it')
     return f'ramabana: no open notebook found ({why}); asking without notebook context. `%%ram --no-notebook` skips this check.'
 
-# %% ../nbs/09_magic.ipynb #6ef6cd40
+# %% ../nbs/09_magic.ipynb #680b148f
+@patch
+def fitted_block(self:Session, path, cells:list, question:str='') -> str:
+    "The notebook block of `cells`, compacted until it fits the model's window beside `question`."
+    from ramabana.compaction import compact_notebook_context
+    agent = self.get_agent()
+    return compact_notebook_context(block_of(shown_path(path), cells), lambda b: agent.fits(question, b))
+
 @patch
 def context(self:Session, question:str, notebook:bool=True) -> tuple[str, Callable|None]:
     "What of the open notebook goes with `question` (the block, what changed since the model saw it, or ''), and how to make the block afresh."
@@ -146,7 +153,6 @@ def context(self:Session, question:str, notebook:bool=True) -> tuple[str, Callab
     if path is None:
         if not self.told_no_nb: print(no_notebook_note(getattr(self.ip, 'user_ns', None)), flush=True); self.told_no_nb = True
         return '', None
-    from ramabana.compaction import compact_notebook_context
     from ramabana.runtime import estimate_tokens
     inputs, outputs = self.kernel_history()
     n, me = self.current(inputs)
@@ -155,7 +161,7 @@ def context(self:Session, question:str, notebook:bool=True) -> tuple[str, Callab
     def fresh() -> str:
         "The whole block fitted to the window; what the model saw before goes (each earlier block becomes a note)."
         agent.drop_contexts()
-        block = compact_notebook_context(block_of(shown, cells), lambda b: agent.fits(question, b))
+        block = self.fitted_block(path, cells, question)
         self.seen = Seen(key, omit(cells, block), [block])
         return block
     seen = self.seen
@@ -435,11 +441,8 @@ def ram(line:str='', cell:str|None=None):
 def ahead(self:Session) -> str:
     "The notebook block a question asked now would carry ('' without a notebook): what the warm-up reads ahead."
     if (path := self.notebook()) is None: return ''
-    from ramabana.compaction import compact_notebook_context
-    inputs, outputs = self.kernel_history()
-    cells = current_cells(path, inputs, outputs)   # the `%load_ext` cell stays: a later question shows it too
-    agent = self.get_agent()
-    return compact_notebook_context(block_of(shown_path(path), cells), lambda b: agent.fits('', b))
+    # the `%load_ext` cell stays: a later question shows it too
+    return self.fitted_block(path, current_cells(path, *self.kernel_history()))
 
 @patch
 def warm(self:Session) -> threading.Thread|None:
