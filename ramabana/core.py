@@ -113,7 +113,7 @@ def file_lock(path:Path):
         try: yield
         finally: fcntl.flock(f, fcntl.LOCK_UN)
 
-# %% ../nbs/00_core.ipynb #e773365e
+# %% ../nbs/00_core.ipynb #e65892cd
 class Setting(NamedTuple):
     "The declaration of one config key."
     key: str
@@ -159,6 +159,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('gateway.readback', str, 'managed', 'after a llama.cpp call, read back the sampling the server applied: from servers ramabana manages, all, or off', ('managed', 'all', 'off')),
     _S('llamacpp.server', str, None, 'path of a llama-server binary to use instead of building one'),
     _S('llamacpp.threads', int, None, 'threads for the managed llama-server; None lets it choose', bounds=(1, None)),
+    _S('llamacpp.saved_slots_mib', int, 2048, "disk for the slots managed servers save when they stop, read back by the next server (a restarted kernel's notebook is not read again); 0: none saved", bounds=(0, None)),
     _S('agent.max_steps', int, 40, 'tool-call steps in one turn before the agent stops', bounds=(1, None)),
     _S('agent.approve', str, 'ask', 'approval for code-running tools', ('auto', 'ask', 'deny')),
     _S('agent.warm', bool, True, '`%load_ext` has a local model read the system prompt and tools before the first question'),

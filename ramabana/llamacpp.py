@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get, is_loopback, file_lock
+from .slotstore import SlotStore, prune
 from .weights import (DEFAULT_WEIGHTS, DownloadError, ModelFetchError, WEIGHTS, weights_of, weights_path,
                               fetch_weights, check_file, memory_note, pip_download, say as _say)
 
@@ -24,9 +25,10 @@ __all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 
            'cache_builds', 'cached_server', 'find_llama_server', 'templates_dir', 'cached_install', 'restamp',
            'check_build_tools', 'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server',
            'model_path', 'chat_template_file', 'server_command', 'run_dir', 'free_port', 'server_env', 'Server',
-           'check_gguf', 'weights_ready', 'ensure_weights', 'server_url', 'running', 'stop', 'stop_all', 'prove',
-           'proven_server', 'fall_back', 'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches',
-           'slots_readback', 'nest_schema', 'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
+           'check_gguf', 'weights_ready', 'ensure_weights', 'server_url', 'running', 'stop', 'stop_all', 'slots_root',
+           'slot_dir', 'restore_slot', 'save_slot', 'prove', 'proven_server', 'fall_back', 'setup_weights', 'setup',
+           'sampling_mismatches', 'slot_mismatches', 'slots_readback', 'nest_schema', 'caps_from_props',
+           'TextCallReader', 'LlamaCppUpstream']
 
 # %% ../nbs/06_llamacpp.ipynb #e9119e28
 class LlamaCppError(RamabanaError):
@@ -432,7 +434,7 @@ def _kill(pid:int, grace:float=5.):
             if not _pid_alive(pid): return
             time.sleep(0.05)
 
-# %% ../nbs/06_llamacpp.ipynb #56bf6e49
+# %% ../nbs/06_llamacpp.ipynb #287b087e
 @dataclass
 class Server:
     "One running llama-server for one profile."
@@ -444,6 +446,9 @@ class Server:
     proc: subprocess.Popen|None = None   # None when adopted from another Python process
     argv: list|None = None               # its command line, to tell it from a process that got its pid later
     counted: bool = False                # its death has been counted towards the restart bound
+    slots: Path|None = None              # where it saves its slot when it stops (`--slot-save-path`), if it does
+    restore_due: bool = False            # its first request restores the saved slot nearest its prompt
+    last_body: dict|None = None          # the request its slot last read: what a saved slot is found by
     @property
     def url(self) -> str: return f'http://127.0.0.1:{self.port}'
     def alive(self) -> bool:
@@ -502,8 +507,9 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
         for attempt in range(3):  # a port seen free can be taken before the server binds it
             port = port_hint if attempt == 0 and port_hint and _port_free(port_hint) else free_port()
             argv, _ = server_command(spec, port, exe=exe, threads=get('llamacpp.threads'))
+            if slots := slot_dir(spec, stem): argv += ['--slot-save-path', str(slots)]
             proc = _launch(argv, env, logf)
-            s = Server(spec.name, key, proc.pid, port, logf, proc, argv)
+            s = Server(spec.name, key, proc.pid, port, logf, proc, argv, slots=slots, restore_due=slots is not None)
             pidf.write_text(json.dumps(dict(pid=proc.pid, port=port, owner=os.getpid(), argv=argv, started=time.time())))
             try: return _wait_healthy(s, timeout)
             except ServerStartError:
@@ -625,10 +631,11 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT,
         if s.proc and not _atexit_registered: atexit.register(stop_all); _atexit_registered = True
         return s.url
 
-# %% ../nbs/06_llamacpp.ipynb #d5cd9376
+# %% ../nbs/06_llamacpp.ipynb #f9bfd1e5
 def _stop(s:Server):
-    "Stop `s` if this process started it, and remove its pid file."
+    "Stop `s` if this process started it, saving its slot first, and remove its pid file."
     if s.proc is None: return  # adopted: the process that started it stops it
+    save_slot(s)
     _kill(s.pid)
     with contextlib.suppress(subprocess.TimeoutExpired): s.proc.wait(1)
     pidf = s.log.with_suffix('.json')
@@ -649,6 +656,33 @@ def stop_all():
         servers = list(_servers.values())
         _servers.clear()
     for s in servers: _stop(s)
+
+# %% ../nbs/06_llamacpp.ipynb #95fca172
+def slots_root() -> Path:
+    "Saved slots, a directory for each profile's server: `cache_dir()/slots`."
+    return cache_dir()/'slots'
+
+def slot_dir(spec:ModelSpec, stem:str) -> Path|None:
+    "Where the server of `spec` named `stem` saves its slot: made now; None when it saves none."
+    if not get('llamacpp.saved_slots_mib') or spec.slots != 1: return None
+    d = slots_root()/stem
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return d
+
+# %% ../nbs/06_llamacpp.ipynb #9555f3f8
+def restore_slot(s:Server, body:dict) -> int:
+    "Restore into `s` the saved slot nearest `body`'s prompt; the tokens restored (0: none fits)."
+    if s.slots is None: return 0
+    n = SlotStore(s.slots).restore(s.url, body)
+    if n: log.info('llama-server for %s: restored %d tokens of a saved slot', s.name, n)
+    return n
+
+def save_slot(s:Server) -> dict|None:
+    "Save the slot of `s`, which this process started, for the next server of its profile; the record, or None."
+    if s.slots is None or s.last_body is None or not s.alive(): return None
+    if rec := SlotStore(s.slots).save(s.url, s.last_body):
+        prune(slots_root(), get('llamacpp.saved_slots_mib') * 2**20)
+    return rec
 
 # %% ../nbs/06_llamacpp.ipynb #bd80df20
 CPU_FAULTS = (signal.SIGILL, signal.SIGSEGV, signal.SIGBUS)
@@ -830,7 +864,7 @@ from .errors import (BadToolCall, LlamaServerError, MalformedResponse, RateLimit
 from .upstream import Call, Capabilities, ChunkReader, OpenAIChatUpstream, new_client, register_upstream, server_root
 from .textcalls import CALL_SHAPED, TextCalls, call_schema, tool_validators
 
-# %% ../nbs/06_llamacpp.ipynb #37349b75
+# %% ../nbs/06_llamacpp.ipynb #0ae9beef
 def nest_schema(rf):
     "`response_format` with a flat `{'type': 'json_schema', 'schema': ...}` moved into the nested `json_schema` form."
     if isinstance(rf, dict) and rf.get('type') == 'json_schema' and 'schema' in rf and 'json_schema' not in rf:
@@ -931,6 +965,14 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         return self._url
 
     async def base_url(self): return await self.root() + '/v1'
+
+    async def ready(self, body):
+        "Before a request to the managed server: the first restores the saved slot nearest it; each is noted for the save at exit."
+        if self.spec.base_url or (s := running(self.spec)) is None: return
+        if s.restore_due:
+            s.restore_due = False   # one restore, even when two first requests arrive together
+            await asyncio.to_thread(restore_slot, s, body)
+        s.last_body = body
 
     def reader(self, body, call):
         "For a request with tools the model may call, a reader that also reads calls written as text."

@@ -122,6 +122,9 @@ class Upstream:
         async with contextlib.aclosing(self.stream(body, call)) as agen:
             async for ch in agen: yield [ch]
 
+    async def ready(self, body:dict):
+        "Called just before `body` is sent, so a server on this machine can get ready for it; nothing to do here."
+
     sampling_readback: bool = False   # `readback` can tell which sampling settings the server applied
 
     async def aclose(self):
@@ -360,6 +363,7 @@ async def fetch_json(self:OpenAIChatUpstream, method:str, url:str, body=None, he
 @patch
 async def _batches(self:OpenAIChatUpstream, body, call):
     url = await self.endpoint()
+    await self.ready(body)   # llama.cpp restores a saved cache before a new server's first request
     payload, rd = self.encode(body, call), self.reader(body, call)
     started = ended = False
     bad, skipped = 0, None   # unreadable events in a row; the last one's error
