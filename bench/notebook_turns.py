@@ -2,7 +2,7 @@
 answer loops.
 
 Run: `python bench/notebook_turns.py [--model qwen2.5-coder-1.5b]` (needs `ramabana setup`; about five minutes on
-SmolLM2, the model it runs without --model). Prints two tables.
+SmolLM2, the model it runs without --model). Prints two tables; `--only restart` prints a third.
 
 1. A 14-cell notebook, `%load_ext ramabana`, then five `%%ram` questions, each from a new cell saved into the
    notebook as JupyterLab would: three in a row with nothing else changed, one after a cell was edited, one after a
@@ -15,6 +15,11 @@ SmolLM2, the model it runs without --model). Prints two tables.
 2. 20 varied questions to SmolLM2 decoding greedily (temperature 0), for each repetition setting of the table: how
    many answers loop (the runtime's `LoopGuard` stops them) and how many still run to their 512-token limit. The
    setting the embedded model's profile ships is the row marked `*`. Goal: none at the limit.
+
+3. `--only restart`: the same notebook in a kernel that warms up and answers a question, then shuts down as
+   Jupyter's restart does, and a second kernel that does the same; once with `llamacpp.saved_slots_mib = 0` (the
+   server's slot is not saved) and once with slots saved. For each kernel: what its warm-up read and how long it
+   took, and how long its question took to the answer's first token.
 
 Every question decodes greedily, so a run is repeatable on one machine; another CPU may pick other kernels, and
 other answers.
@@ -85,7 +90,9 @@ class Kernel:
             if m['header']['msg_type'] == 'status' and m['content']['execution_state'] == 'idle': return out
             out.append(m)
         raise TimeoutError(f'{code[:40]!r} did not finish in {timeout} s')
-    def close(self): self.kc.stop_channels(); self.km.shutdown_kernel(now=True)
+    def close(self, now=True):
+        "Stop the kernel: at once, or as Jupyter's restart does (a shutdown request: its exit handlers run)."
+        self.kc.stop_channels(); self.km.shutdown_kernel(now=now)
 
 def config(tmp, model='smollm2', extra=''):
     "A config with `model` as the default, decoding greedily (the rest of its profile as shipped)."
@@ -118,6 +125,46 @@ def turns(send_changes:bool, model:str='smollm2') -> list[dict]:
     finally: k.close()
     return ledger_turns(tmp/'data'/'ledger.sqlite')
 
+def restart(saved_mib:int, model:str='smollm2') -> list[dict]:
+    "Two kernels on one notebook, the second started after the first shut down as Jupyter's restart does: the ledger rows of their warm-ups and questions."
+    from ramabana import llamacpp
+    tmp = Path(tempfile.mkdtemp(prefix='nbrestart-'))
+    nb = tmp/'sales.ipynb'
+    cells = [cell(i, *c) for i, c in enumerate(CELLS)]
+    write_nb(nb, cells)
+    env = {**os.environ, 'RAMABANA_CONFIG': str(config(tmp, model, f'\n[llamacpp]\nsaved_slots_mib = {saved_mib}\n')),
+           'RAMABANA_DATA_DIR': str(tmp/'data'), 'RAMABANA_TASK_DIR': str(tmp/'tasks'), 'JPY_SESSION_NAME': str(nb)}
+    env.pop('RAMABANA_MODEL_DEFAULT', None); env.pop('RAMABANA_SAVE_HOOK', None)
+    for d in llamacpp.slots_root().glob(f'{model}-*'):   # an earlier run's saved slots would make the first kernel warm too
+        for f in d.iterdir(): f.unlink()
+    for q, question in enumerate(QUESTIONS[1:3]):
+        k = Kernel(env, tmp)
+        try:
+            k.run('%load_ext ramabana')
+            k.run('import ramabana.magic as _m\nif _m.session().warming: _m.session().warming.join()')
+            cells.append(cell(100 + q, 'code', f'%%ram\n{question}')); write_nb(nb, cells)
+            k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')
+        finally: k.close(now=False)
+    return ledger_turns(tmp/'data'/'ledger.sqlite', purpose=None)
+
+def restart_table(off:list, on:list) -> str:
+    "Per kernel: its warm-up's prompt, cached and read tokens and seconds, and its question's seconds to the answer."
+    from ramabana.core import format_table
+    def kernels(rows):
+        ks, cur = [], None
+        for r in rows:
+            if r['purpose'] == 'warmup': cur = [r, []]; ks.append(cur)
+            elif cur is not None: cur[1].append(r)
+        return ks
+    out = []
+    for name, rows in (('saving off', off), ('saving on', on)):
+        for i, (w, steps) in enumerate(kernels(rows)):
+            qs = by_question(steps)
+            ans = (sum(r['total_ms'] for r in qs[0][:-1]) + qs[0][-1]['ttft_ms']) / 1000 if qs else float('nan')
+            out.append([name, f'kernel {i + 1}', f"{w['prompt_tokens']:,}", f"{w['cached_tokens'] or 0:,}",
+                        f"{w['evaluated_tokens'] or 0:,}", f"{w['total_ms'] / 1000:.1f}", f'{ans:.1f}'])
+    return format_table(out, ['', '', 'warm-up prompt', 'cached', 'read', 'warm-up s', 'question: answer s'])
+
 def by_question(rows:list) -> list[list]:
     "The ledger rows of each question: its steps, up to and including the answer (a step that did not end in tool calls)."
     out, cur = [], []
@@ -147,11 +194,11 @@ def turn_table(before, after) -> str:
                            for h in ('prompt', 'cached', 'read', 'new', 'steps', 'first shown s', 'answer s')]
     return format_table(out, head)
 
-def ledger_turns(path) -> list[dict]:
-    "The turn rows of a ledger file, oldest first."
+def ledger_turns(path, purpose='turn') -> list[dict]:
+    "The rows of a ledger file with `purpose` (None: all), oldest first."
     from ramabana.ledger import Ledger
     led = Ledger(path)
-    try: return list(reversed(led.recent(200, purpose='turn')))
+    try: return list(reversed(led.recent(200, **({'purpose': purpose} if purpose else {}))))
     finally: led.close()
 
 REPETITION = ('repeat_penalty', 'dry_multiplier', 'dry_base', 'dry_allowed_length', 'dry_penalty_last_n')
@@ -176,13 +223,17 @@ def loops(setting:dict) -> tuple[int, int]:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--only', choices=('turns', 'loops'))
+    ap.add_argument('--only', choices=('turns', 'loops', 'restart'))
     ap.add_argument('--model', default='smollm2', help='the model of the turns table (the loops table is SmolLM2\'s)')
     ap.add_argument('--ledgers', nargs=2, metavar=('BEFORE', 'AFTER'), help="print the turns table from two earlier runs' ledger.sqlite")
     a = ap.parse_args()
     if a.ledgers: print(turn_table(*map(ledger_turns, a.ledgers))); return
     from ramabana import llamacpp
     llamacpp.setup(progress=True, model=a.model)
+    if a.only == 'restart':
+        print(f'3. a kernel restart on the 14-cell notebook ({a.model}, greedy): each kernel warms up, then one question\n')
+        print(restart_table(restart(0, a.model), restart(2048, a.model)))
+        return
     if a.only != 'loops':
         before, after = turns(False, a.model), turns(True, a.model)
         print(f'1. five %%ram questions on a 14-cell notebook ({a.model}, greedy, after the %load_ext warm-up; tokens from '

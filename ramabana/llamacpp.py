@@ -7,9 +7,9 @@ Docs: https://ramabana.github.io/ramabana/llamacpp.html.md"""
 # %% ../nbs/06_llamacpp.ipynb #3f9a3a66
 from __future__ import annotations
 import os, sys, re, json, time, shutil, hashlib, tarfile, tempfile, subprocess, contextlib, platform, functools
-import socket, signal, atexit, threading, logging
+import socket, signal, atexit, threading, logging, queue
 from dataclasses import dataclass
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get, is_loopback, file_lock
@@ -458,11 +458,26 @@ class Server:
 def _key(argv, env) -> str: return hashlib.sha256(json.dumps([argv, sorted(env.items())]).encode()).hexdigest()[:10]
 def _stem(name, key): return re.sub(r'[^A-Za-z0-9._-]', '_', name) + '-' + key
 
+class _Launcher:
+    "One daemon thread that runs what it is given: a thread pool's worker would end at exit before `atexit` runs."
+    def __init__(self):
+        self.jobs = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name='ramabana-llama-launcher', daemon=True).start()
+    def _serve(self):
+        while True:
+            fn, fut = self.jobs.get()
+            try: fut.set_result(fn())
+            except BaseException as e: fut.set_exception(e)   # handed to the caller, who raises it
+    def submit(self, fn) -> Future:
+        fut = Future()
+        self.jobs.put((fn, fut))
+        return fut
+
 _launcher = None
 def _launch(argv, env, logf) -> subprocess.Popen:
-    "Start llama-server from one long-lived thread, so that its parent-death signal fires only when this process ends."
+    "Start llama-server from one thread that lives as long as this process, so that its parent-death signal fires only when the process ends (after `stop_all` saved its slot)."
     global _launcher
-    if _launcher is None: _launcher = ThreadPoolExecutor(1, thread_name_prefix='ramabana-llama-launcher')
+    if _launcher is None: _launcher = _Launcher()
     pre = ['setpriv', '--pdeathsig', 'KILL', '--'] if sys.platform == 'linux' and shutil.which('setpriv') else []
     def go():
         with open(logf, 'wb') as out:
@@ -680,6 +695,7 @@ def restore_slot(s:Server, body:dict) -> int:
 def save_slot(s:Server) -> dict|None:
     "Save the slot of `s`, which this process started, for the next server of its profile; the record, or None."
     if s.slots is None or s.last_body is None or not s.alive(): return None
+    s.slots.mkdir(parents=True, exist_ok=True, mode=0o700)   # a prune may have taken it while it was empty
     if rec := SlotStore(s.slots).save(s.url, s.last_body):
         prune(slots_root(), get('llamacpp.saved_slots_mib') * 2**20)
     return rec

@@ -120,7 +120,7 @@ def restore(self:SlotStore, url:str, body:dict, slot:int=0) -> int:
 
 # %% ../nbs/06c_slotstore.ipynb #85b41588
 def prune(root:Path|str, max_bytes:int) -> list[str]:
-    "Remove the least recently used saved slots under `root` until they take at most `max_bytes`; the names removed."
+    "Remove the least recently used saved slots under `root` until they take at most `max_bytes`, and empty directories; the names removed."
     stores = [SlotStore(d) for d in Path(root).iterdir() if d.is_dir()] if Path(root).is_dir() else []
     recs = sorted(((s, r) for s in stores for r in s.saved()), key=lambda sr: sr[1].get('used', 0), reverse=True)
     total, gone = 0, []
@@ -128,4 +128,6 @@ def prune(root:Path|str, max_bytes:int) -> list[str]:
         size = (s.dir/f"{r['name']}.bin").stat().st_size
         if total + size <= max_bytes: total += size
         else: _remove(s, r['name']); gone.append(r['name'])
+    for s in stores:   # a profile's directory goes once empty (its server, if it runs, makes it again to save)
+        if not any(s.dir.iterdir()): s.dir.rmdir()
     return gone
