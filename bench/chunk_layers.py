@@ -3,7 +3,7 @@
 
 Run: `python bench/chunk_layers.py [RUNS] [PER_READ]`. An upstream yields 20,000 chunks already parsed (`parse_chunk`
 is timed by bench/json_libs.py), in lists of PER_READ (default 64: the chunks of one network read when the upstream
-writes 64 events at once, as bench/gateway_overhead.py's does; 1: llama-server's one event a write), so only the
+writes 64 events at once, as bench/harness.py's does; 1: llama-server's one event a write), so only the
 layers count; each layer is timed with the ones under it, RUNS times in turn (default 9), best of each, on uvloop as
 the gateway runs.
 """

@@ -11,9 +11,7 @@ of chat completions.
 """
 import argparse, statistics, sys
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).parent))
-from gateway_overhead import free_port, start
-from gateway_throughput import ensure_wrk, pin, stop, wrk, cpu_seconds
+from harness import cpu_seconds, ensure_wrk, free_port, pin, start, stop, wrk
 
 def bodies(n:int, stream:bool) -> dict:
     "The same question in each dialect: path and body."

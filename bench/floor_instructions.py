@@ -1,5 +1,5 @@
 """The gateway against its two floors in instructions: bench/gateway_inprocess.py's whole answers run under valgrind
-for the gateway, the essentials and the bare proxy (gateway_overhead.py's `essentials_app` and `proxy_app`, called over
+for the gateway, the essentials and the bare proxy (harness.py's `essentials_app` and `proxy_app`, called over
 the same raw ASGI), with the CPU the process (every thread of it) took a request beside them, user and system apart.
 
 Each count is the difference between a short and a long run over the difference in requests (start-up and warm-up
@@ -11,7 +11,6 @@ Run: `python bench/floor_instructions.py [MODE]` (MODE of gateway_inprocess.py, 
 """
 import concurrent.futures, os, subprocess, sys
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).parent))
 from gateway_inprocess import APPS
 from instructions import counted
 

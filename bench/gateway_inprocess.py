@@ -1,19 +1,18 @@
 """The gateway in-process, for a profiler: `GatewayApp` called over raw ASGI, one request after another, in front of
-gateway_overhead.py's fake upstream (started here on loopback, in a process of its own).
+harness.py's fake upstream (started here on loopback, in a process of its own).
 
 Run: `python bench/gateway_inprocess.py whole|stream|whole20 [N] [APP]`, or under py-spy:
 `py-spy record -r 500 --format raw -o prof.txt -- python bench/gateway_inprocess.py stream 3000`.
 `whole` asks for a 4-token whole answer, `stream` for a 64-token stream, `whole20` for whole answers 20 at a time (as
 20 connections would: what requests in flight together share, such as a commit, shows here). Prints the wall time a
 request, which on a shared machine is only good for comparing runs made one after the other. APP is `gateway` (the
-default) or one of gateway_overhead.py's two floors, `essentials` and `proxy` (the bare proxy), called the same way:
+default) or one of harness.py's two floors, `essentials` and `proxy` (the bare proxy), called the same way:
 bench/floor_instructions.py counts the three.
 """
 import asyncio, json, sys, tempfile, time
 from pathlib import Path
 import uvloop
-sys.path.insert(0, str(Path(__file__).parent))
-from gateway_overhead import essentials_app, free_port, proxy_app, start
+from harness import essentials_app, free_port, proxy_app, start
 from ramabana.core import ModelSpec
 from ramabana.gateway import Gateway
 from ramabana.app import make_app, tune_gc

@@ -18,9 +18,7 @@ an answer moves by 20 to 30% between rounds, so only differences well beyond tha
 """
 import statistics, sys, tempfile
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).parent))
-from gateway_overhead import free_port, serve_gateway, start
-from gateway_throughput import wrk, pin, cpu_seconds, stop, ensure_wrk
+from harness import cpu_seconds, ensure_wrk, free_port, pin, serve_gateway, start, stop, wrk
 
 WHOLE = {'model': 'fake', 'messages': [{'role': 'user', 'content': 'hello'}], 'max_tokens': 4, 'stream': False}
 PARTS_TAKEN = ('metrics', 'ledger', 'deadlines', 'disconnect')   # what `without` can take away
@@ -57,7 +55,7 @@ def serve(part:str, port:int, upstream:str):
         app = door_only_app()
         tune_gc()   # every server here as `ramabana serve` runs
         return uvicorn.run(app, lifespan='off', **kw)
-    if part == 'gateway': return serve_gateway(port, upstream)   # as gateway_overhead.py serves it
+    if part == 'gateway': return serve_gateway(port, upstream)   # as harness.py serves it
     # the fake upstream's answer, from a function: four tokens, the finish, the usage
     register_upstream('function', FunctionUpstream)
     gw = Gateway(ledger=Ledger(Path(tempfile.mkdtemp())/'ledger.sqlite'), models={'fake': ModelSpec('fake', 'function', price=dict(input=1.0, output=2.0))})

@@ -1,8 +1,8 @@
 """What the gateway can carry: requests per second under a real load generator, next to the same upstream called directly.
 
 Run: `python bench/gateway_throughput.py` (about three minutes; five with `--litellm`; installs Debian's `wrk` first
-when it is missing and this runs as root). The fake upstream and the gateway are the ones `bench/gateway_overhead.py`
-runs; two floors beside it: the bare proxy (bytes relayed) and the essentials (the bare proxy plus parsing the
+when it is missing and this runs as root). The fake upstream and the gateway are `bench/harness.py`'s, as `bench/gateway_overhead.py`
+runs them; two floors beside it: the bare proxy (bytes relayed) and the essentials (the bare proxy plus parsing the
 request and every event, the whole answer written, a row committed to SQLite). On two cores the load generator gets core 1 and the servers core 0 (`taskset`), so direct and gateway rows
 compare one server core each. For each path, answer kind (whole, or streamed with 64 tokens) and number of connections
 (1, 20, 100) the table shows wrk's req/s, p50 and p99, the server's and the upstream's CPU seconds per 1,000 requests
@@ -11,81 +11,9 @@ compare one server core each. For each path, answer kind (whole, or streamed wit
 Then the gateway, the bare proxy and LiteLLM at 1 and 2 workers (uvicorn's, for all three), unpinned, and for each
 what 2 workers carry over 1 next to the most two cores allow: 2 / (CPU a request of the server, the upstream and wrk).
 """
-import argparse, json, os, re, resource, shutil, signal, subprocess, sys, tempfile, time
-from pathlib import Path
-sys.path.insert(0, str(Path(__file__).parent))
-from gateway_overhead import free_port, start
+import argparse, tempfile, time
+from harness import STREAM, WHOLE, cpu_seconds, ensure_wrk, free_port, machine_busy, pin, serve_workers, start, start_litellm, stop, tree_cpu, wrk
 
-TICK = os.sysconf('SC_CLK_TCK')
-
-def ensure_wrk() -> str:
-    "The path of `wrk`, installed from Debian's packages when missing."
-    if w := shutil.which('wrk'): return w
-    if os.geteuid() != 0: raise SystemExit('wrk is not installed: apt-get install wrk')
-    print('installing wrk (apt-get install wrk) ...', flush=True)
-    subprocess.run(['apt-get', 'update', '-qq'], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(['apt-get', 'install', '-y', '-qq', 'wrk'], check=True, stdout=subprocess.DEVNULL)
-    return shutil.which('wrk')
-
-def pin(core) -> list:
-    "A `taskset` prefix for `core` when the machine has more than one."
-    return ['taskset', '-c', str(core)] if (os.cpu_count() or 1) > 1 and shutil.which('taskset') else []
-
-def cpu_seconds(pid) -> float:
-    "User and system CPU seconds of process `pid` so far."
-    f = open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()
-    return (int(f[11]) + int(f[12])) / TICK
-
-def machine_busy() -> float:
-    "CPU seconds the whole machine has spent busy (all cores, every process) so far, from /proc/stat."
-    f = [int(x) for x in open('/proc/stat').readline().split()[1:]]
-    return (sum(f[:8]) - f[3] - f[4]) / TICK   # all but idle and iowait; guest time is already in user
-
-def _ms(v, unit): return float(v) * {'us': 1e-3, 'ms': 1.0, 's': 1e3}[unit]
-
-def wrk(url, body, conns, seconds, wrk_bin, prefix=None, headers=None):
-    "(req/s, p50 ms, p99 ms, wrk's CPU share of its core) for `conns` connections posting `body` for `seconds`."
-    lua = Path(tempfile.mkdtemp())/'post.lua'
-    lua.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(body))}\nwrk.headers["Content-Type"] = "application/json"\n'
-                   + ''.join(f'wrk.headers["{k}"] = "{v}"\n' for k, v in (headers or {}).items()))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    out = subprocess.run([*(pin(1) if prefix is None else prefix), wrk_bin, '-t1', f'-c{conns}', f'-d{int(seconds)}s', '--timeout', '10s', '--latency', '-s', str(lua), url],
-                         capture_output=True, text=True, check=True).stdout
-    wall, after = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
-    own = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / wall
-    if 'Non-2xx' in out or 'Socket errors' in out: raise SystemExit(f'wrk saw errors:\n{out}')
-    lat = {p: _ms(v, u) for p, v, u in re.findall(r'^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$', out, re.M)}
-    if set(lat) != {'50', '99'}: raise SystemExit(f'no latency distribution in what wrk printed:\n{out}')
-    rps = float(re.search(r'Requests/sec:\s+([\d.]+)', out)[1])
-    return rps, lat['50'], lat['99'], own
-
-def tree_cpu(pid) -> float:
-    "CPU seconds of `pid` and its descendants (a `serve --workers N` parent and its workers)."
-    kids = Path(f'/proc/{pid}/task/{pid}/children')
-    return cpu_seconds(pid) + sum(tree_cpu(int(k)) for k in (kids.read_text().split() if kids.exists() else []))
-
-def serve_workers(port, upstream, workers, data):
-    "`ramabana serve --workers N` with the fake model at `upstream`, once it answers."
-    cfg = Path(data)/'config.toml'
-    cfg.write_text(f'[model.fake]\nruntime = "llamacpp"\nbase_url = "{upstream}/v1"\nctx = 4096\n')
-    env = dict(RAMABANA_CONFIG=str(cfg), RAMABANA_DATA_DIR=str(data))
-    p = subprocess.Popen([sys.executable, '-m', 'ramabana.cli', 'serve', '--port', str(port), '--workers', str(workers)],
-                         env={**os.environ, **env}, stdout=subprocess.DEVNULL)
-    url = f'http://127.0.0.1:{port}/health'
-    import httpx
-    for _ in range(600):
-        try:
-            if httpx.get(url, timeout=1).status_code == 200: return p
-        except httpx.HTTPError: pass
-        time.sleep(0.05)
-    p.kill(); raise SystemExit(f'ramabana serve --workers {workers} did not start')
-
-def stop(procs):
-    for p in procs: p.send_signal(signal.SIGINT)
-    for p in procs:
-        try: p.wait(15)
-        except subprocess.TimeoutExpired: p.kill()
 
 def measure(name, url, pid, kinds, conns_list, seconds, wrk_bin, prefix, rows, headers=None, upstream=None):
     "Rows of `name`: wrk's figures, and the CPU seconds per 1,000 requests of the server `pid` and of the `upstream` process."
@@ -104,7 +32,6 @@ def measure(name, url, pid, kinds, conns_list, seconds, wrk_bin, prefix, rows, h
             rows.append((name, kind, conns, rps, p50, p99, own, per_1k(c1 - c0) if pid else None,
                          per_1k(u1 - u0) if upstream else None, others))
 
-WHOLE, STREAM = ('whole', 4, False), ('stream 64', 64, True)
 SIZED = {'gateway': 'serve --workers {}', 'bare proxy': 'floor --workers {}', 'LiteLLM': 'LiteLLM --num_workers {}'}
 
 def scaling(rows) -> dict:
@@ -139,7 +66,7 @@ def main(seconds:int=5, litellm:str|None=None):
         fl = start(['--serve-proxy', str(port), up], f'http://127.0.0.1:{port}/health', prefix=pin(0))
         measure('floor: bare proxy', f'http://127.0.0.1:{port}/v1/chat/completions', fl.pid, [WHOLE], (1, 20, 100), seconds, wrk_bin, pin(1), rows)
         stop([fl])
-        port = free_port()   # the bare proxy plus what any gateway doing this job does (gateway_overhead.essentials_app)
+        port = free_port()   # the bare proxy plus what any gateway doing this job does (harness.essentials_app)
         es = start(['--serve-essentials', str(port), up], f'http://127.0.0.1:{port}/health', prefix=pin(0))
         measure('floor: the essentials', f'http://127.0.0.1:{port}/v1/chat/completions', es.pid, [WHOLE], (1, 20, 100), seconds, wrk_bin, pin(1), rows)
         stop([es])
@@ -162,7 +89,6 @@ def main(seconds:int=5, litellm:str|None=None):
                     seconds, wrk_bin, [], rows, upstream=upid)
             stop([fl])
         if litellm:   # started only now, so it does not load the machine while the rows above are measured
-            from gateway_overhead import start_litellm
             ll, key = start_litellm(litellm, up)
             try: measure('LiteLLM 1.110.2', f'http://127.0.0.1:{ll[1]}/v1/chat/completions', ll[0].pid, [WHOLE, STREAM], (1, 20, 100),
                          seconds, wrk_bin, pin(1), rows, {'Authorization': f'Bearer {key}'})

@@ -8,13 +8,11 @@ machine does; the fake upstream and the gateway share core 0 and wrk has core 1,
 """
 import gc, json, os, signal, sys, tempfile, time
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).parent))
-from gateway_overhead import body, free_port, start
-from gateway_throughput import STREAM, WHOLE, ensure_wrk, pin, wrk
+from harness import STREAM, WHOLE, body, ensure_wrk, free_port, pin, start, wrk
 
 def serve_timed(port:int, upstream:str, tuned:bool, out:str):
     "The bench's gateway with the collector timed; SIGUSR1 appends (collections, seconds) per generation to `out`."
-    import gateway_overhead, ramabana.app
+    import harness, ramabana.app
     count, spent, began = [0, 0, 0], [0.0, 0.0, 0.0], [0.0]
     def hook(phase, info):
         if phase == 'start': began[0] = time.perf_counter(); return
@@ -24,7 +22,7 @@ def serve_timed(port:int, upstream:str, tuned:bool, out:str):
         with open(out, 'a') as f: f.write(json.dumps([count, spent]) + '\n')
     signal.signal(signal.SIGUSR1, note)
     if not tuned: ramabana.app.tune_gc = lambda: None   # Python's defaults
-    gateway_overhead.serve_gateway(port, upstream)
+    harness.serve_gateway(port, upstream)
 
 def main(seconds:int):
     wrk_bin, up_port = ensure_wrk(), free_port()

@@ -2,15 +2,14 @@
 
 Run: `python bench/local_http.py [MODULE_OR_FILE ...]` (default `ramabana.upstream`; a path to a copy of an older
 upstream.py compares versions, e.g. `git show REV:ramabana/upstream.py | sed 's/^from \\.\\([a-z_]*\\) import/from
-ramabana.\\1 import/' > /tmp/old.py`). The fake upstream of gateway_overhead.py streams 4,000 events, one a write;
+ramabana.\\1 import/' > /tmp/old.py`). The fake upstream of harness.py streams 4,000 events, one a write;
 each module reads 15 streams (after one to warm up), in turn; the table has the fewest and the median CPU µs an
 event of this process (the upstream's own CPU is not counted).
 """
 import asyncio, importlib, importlib.util, json, statistics, sys, time
 from pathlib import Path
 import uvloop
-sys.path.insert(0, str(Path(__file__).parent))
-from gateway_overhead import free_port, start
+from harness import free_port, start
 
 EVENTS = 4000
 

@@ -28,7 +28,6 @@ import argparse, json, os, queue, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 CELLS = [
     ('md', '# Monthly sales\nThe numbers come from the shop\'s export; March is missing from the file.'),

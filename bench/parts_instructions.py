@@ -10,7 +10,6 @@ two cores).
 """
 import concurrent.futures, sys
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).parent))
 from gateway_parts import PARTS_TAKEN, without
 from instructions import counted
 

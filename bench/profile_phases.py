@@ -17,7 +17,7 @@ HERE = Path(__file__).parent
 RATE = 400   # samples a second: py-spy slows the process it samples by a few percent at this rate
 PHASES = (   # (phase, marks in a frame's name): the deepest frame with a mark decides
     ('metrics', ('GatewayMetrics.', 'prometheus_client/')),
-    ('ledger: the commit', ('Ledger._commit_turn', 'Ledger._loop_commit', 'Ledger._writer', 'commit_turn (gateway_overhead')),
+    ('ledger: the commit', ('Ledger._commit_turn', 'Ledger._loop_commit', 'Ledger._writer', 'commit_turn (harness')),
     ('ledger: the row', ('Exchange.finish', 'Ledger.record', 'now_iso')),
     ('chunks: checked', ('parse_chunk', '_well_formed')),
     ('chunks: assembled', ('Assembler.', 'ToolCallRepair.', 'has_output')),

@@ -14,7 +14,6 @@ import argparse, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
 
 QUESTIONS = ['What is 7 times 6?', 'Name three colours.', 'What is the capital of France?', 'Write a haiku about rain.',
              'What does a Python list hold?', 'How many days are in a leap year?', 'Explain what a variable is.',

@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def questions(n:int|None) -> list[str]:
     "The questions of bench/agent_tasks.py that need a tool, in its order."
-    sys.path.insert(0, str(ROOT/'bench'))
     from agent_tasks import all_tasks
     qs = [t.question for t in all_tasks() if t.needs_tool]
     return qs[:n] if n else qs

@@ -7,7 +7,6 @@ Run: `python bench/unless_gone.py [TREE]` (TREE: a checkout whose ramabana to me
 """
 import asyncio, sys
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).parent))
 from instructions import counted
 
 async def waits(): await asyncio.sleep(3600)   # a client that stays
