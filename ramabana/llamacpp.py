@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
+from fastcore.basics import patch
 from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get, is_loopback, file_lock
 from .slotstore import SlotStore, prune
 from .weights import (DEFAULT_WEIGHTS, DownloadError, ModelFetchError, WEIGHTS, weights_of, weights_path,
@@ -551,6 +552,7 @@ def _after_fork():
     for s in _servers.values(): s.proc = None  # not our children: waiting on them fails, and stopping them is the parent's job
 if hasattr(os, 'register_at_fork'): os.register_at_fork(after_in_child=_after_fork)
 
+# %% ../nbs/06_llamacpp.ipynb #9208c394
 def _how(rc:int|None) -> str:
     "How a process ended, from its return code: 'exit status 1', 'killed by SIGKILL'."
     if rc is None: return 'exit status unknown'  # not our child: only the process that started it can tell
@@ -576,6 +578,7 @@ def _crashed(s:Server):
         raise ServerStartError(f"llama-server for '{s.name}' died {len(seen)} times in {RESTART_WINDOW:.0f} s; "
                                f"not restarting it again; log {kept}:\n" + '\n'.join(problems))
 
+# %% ../nbs/06_llamacpp.ipynb #3851fef4
 def check_gguf(p:Path, where:str='gguf') -> Path:
     "`p` if it is a readable GGUF file; else a `ConfigError` saying what is wrong with it, before any server starts."
     if not p.exists(): raise ConfigError(f"{where}: gguf file {p} not found")
@@ -586,6 +589,7 @@ def check_gguf(p:Path, where:str='gguf') -> Path:
     if magic != b'GGUF': raise ConfigError(f"{where}: {p} is not a GGUF model file (it does not start with 'GGUF')")
     return p
 
+# %% ../nbs/06_llamacpp.ipynb #03941efa
 def _identity(spec:ModelSpec, exe:Path) -> tuple[dict, str]:
     "The extra environment of `spec`'s server on `exe`, and its key (a hash of the command line, port left out)."
     argv, env = server_command(spec, 0, exe=exe, threads=get('llamacpp.threads'))
@@ -611,6 +615,7 @@ def ensure_weights(spec:ModelSpec) -> Path:
         p = fetch_weights(name, progress=False)
     return p
 
+# %% ../nbs/06_llamacpp.ipynb #63da9057
 def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT,
                compile:Callable=compile_llama_server, # builds the portable fallback if the build dies of a CPU fault here
               ) -> str:
@@ -880,7 +885,7 @@ from .errors import (BadToolCall, LlamaServerError, MalformedResponse, RateLimit
 from .upstream import Call, Capabilities, ChunkReader, OpenAIChatUpstream, new_client, register_upstream, server_root
 from .textcalls import CALL_SHAPED, TextCalls, call_schema, tool_validators
 
-# %% ../nbs/06_llamacpp.ipynb #0ae9beef
+# %% ../nbs/06_llamacpp.ipynb #5cede228
 def nest_schema(rf):
     "`response_format` with a flat `{'type': 'json_schema', 'schema': ...}` moved into the nested `json_schema` form."
     if isinstance(rf, dict) and rf.get('type') == 'json_schema' and 'schema' in rf and 'json_schema' not in rf:
@@ -888,6 +893,7 @@ def nest_schema(rf):
         rf.pop('name', None)
     return rf
 
+# %% ../nbs/06_llamacpp.ipynb #a6b3a986
 def _prefills_think(tmpl:str) -> bool:
     "Whether the template opens `<think>` for the model (False when it cannot be rendered: nothing to filter then)."
     if '<think>' not in tmpl: return False   # the common case, without loading jinja2
@@ -916,6 +922,7 @@ def caps_from_props(props:dict, models:dict|None=None) -> Capabilities:
                         tools=tools, source='props', think_prefilled=think, ctx=n_ctx,
                         ctx_trained=_positive(meta.get('n_ctx_train')), assistant_prefill=not think, prefill_echo=True)
 
+# %% ../nbs/06_llamacpp.ipynb #2c3bf96a
 def _with(ch:dict, c:dict, delta:dict, finish:str|None) -> dict:
     "A new chunk like `ch` whose one choice `c` carries `delta` and `finish` (the original's bytes no longer say it)."
     return {**ch, 'choices': [{**c, 'delta': delta, 'finish_reason': finish}]}
@@ -962,6 +969,7 @@ class TextCallReader(ChunkReader):
         if w.dropped: info['text_after_calls'] = w.dropped
         if not w.calls and w.why and w.why.startswith(CALL_SHAPED): info['text_call_refused'] = w.why
 
+# %% ../nbs/06_llamacpp.ipynb #603a5e1f
 class LlamaCppUpstream(OpenAIChatUpstream):
     "A llama-server: capabilities from `/props`, prompt progress, nested json_schema, the managed server's URL."
     runtime = 'llamacpp'
@@ -982,104 +990,117 @@ class LlamaCppUpstream(OpenAIChatUpstream):
 
     async def base_url(self): return await self.root() + '/v1'
 
-    async def ready(self, body):
-        "Before a request to the managed server: the first restores the saved slot nearest it; each is noted for the save at exit."
-        if self.spec.base_url or (s := running(self.spec)) is None: return
-        if s.restore_due:
-            s.restore_due = False   # one restore, even when two first requests arrive together
-            await asyncio.to_thread(restore_slot, s, body)
-        s.last_body = body
-
     def reader(self, body, call):
         "For a request with tools the model may call, a reader that also reads calls written as text."
         if body.get('tools') and body.get('tool_choice') != 'none' and (tools := tool_validators(body['tools'])):
             return TextCallReader(tools, call)
         return ChunkReader()
 
-    async def recover(self):
-        "Before a resend: wait for a server still loading its model; after a refused connection, ask for the managed server's URL again (which restarts a dead one)."
-        if self._loading:
-            self._loading, url = False, await self.root()
-            deadline = time.monotonic() + LOADING_WAIT
-            while time.monotonic() < deadline:
-                status, _ = await self.fetch_json('GET', url + '/health', headers=self._auth())
-                if status == 200: return
-                await asyncio.sleep(0.25)
-            return   # still loading: the resend says so again, and the failure table decides
-        if not self.spec.base_url: self._url = None
-
     @property
     def known_capabilities(self): return self._caps
 
-    async def capabilities(self):
-        if self._caps is None:
-            status, props = await self.fetch_json('GET', await self.root() + '/props', headers=self._auth())
-            if status == 503: return Capabilities(source='assumed')   # still loading its model: read once it is in
-            ok = status == 200 and isinstance(props, dict)   # else not llama-server: the assumed row
-            models = None
-            if ok:   # the trained length is in the model list's `meta`, not in /props
-                st, models = await self.fetch_json('GET', await self.root() + '/v1/models', headers=self._auth())
-                if st != 200: models = None
-            self._caps = caps_from_props(props, models) if ok else Capabilities(source='assumed')
-        return self._caps
-
-    def prepare(self, body, call):
-        body = super().prepare(body, call)
-        if 'response_format' in body: body['response_format'] = nest_schema(body['response_format'])
-        elif (choice := body.get('tool_choice')) and choice not in ('auto', 'none') and body.get('tools'):
-            # a call is required: the server's own grammar does not bind every template, its JSON schema output does
-            only = ((choice.get('function') or {}).get('name')) if isinstance(choice, dict) else None
-            if schema := call_schema(body['tools'], only):
-                body['response_format'] = {'type': 'json_schema', 'json_schema': {'name': 'tool_call', 'schema': schema}}
-        if body.get('reasoning_budget_tokens') == 0:   # no thinking: the template is told too, so it opens no <think>
-            body['chat_template_kwargs'] = {**(body.get('chat_template_kwargs') or {}), 'enable_thinking': False}
-        return body
-
-    def error(self, status, text, headers, body):
-        if status == 503 and 'Loading model' in (text or ''):   # reading its weights: `recover` waits, then it is sent again
-            self._loading = True
-            return UpstreamUnavailable(f'{self.spec.name}: llama-server is still loading its model')
-        e = super().error(status, text, headers, body)
-        # llama-server says "loading" or "busy" with 503: a 500 is no overload, so it is resent at once, not after a backoff
-        if type(e) is RateLimited and status == 500: e = LlamaServerError(e.message)
-        return e
+    sampling_readback = True   # `readback` can tell which sampling settings the server applied
 
     def _auth(self) -> dict:
         "The bearer key for a llama-server started with `--api-key` (its `/props` and `/tokenize` want it too)."
         return {'Authorization': f'Bearer {key}'} if (key := self.spec.api_key) else {}
 
-    async def count_tokens(self, text):
-        url = await self.root() + '/tokenize'
-        payload = json.dumps({'content': text}, ensure_ascii=False).encode()
-        try:
-            async with self.http(url).stream('POST', url, content=payload, headers={'Content-Type': 'application/json', **self._auth()}) as r:
-                raw = (await r.aread()).decode('utf-8', 'replace')
-        except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot reach {url}: {e or type(e).__name__}') from None
-        if r.status_code == 404: return None   # some other OpenAI-compatible server: no tokenizer to ask
-        if r.status_code >= 400: raise classify_error(r.status_code, raw, r.headers)
-        try: toks = json.loads(raw)['tokens']
-        except (ValueError, TypeError, KeyError): toks = None
-        if not isinstance(toks, list): raise MalformedResponse(f'{url} answered without a list of tokens: {raw[:200]!r}')
-        return len(toks)
-
-    sampling_readback = True
-
-    async def readback(self, body, call):
-        sent = {k: body[k] for k in READBACK if body.get(k) is not None}
-        if not sent or self._caps is None or self._caps.source != 'props': return None
-        url = await self.root() + '/slots'
-        # The client can see the answer's end a moment before the server releases the slot, and a busy slot tells
-        # nothing: ask again until one is idle (the caller bounds the whole readback by its timeout).
-        for wait in (0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6):
-            await asyncio.sleep(wait)
-            try:
-                async with self.http(url).stream('GET', url, headers=self._auth()) as r: raw = await r.aread()
-            except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
-            if r.status_code != 200: return None   # not llama-server, or its /slots is turned off
-            try: slots = json.loads(raw)
-            except ValueError: raise MalformedResponse(f'{url} answered with something that is not JSON: {raw[:200]!r}') from None
-            if not isinstance(slots, list): return None
-            if (res := slot_mismatches(slots, sent)) is not None: return res
-        return None
-
 register_upstream('llamacpp', LlamaCppUpstream)
+
+# %% ../nbs/06_llamacpp.ipynb #e5736d37
+@patch
+async def ready(self:LlamaCppUpstream, body):
+    "Before a request to the managed server: the first restores the saved slot nearest it; each is noted for the save at exit."
+    if self.spec.base_url or (s := running(self.spec)) is None: return
+    if s.restore_due:
+        s.restore_due = False   # one restore, even when two first requests arrive together
+        await asyncio.to_thread(restore_slot, s, body)
+    s.last_body = body
+
+# %% ../nbs/06_llamacpp.ipynb #4c99d0b4
+@patch
+async def recover(self:LlamaCppUpstream):
+    "Before a resend: wait for a server still loading its model; after a refused connection, ask for the managed server's URL again (which restarts a dead one)."
+    if self._loading:
+        self._loading, url = False, await self.root()
+        deadline = time.monotonic() + LOADING_WAIT
+        while time.monotonic() < deadline:
+            status, _ = await self.fetch_json('GET', url + '/health', headers=self._auth())
+            if status == 200: return
+            await asyncio.sleep(0.25)
+        return   # still loading: the resend says so again, and the failure table decides
+    if not self.spec.base_url: self._url = None
+
+# %% ../nbs/06_llamacpp.ipynb #2c746ce7
+@patch
+async def capabilities(self:LlamaCppUpstream):
+    if self._caps is None:
+        status, props = await self.fetch_json('GET', await self.root() + '/props', headers=self._auth())
+        if status == 503: return Capabilities(source='assumed')   # still loading its model: read once it is in
+        ok = status == 200 and isinstance(props, dict)   # else not llama-server: the assumed row
+        models = None
+        if ok:   # the trained length is in the model list's `meta`, not in /props
+            st, models = await self.fetch_json('GET', await self.root() + '/v1/models', headers=self._auth())
+            if st != 200: models = None
+        self._caps = caps_from_props(props, models) if ok else Capabilities(source='assumed')
+    return self._caps
+
+# %% ../nbs/06_llamacpp.ipynb #b01f779e
+@patch
+def prepare(self:LlamaCppUpstream, body, call):
+    body = OpenAIChatUpstream.prepare(self, body, call)
+    if 'response_format' in body: body['response_format'] = nest_schema(body['response_format'])
+    elif (choice := body.get('tool_choice')) and choice not in ('auto', 'none') and body.get('tools'):
+        # a call is required: the server's own grammar does not bind every template, its JSON schema output does
+        only = ((choice.get('function') or {}).get('name')) if isinstance(choice, dict) else None
+        if schema := call_schema(body['tools'], only):
+            body['response_format'] = {'type': 'json_schema', 'json_schema': {'name': 'tool_call', 'schema': schema}}
+    if body.get('reasoning_budget_tokens') == 0:   # no thinking: the template is told too, so it opens no <think>
+        body['chat_template_kwargs'] = {**(body.get('chat_template_kwargs') or {}), 'enable_thinking': False}
+    return body
+
+@patch
+def error(self:LlamaCppUpstream, status, text, headers, body):
+    if status == 503 and 'Loading model' in (text or ''):   # reading its weights: `recover` waits, then it is sent again
+        self._loading = True
+        return UpstreamUnavailable(f'{self.spec.name}: llama-server is still loading its model')
+    e = OpenAIChatUpstream.error(self, status, text, headers, body)
+    # llama-server says "loading" or "busy" with 503: a 500 is no overload, so it is resent at once, not after a backoff
+    if type(e) is RateLimited and status == 500: e = LlamaServerError(e.message)
+    return e
+
+# %% ../nbs/06_llamacpp.ipynb #d083b1d5
+@patch
+async def count_tokens(self:LlamaCppUpstream, text):
+    url = await self.root() + '/tokenize'
+    payload = json.dumps({'content': text}, ensure_ascii=False).encode()
+    try:
+        async with self.http(url).stream('POST', url, content=payload, headers={'Content-Type': 'application/json', **self._auth()}) as r:
+            raw = (await r.aread()).decode('utf-8', 'replace')
+    except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot reach {url}: {e or type(e).__name__}') from None
+    if r.status_code == 404: return None   # some other OpenAI-compatible server: no tokenizer to ask
+    if r.status_code >= 400: raise classify_error(r.status_code, raw, r.headers)
+    try: toks = json.loads(raw)['tokens']
+    except (ValueError, TypeError, KeyError): toks = None
+    if not isinstance(toks, list): raise MalformedResponse(f'{url} answered without a list of tokens: {raw[:200]!r}')
+    return len(toks)
+
+# %% ../nbs/06_llamacpp.ipynb #075dd675
+@patch
+async def readback(self:LlamaCppUpstream, body, call):
+    sent = {k: body[k] for k in READBACK if body.get(k) is not None}
+    if not sent or self._caps is None or self._caps.source != 'props': return None
+    url = await self.root() + '/slots'
+    # The client can see the answer's end a moment before the server releases the slot, and a busy slot tells
+    # nothing: ask again until one is idle (the caller bounds the whole readback by its timeout).
+    for wait in (0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6):
+        await asyncio.sleep(wait)
+        try:
+            async with self.http(url).stream('GET', url, headers=self._auth()) as r: raw = await r.aread()
+        except httpx.HTTPError as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
+        if r.status_code != 200: return None   # not llama-server, or its /slots is turned off
+        try: slots = json.loads(raw)
+        except ValueError: raise MalformedResponse(f'{url} answered with something that is not JSON: {raw[:200]!r}') from None
+        if not isinstance(slots, list): return None
+        if (res := slot_mismatches(slots, sent)) is not None: return res
+    return None
