@@ -10,9 +10,10 @@ compares going through the gateway with going straight to the same upstream.
 process and with the files of several workers, then the added p50 with metrics on and off, in alternating runs, and
 the gateway's own time as `x-ramabana-overhead-ms` reports it.
 
-`--limits` measures what a named token's limits cost (about a minute): three gateways with one token each, without
-limits, with rates (`rpm`, `tpm`, `max_parallel`, never reached) and with a budget too (a hold in the ledger's store
-before each call, settled after it), their added p50 in alternating runs.
+`--limits` measures what a named token's limits cost (about a minute): gateways with one token each, without
+limits, with rates (`rpm`, `tpm`, `max_parallel`, never reached), with a budget too (a hold in the ledger's store
+before each call, settled after it), and with the rates counted in Redis (`limits.redis`; a redis-server is started
+when Debian's is installed), their added p50 in alternating runs.
 
 Goals (issue 28): <= 0.8 ms p50 added per request (the median of `--runs` runs of `paired_added`: each run sends its
 requests in pairs, one straight and one through the gateway, and takes the median difference; the two p50s of
@@ -24,7 +25,7 @@ direct; and the essentials (`essentials_app`), the bare proxy plus the work no g
 durable record can skip, which says how much of the gap to the bare proxy that work explains. The gateway and both
 floors tune their garbage collector as `ramabana serve` does (`tune_gc`).
 """
-import argparse, os, signal, statistics, subprocess, sys, tempfile, time
+import argparse, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 import httpx
 from harness import BENCH_TOKEN, LIMITS, body, free_port, latency, paired_added, relay, rss_mib, start, start_litellm, throughput
@@ -168,13 +169,21 @@ def metrics_cost(n_req=500, runs=5):
 # --- what a limited token costs (--limits) ---
 
 def limits_cost(n_req=500, runs=5):
-    "The added p50 of a token without limits, with rates (rpm, tpm, max_parallel) and with a budget too (alternating runs)."
+    "The added p50 of a token without limits, with rates (rpm, tpm, max_parallel), with a budget too, and with rates in Redis (alternating runs)."
     up_port = free_port()
     up_url = f'http://127.0.0.1:{up_port}'
     procs, rows = [start(['--serve-upstream', str(up_port)], up_url + '/health')], []
     try:
         urls = {'direct': up_url + '/v1/chat/completions'}
-        for kind in LIMITS:
+        kinds = list(LIMITS)
+        if shutil.which('redis-server'):   # the rates counted in Redis, as `limits.redis` does for several processes
+            red_port = free_port()
+            procs.append(subprocess.Popen(['redis-server', '--port', str(red_port), '--bind', '127.0.0.1', '--save', '',
+                                           '--appendonly', 'no'], stdout=subprocess.DEVNULL))
+            os.environ['BENCH_REDIS'] = f'redis://127.0.0.1:{red_port}/0'
+            kinds.append('rates in redis')
+        else: print('no redis-server here (apt-get install redis-server): no row for rates counted in Redis')
+        for kind in kinds:
             port = free_port()
             procs.append(start(['--serve-gateway', str(port), up_url, 'limits', kind], f'http://127.0.0.1:{port}/metrics'))
             urls[f'limits {kind}'] = f'http://127.0.0.1:{port}/v1/chat/completions'

@@ -212,7 +212,10 @@ def serve_gateway(port, upstream, metrics=True, limits=None):
     d = Path(tempfile.mkdtemp())
     fake = ModelSpec('fake', 'llamacpp', base_url=upstream, price=dict(input=1.0, output=2.0))   # a budget needs a price
     kw = {} if limits is None else dict(tokens={'bench': (BENCH_TOKEN, None)},
-                                        limits={'bench': NamedToken('bench', 'BENCH_TOKEN', **LIMITS[limits])})
+                                        limits={'bench': NamedToken('bench', 'BENCH_TOKEN', **LIMITS[limits.removesuffix(' in redis')])})
+    if limits and limits.endswith(' in redis'):   # the same rates, counted in the Redis at $BENCH_REDIS for every process
+        from ramabana.redisrates import RedisRates
+        kw['rates'] = RedisRates(os.environ['BENCH_REDIS'])
     gw = Gateway(ledger=Ledger(d/'ledger.sqlite'), models={'fake': fake}, **kw)
     app = make_app(gw, metrics=metrics)
     tune_gc()   # as `ramabana serve` does

@@ -2,6 +2,7 @@
 
 Modules:
 
+- `ramabana.admin`: What a key has left (`GET /v1/ramabana/usage`, for the caller's own key), and the stored keys made, shown, rotated and revoked over HTTP behind an admin token, for scripts and a future UI.
 - `ramabana.agent`: The agent: a backend with built-in tools over a Python namespace, approvals, runs that can be cancelled, compaction when the window fills, and a session file that survives a crash.
 - `ramabana.app`: The gateway served over HTTP: the routes to its doors and small endpoints, one table of doors, and running it, in a thread, in the foreground, or as several workers.
 - `ramabana.backend`: The contract the agent uses to talk to a model, and the one backend that meets it: the gateway, reached with the official `openai` SDK.
@@ -10,9 +11,11 @@ Modules:
 - `ramabana.doors`: The gateway's front doors over HTTP: reading a request, who is asking, one error reply, the event stream a client reads, and `serve_door`, the one request path every door shares.
 - `ramabana.failover`: When an upstream fails: what to do about each failure (resend, ask a fallback model, or tell the client), the deadlines that end a silent call, the circuit breakers that stop asking a server that keeps failing, and how an answer cut in the middle is continued by the next model.
 - `ramabana.gateway`: The engine: one catalog of models, the sampling ladder, the reasoning history, fallbacks and the failure table, turning a checked chat request into an answer from the first model that can give it, and one ledger row.
+- `ramabana.keys`: The keys a gateway accepts, in one model: its single token, the tokens declared in config.toml, and keys made and revoked at run time, stored hashed in the ledger's store and seen by every gateway sharing it within seconds.
 - `ramabana.limits`: What each named token may do: requests and tokens a minute, calls in flight, dollars a day or a month; the reservation that keeps a budget across gateways; and the refusals, counted.
 - `ramabana.notebook`: The notebook a question is about: which file is open, its cells as a model reads them, the `<notebook>` block, and what changed since the model last saw it.
 - `ramabana.providers`: Hosted models behind the gateway: OpenAI, any OpenAI-compatible service, Anthropic and Gemini, over one shared translation skeleton.
+- `ramabana.redisrates`: A key's rates and calls in flight counted in Redis, atomically, so that several workers and several gateways give a key exactly its `rpm`, `tpm` and `max_parallel`.
 - `ramabana.replay`: What models wrote beside their answers, kept per task and given back to the model that wrote it: reasoning, signed thinking blocks, thought signatures.
 - `ramabana.replicas`: One model, several servers: a conversation stays on the server that has its prefix cached, a server that fails is left alone for a while, and a request that found a server down goes to another.
 - `ramabana.runtime`: What happens around one model call: sizing the conversation, notices on the prompt, thinking taken off the answer, the engine's native output, token usage, and the tree of runs that can be cancelled.

@@ -16,12 +16,13 @@ from .gateway import Gateway, context_window
 from .doors import CHAT_DOOR, Door, check_auth, count_unauthorized, error_response, read_json, serve_door
 from .dialects import MessagesDoor, ResponsesDoor, count_tokens
 from .telemetry import call_tracer, metrics_for
+from .admin import admin_routes
 
 # %% auto #0
 __all__ = ['CALL_FILTERS', 'access_log', 'DOOR_PATHS', 'DOORS', 'GC_THRESHOLDS', 'model_capabilities', 'model_entry',
            'list_models', 'get_model', 'health', 'prometheus_metrics', 'list_calls', 'tokenize', 'access_line',
            'log_access', 'configure_logging', 'door_endpoint', 'make_app', 'GatewayApp', 'listen_url', 'check_bind',
-           'gateway_token', 'GatewayServer', 'start_gateway', 'tune_gc', 'app_from_settings', 'serve']
+           'check_workers', 'gateway_token', 'GatewayServer', 'start_gateway', 'tune_gc', 'app_from_settings', 'serve']
 
 # %% ../nbs/05k_app.ipynb #85a6e111
 async def model_capabilities(gw:Gateway, spec:ModelSpec) -> dict|None:
@@ -158,7 +159,7 @@ def configure_logging(level:str|None=None) -> str:
     root.setLevel(level.upper())
     return level
 
-# %% ../nbs/05k_app.ipynb #dd0679b7
+# %% ../nbs/05k_app.ipynb #ba6574eb
 DOORS: dict[str, Door] = {'/v1/chat/completions': CHAT_DOOR, '/chat/completions': CHAT_DOOR,
                           '/v1/messages': MessagesDoor(), '/v1/responses': ResponsesDoor()}
 
@@ -169,7 +170,8 @@ def door_endpoint(door:Door):
     return endpoint
 
 def make_app(gw:Gateway,
-             metrics:bool=True # count every call for `GET /metrics` (off: no route, and no cost)
+             metrics:bool=True,            # count every call for `GET /metrics` (off: no route, and no cost)
+             admin_token:str|None=None     # the admin API's token; None: from the variable `gateway.admin_token_env` names
             ):
     "The ASGI app serving `gw`; its traces go out when `OTEL_EXPORTER_OTLP_ENDPOINT` says where."
     from starlette.applications import Starlette
@@ -196,6 +198,8 @@ def make_app(gw:Gateway,
                Route('/v1/tokenize', guarded(tokenize), methods=['POST']),
                Route('/v1/messages/count_tokens', count_tokens, methods=['POST'])]
     if metrics: routes.append(Route('/metrics', guarded(prometheus_metrics), methods=['GET']))
+    admin_token = admin_token if admin_token is not None else os.environ.get(get('gateway.admin_token_env') or '')
+    routes += [Route(path, guarded(f), methods=[method]) for path, f, method in admin_routes(admin_token)]
     tracer = call_tracer()
     if log_access not in gw.observers: gw.observers.append(log_access)   # a level check a call while the log is off
     @contextlib.asynccontextmanager
@@ -231,9 +235,18 @@ def listen_url(host:str, port:int) -> str:
 
 def check_bind(host:str, token:str|None) -> None:
     "Refuse to listen beyond loopback without a token (the single one, or named ones in `[gateway.tokens]`)."
-    if not is_loopback(host) and not token and not load_config().tokens:
+    stored = os.environ.get(get('gateway.key_secret_env') or '')   # stored keys guard it: `ramabana token add`
+    if not is_loopback(host) and not token and not load_config().tokens and not stored:
         raise ConfigError(f"refusing to listen on {host} without a token: pass --token or set "
                           f"{get('gateway.token_env')}, or bind 127.0.0.1")
+
+def check_workers(workers:int) -> None:
+    "Refuse several workers when a declared token has rates that each would count alone, unless Redis counts them for all."
+    if workers == 1 or get('limits.redis'): return
+    rated = sorted(n for n, t in load_config().tokens.items() if t.rpm or t.tpm or t.max_parallel)
+    if rated:
+        raise ConfigError(f"{workers} workers would each count the rates of {', '.join(rated)} alone, letting through up to "
+                          f"{workers} times their rpm, tpm and max_parallel: set limits.redis so that they count together, or run one worker")
 
 def gateway_token(token:str|None=None) -> str|None:
     "The gateway's bearer token: `token`, else the variable `gateway.token_env` names; None without one."
@@ -328,6 +341,7 @@ def serve(host:str|None=None, port:int|None=None, token:str|None=None,
     check_bind(host, token)
     if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 64:
         raise ConfigError(f'workers should be a whole number from 1 to 64, got {workers!r}')
+    check_workers(workers)
     level = configure_logging(log_level)
     # uvicorn's own access log stays off: ours says more, per call, and the same from every worker
     kw = dict(host=host, port=port, log_level='warning' if level in ('info', 'debug') else level, access_log=False, lifespan='on')

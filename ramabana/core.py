@@ -19,9 +19,9 @@ __all__ = ['PURPOSE_HEADER', 'TASK_HEADER', 'DISCARD_HEADER', 'CALL_ID_HEADER', 
            'BUDGET_PERIODS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS', 'PRICE_KEYS',
            'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError', 'UnknownModel',
            'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic', 'append_jsonl',
-           'file_lock', 'Setting', 'Config', 'load_config', 'NamedToken', 'Resolved', 'env_name', 'setting', 'get',
-           'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'catalog', 'split_profile',
-           'resolve', 'config_table', 'format_table', 'usd']
+           'file_lock', 'Setting', 'Config', 'load_config', 'NamedToken', 'token_limits', 'Resolved', 'env_name',
+           'setting', 'get', 'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'catalog',
+           'split_profile', 'resolve', 'config_table', 'format_table', 'usd']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
@@ -144,6 +144,11 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('gateway.host', str, '127.0.0.1', 'address `ramabana serve` binds'),
     _S('gateway.port', int, 8788, 'port `ramabana serve` listens on', bounds=(1, 65535)),
     _S('gateway.token_env', str, 'RAMABANA_GATEWAY_TOKEN', 'env var holding the bearer token the gateway requires'),
+    _S('gateway.key_secret_env', str, 'RAMABANA_KEY_SECRET', "env var holding the secret that stored keys are hashed with (HMAC-SHA256); the same on every gateway sharing a ledger"),
+    _S('gateway.admin_token_env', str, 'RAMABANA_ADMIN_TOKEN', 'env var holding the token of the admin API (`/v1/ramabana/keys`); unset: no admin API'),
+    _S('limits.redis', str, None, 'redis://HOST:PORT/DB counting every key\'s rpm, tpm and max_parallel for all the workers and gateways that share it; None: each process counts its own'),
+    _S('limits.redis_down', str, 'closed', 'when Redis does not answer: open lets calls in uncounted, closed refuses them (503, retry in 1 s)', ('open', 'closed')),
+    _S('gateway.keys_refresh', float, 5.0, 'seconds between looks at the stored keys: how soon a key made or revoked elsewhere counts here', bounds=(0.1, 3600.0)),
     _S('gateway.max_body_mib', int, 32, 'largest request body the gateway accepts', bounds=(1, None)),
     _S('gateway.log_level', str, 'warning', '`ramabana serve` log: debug, info (a line per call), warning or error', choices=LOG_LEVELS),
     _S('gateway.retries', int, 2, 'resends to the same model after a 429, 5xx or 529 before its fallbacks (or the client) take over', bounds=(0, 10)),
@@ -236,7 +241,7 @@ def _sampling_tables(inf, path) -> dict:
         if not isinstance(t, dict): raise ConfigError(f"{path}: 'inference.profile.{name}' should be a table of sampling fields")
     return res
 
-# %% ../nbs/00_core.ipynb #efb8cdef
+# %% ../nbs/00_core.ipynb #97623ad0
 class NamedToken(NamedTuple):
     "A named gateway token: the variable holding its secret, the models it may use (None: all), and its limits (None: none)."
     name: str
@@ -256,7 +261,7 @@ class NamedToken(NamedTuple):
 TOKEN_KEYS = ('env', 'models', 'rpm', 'tpm', 'max_parallel', 'budget_usd', 'budget_period')
 BUDGET_PERIODS = ('day', 'month')
 
-def _token_limits(v:dict, where:str) -> dict:
+def token_limits(v:dict, where:str) -> dict:
     "The limits of one `[gateway.tokens.NAME]` table, checked; `where` names it."
     res = {}
     for k in ('rpm', 'tpm', 'max_parallel'):
@@ -289,7 +294,7 @@ def _token_table(gw, path) -> dict:
         m = v.get('models')
         if m is not None and not (isinstance(m, list) and m and all(isinstance(x, str) and x for x in m)):
             raise ConfigError(f"{where}.{name}.models' should be a non-empty list of model names or patterns")
-        res[name] = NamedToken(name, v['env'], tuple(m) if m else None, **_token_limits(v, f'{where}.{name}'))
+        res[name] = NamedToken(name, v['env'], tuple(m) if m else None, **token_limits(v, f'{where}.{name}'))
     return res
 
 # %% ../nbs/00_core.ipynb #477fe279

@@ -13,6 +13,7 @@ from .errors import GatewayError, InvalidRequest, internal_error, log
 from .chat import RawChunk, check_request, json_bytes, json_loads
 from .chat import has_output
 from .gateway import DISCARD, Exchange, Gateway
+from .keys import NOT_FOUND
 from .core import CALL_ID_HEADER, OVERHEAD_HEADER, SAMPLING_HEADER, SOURCES_HEADER, HEADER_PREFIX, CHUNK_KEY
 from starlette.responses import Response   # here, not in each call: a function's import costs a microsecond a time
 
@@ -43,17 +44,16 @@ async def read_json(request, limit:int):
     except (ValueError, RecursionError) as e:   # UnicodeDecodeError is a ValueError; deep nesting a RecursionError
         raise InvalidRequest(f'the request body is not valid JSON: {str(e)[:200]}', code='invalid_json') from None
 
-# %% ../nbs/05i_doors.ipynb #70be5ef1
+# %% ../nbs/05i_doors.ipynb #fd2e9734
 def check_auth(gw:Gateway, request) -> str|None:
-    "401 unless the request carries one of the gateway's tokens (when it has any); the token's name."
-    if not gw.secrets: return None
-    import hmac
+    "401 unless the request carries one of the gateway's keys (when it has any, or a store of them); the key's name."
+    ring = gw.keys
+    if not ring.required: return None
+    gw.look_at_keys()   # the stored keys, read again in the background when a look is due
     got = request.headers.get('authorization', '')
-    got = (got[7:].strip() if got.lower().startswith('bearer ') else request.headers.get('x-api-key', '').strip()).encode()
-    who = found = None
-    for name, secret in gw.secrets:   # every one is compared: the time taken does not tell which one matched
-        if hmac.compare_digest(got, secret.encode()) and not found: who, found = name, True
-    if not (got and found):
+    got = got[7:].strip() if got.lower().startswith('bearer ') else request.headers.get('x-api-key', '').strip()
+    # a keyed hash of what was presented, looked up: the time taken says nothing about any key's bytes
+    if (who := ring.find(got)) is NOT_FOUND:
         raise InvalidRequest('a valid "Authorization: Bearer <token>" (or "x-api-key") header is required', status=401,
                              code='invalid_api_key')
     return who

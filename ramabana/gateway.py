@@ -23,6 +23,9 @@ from .replay import ReplayStore, prepare_history, store_for
 from .upstream import Call, Capabilities, Upstream, flattened, new_client, upstream_for
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso, open_ledger
 from .limits import Admission, Limits, Refusals
+from .keys import Keyring, KeyStore
+from .redisrates import RedisRates
+from .core import NamedToken
 import fnmatch, functools
 
 @functools.cache
@@ -78,17 +81,20 @@ class Gateway:
                  readback_timeout:float=5.0,      # seconds a sampling readback may take
                  models:dict[str, ModelSpec]|None=None,  # extra or replacement catalog entries
                  tokens:dict[str, tuple]|None=None,       # named tokens: NAME -> (secret, model patterns or None)
-                 limits:dict|None=None):                  # named tokens' limits: NAME -> `NamedToken` (rpm, tpm, max_parallel, budget)
+                 limits:dict|None=None,                   # named tokens' limits: NAME -> `NamedToken` (rpm, tpm, max_parallel, budget)
+                 key_store:KeyStore|None=None,            # stored keys (`ramabana token add`), read every `keys_refresh` s
+                 keys_refresh:float=5.0,                  # seconds between looks at the stored keys
+                 rates:RedisRates|None=None):             # rates and calls in flight counted in Redis for every process
         if reasoning_history not in ('auto', 'keep', 'drop'):
             raise ConfigError(f"reasoning_history should be auto, keep or drop, got {reasoning_history!r}")
         if readback not in ('managed', 'all', 'off'):
             raise ConfigError(f"readback should be managed, all or off, got {readback!r}")
         self.token, self.reasoning_history, self.structured_output = token, reasoning_history, structured_output
         keep_secret(value=token)
-        self.tokens = dict(tokens or {})
-        for secret, _ in self.tokens.values(): keep_secret(value=secret)
-        # every secret a client may present, with its token's name (None: the single `token`)
-        self.secrets = [(None, token)] * bool(token) + [(n, s) for n, (s, _) in self.tokens.items()]
+        for secret, _ in (tokens or {}).values(): keep_secret(value=secret)
+        declared = {n: (s, (limits or {}).get(n) or NamedToken(n, '', models)) for n, (s, models) in (tokens or {}).items()}
+        # every key a client may present, in one model: the single token, the declared ones, the stored ones
+        self.keys = Keyring(token, declared, key_store, refresh=keys_refresh, clock=clock)
         self.trust_client, self.max_body = trust_client, int(max_body_mib * 2**20)
         self.retry, self.timeouts = Retries(retries, retry_base, max_retry_wait), timeouts
         self.breaker_failures, self.breaker_cooldown, self.clock = breaker_failures, breaker_cooldown, clock
@@ -98,7 +104,8 @@ class Gateway:
         self.extra_models, self.readback, self.readback_timeout = dict(models or {}), readback, readback_timeout
         self.ledger = ledger if ledger is not None else open_ledger()
         self.observers: list = []              # called with each finished call's ledger row (`Exchange.finish`)
-        self.limits = Limits(limits or {}, self.ledger, clock=clock, now=now)   # each limited token's windows and budget
+        if key_store is not None: self.keys.read()   # before the first request: the keys made before this gateway started
+        self.limits = Limits(self.keys.tokens(), self.ledger, clock=clock, now=now, shared=rates)   # each limited token's windows and budget
         self.refusals = Refusals(self.ledger, now=now)   # what the doors refuse before a call, counted
         self._readbacks: set = set()           # sampling readbacks in flight (tasks)
         self._upstreams: dict = {}             # model name -> (what the upstream was made from, the upstream, its model)
@@ -121,17 +128,38 @@ class Gateway:
                  breaker_rate=get('gateway.breaker_rate'), breaker_window=get('gateway.breaker_window'))
         if 'tokens' not in kw: s['tokens'] = named_tokens()
         if 'limits' not in kw: s['limits'] = load_config().tokens
+        s['keys_refresh'] = get('gateway.keys_refresh')
+        if 'rates' not in kw and (url := get('limits.redis')): s['rates'] = RedisRates(url, get('limits.redis_down'))
+        if 'key_store' not in kw and os.environ.get(get('gateway.key_secret_env') or ''):   # stored keys: the server secret is set
+            ledger = kw['ledger'] = kw.get('ledger') or open_ledger()
+            s['key_store'] = KeyStore.from_settings(ledger)
         return cls(**{**s, **kw})
 
     async def aclose(self):
         "Close the upstreams and the shared HTTP client (the ledger belongs to whoever made it)."
         await self.settle()
         await self.limits.settled()   # the budget settlements of the calls that ended
+        if self.limits.shared is not None: await self.limits.shared.aclose()
         for _, up, _ in self._upstreams.values(): await up.aclose()
         self._upstreams.clear()
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+# %% ../nbs/05h_gateway.ipynb #63d8c0df
+@patch
+def look_at_keys(self:Gateway) -> None:
+    "Start reading the stored keys in the background when a look is due; never waits for it."
+    if not self.keys.due(): return
+    task = asyncio.get_running_loop().create_task(self.refresh_keys())
+    self._readbacks.add(task)   # held until done, like the readbacks: a task nobody holds may be collected
+    task.add_done_callback(self._readbacks.discard)
+
+@patch
+async def refresh_keys(self:Gateway) -> bool:
+    "Read the stored keys now if they changed, and give the limits the new set; True when they changed."
+    if changed := await self.keys.look(): self.limits.use(self.keys.tokens())
+    return changed
 
 # %% ../nbs/05h_gateway.ipynb #bb9bee53
 @patch
@@ -291,7 +319,7 @@ class Exchange:
     overhead_ms: float|None = None  # the gateway's own time (total less upstream), once the row is written
     admission: Admission|None = None   # what a limited token's call took (`limits`): given back by `finish`
 
-# %% ../nbs/05h_gateway.ipynb #fa91ee32
+# %% ../nbs/05h_gateway.ipynb #c9d72639
 _NAME_RX = re.compile(r'[A-Za-z0-9][A-Za-z0-9._\-]{0,127}')
 
 def _header_name(headers, key, default=None):
@@ -308,7 +336,7 @@ def wants_usage(body:dict) -> bool:
 
 def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
     "403 when the named token may not use the model `spec` (its `models` patterns)."
-    allowed = gw.tokens[token][1] if token in gw.tokens else None
+    allowed = tok.models if (tok := gw.keys.token(token)) is not None else None
     base = spec.name.split(':')[0] if spec.profile else spec.name
     if allowed is not None and not any(fnmatch.fnmatchcase(base, p) for p in allowed):
         raise InvalidRequest(f"the token '{token}' may not use the model '{spec.name}'", status=403,

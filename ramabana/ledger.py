@@ -17,10 +17,10 @@ from .core import append_jsonl, data_dir, get, RamabanaError
 log = logging.getLogger('ramabana.ledger')
 
 # %% auto #0
-__all__ = ['log', 'COLUMNS', 'REFUSAL_COLUMNS', 'SPEND_GROUPS', 'HOLD_TTL', 'SCHEMA_VERSION', 'SPOOL_BATCH', 'RETRY_MAX',
-           'ADOPT_EVERY', 'LedgerError', 'budget_tables', 'now_iso', 'message_hashes', 'first_change', 'default_path',
-           'Ledger', 'since_utc', 'BudgetState', 'shown_url', 'spool_prefix', 'PgLedger', 'read_spool', 'Spool',
-           'open_ledger']
+__all__ = ['log', 'COLUMNS', 'REFUSAL_COLUMNS', 'SPEND_GROUPS', 'HOLD_TTL', 'PLACEHOLDER', 'SCHEMA_VERSION', 'SPOOL_BATCH',
+           'RETRY_MAX', 'ADOPT_EVERY', 'LedgerError', 'budget_tables', 'now_iso', 'message_hashes', 'first_change',
+           'default_path', 'Ledger', 'since_utc', 'BudgetState', 'shown_url', 'spool_prefix', 'PgLedger', 'read_spool',
+           'Spool', 'open_ledger']
 
 # %% ../nbs/05g_ledger.ipynb #00fcc25e
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -574,9 +574,9 @@ def _budget_state(cur, token, period, mark='?') -> dict:
                           (token, period)).fetchone()
     return {'spent': row[0] if row else None, 'held': held, 'holds': n}
 
-# %% ../nbs/05g_ledger.ipynb #e72ca29a
+# %% ../nbs/05g_ledger.ipynb #6af2aa67
 @patch
-def _budget_tx(self:Ledger, body, *args):
+def _budget_tx(self:Ledger, body, *args, what:str='the budget tables'):
     "Run `body(cursor, *args)` in one write transaction on the SQLite file, taken at once (`BEGIN IMMEDIATE`); its result."
     try:
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None)
@@ -588,7 +588,17 @@ def _budget_tx(self:Ledger, body, *args):
             con.execute('COMMIT')
             return res
         finally: con.close()
-    except sqlite3.Error as e: raise LedgerError(f'{self.path}: cannot use the budget tables ({e})') from None
+    except sqlite3.Error as e: raise LedgerError(f'{self.path}: cannot use {what} ({e})') from None
+
+# %% ../nbs/05g_ledger.ipynb #85268f6b
+PLACEHOLDER = '?'   # the SQLite store's parameter mark
+
+@patch
+def transaction(self:Ledger, body, *args, what:str='its tables'):
+    "Run `body(cursor, placeholder, *args)` in one write transaction of the ledger's store; its result, or a `LedgerError` naming `what`."
+    return self._budget_tx(body, self.placeholder, *args, what=what)
+
+Ledger.placeholder = PLACEHOLDER
 
 # %% ../nbs/05g_ledger.ipynb #4343a67c
 @patch
@@ -1033,9 +1043,9 @@ def refusals(self:PgLedger, limit:int=50) -> list[dict]:
     with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur:
         return _refusal_rows(cur.execute(_REFUSALS_SQL.format(m='%s'), (int(limit),)).fetchall())
 
-# %% ../nbs/05g_ledger.ipynb #f450445c
+# %% ../nbs/05g_ledger.ipynb #4b354f24
 @patch
-def _budget_tx(self:PgLedger, body, *args):
+def _budget_tx(self:PgLedger, body, *args, what:str='the budget tables'):
     "As `Ledger._budget_tx`, on this gateway's own budget connection (one transaction at a time); a dropped connection is made again once."
     with self._budget_lock:
         for attempt in (1, 2):
@@ -1045,7 +1055,9 @@ def _budget_tx(self:PgLedger, body, *args):
             except self._pg.Error as e:
                 self._drop(self._budget_con); self._budget_con = None
                 if attempt == 2 or not self._gone(e):
-                    raise LedgerError(f'{self.path}: cannot use the budget tables: {self._said(e)}') from None
+                    raise LedgerError(f'{self.path}: cannot use {what}: {self._said(e)}') from None
+
+PgLedger.placeholder = '%s'   # psycopg's parameter mark
 
 # %% ../nbs/05g_ledger.ipynb #14d8306b
 @patch

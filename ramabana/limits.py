@@ -14,11 +14,12 @@ from fastcore.basics import patch
 from .core import ModelSpec, NamedToken, price_of
 from .errors import GatewayError, InvalidRequest, log
 from .ledger import Ledger, LedgerError, now_iso
+from .redisrates import RedisRates, RedisUnavailable
 
 # %% auto #0
 __all__ = ['WINDOW', 'TEMPLATE_TOKENS', 'TOOLS_TOKENS', 'OUTPUT_ASSUMED', 'REFUSAL_WINDOW', 'MAX_CLIENTS', 'FLOOD',
            'LimitExceeded', 'reset_text', 'Window', 'prompt_bound', 'output_bound', 'dearest_rates', 'cost_bound',
-           'Period', 'budget_period', 'Hold', 'Limits', 'Admission', 'Refusals']
+           'Period', 'budget_period', 'Hold', 'Limits', 'Admission', 'shared_headers', 'Refusals']
 
 # %% ../nbs/05gb_limits.ipynb #0dc1fd46
 class LimitExceeded(GatewayError):
@@ -143,8 +144,10 @@ class Limits:
                  tokens:dict[str, NamedToken],   # NAME -> its limits (`NamedToken`'s rpm, tpm, max_parallel, budget_*)
                  ledger:Ledger,                   # where budgets are held
                  clock=time.monotonic,            # the windows' seconds
-                 now=time.time):                  # Unix seconds: the budget's period, the holds' expiry
-        self.tokens = {n: t for n, t in tokens.items() if t.limited}
+                 now=time.time,                   # Unix seconds: the budget's period, the holds' expiry
+                 shared:RedisRates|None=None):    # rates and calls in flight counted in Redis for every process (`limits.redis`)
+        self.use(tokens)
+        self.shared = shared
         self.ledger, self.clock, self.now = ledger, clock, now
         self.windows: dict[str, Window] = collections.defaultdict(Window)
         self._settling: set = set()                     # budget settlements running (tasks)
@@ -152,12 +155,18 @@ class Limits:
 
     def __repr__(self): return f'Limits({sorted(self.tokens)})'
 
+    def use(self, tokens:dict[str, NamedToken]) -> None:
+        "Limit these tokens from now on (stored keys made or revoked): a name kept keeps its window; calls in flight keep theirs."
+        self.tokens = {n: t for n, t in tokens.items() if t.limited}
+
 @dataclass
 class Admission:
     "One call let in: what it took (a place in flight, a budget hold), given back once by `release`."
     limits: Limits
     token: str
     at: float                   # when it was let in, on the windows' clock
+    lim: NamedToken|None = None # the token's limits as they were then: a key revoked meanwhile still releases its call
+    shared: str|None = None     # its id in Redis, when Redis counts the rates
     hold: Hold|None = None
     headers: dict = field(default_factory=dict)   # the x-ratelimit-* of its answer
     released: bool = False
@@ -249,11 +258,12 @@ async def admit(self:Limits,
     lim = self.tokens.get(token) if token is not None else None
     if lim is None: return None
     usd = self.call_bound(token, spec, body, window, fallbacks, asked) if lim.budget_usd is not None else None
+    if self.shared is not None and (lim.rpm or lim.tpm or lim.max_parallel): return await self.admit_shared(lim, usd)
     w, now = self.windows[token], self.clock()
     w.forget(now)
     self.check_rates(lim, w, now)
     w.requests.append(now); w.inflight += 1   # taken before the budget's wait: no other call passes the same check meanwhile
-    a = Admission(self, token, now)
+    a = Admission(self, token, now, lim)
     if usd is not None:
         try: a.hold = await self.hold(lim, usd)
         except BaseException:   # refused, or the request gone while it waited: its places are given back, then it goes on
@@ -262,13 +272,59 @@ async def admit(self:Limits,
     a.headers = self.headers(lim, w, now)
     return a
 
-# %% ../nbs/05gb_limits.ipynb #beafae20
+# %% ../nbs/05gb_limits.ipynb #52e57932
+def shared_headers(lim:NamedToken, d) -> dict:
+    "The `x-ratelimit-*` headers from Redis's counts (`d`, a `redisrates.Decision`)."
+    h = {}
+    if lim.rpm is not None: h.update({'x-ratelimit-limit-requests': str(lim.rpm), 'x-ratelimit-remaining-requests': str(max(0, lim.rpm - d.requests))})
+    if lim.tpm is not None: h.update({'x-ratelimit-limit-tokens': str(lim.tpm), 'x-ratelimit-remaining-tokens': str(max(0, lim.tpm - d.tokens))})
+    return h
+
+@patch
+async def admit_shared(self:Limits, lim:NamedToken, usd:float|None) -> Admission:
+    "`admit`'s rates, asked of Redis; then the budget as always."
+    try: d = await self.shared.admit(lim)
+    except RedisUnavailable as e:
+        if self.shared.down == 'closed':
+            raise GatewayError(f"the limits of the token '{lim.name}' cannot be checked now (Redis: {e}); try again in 1 s",
+                               status=503, code='limits_unavailable', retry_after=1.0) from None
+        d = None   # `open`: let in, uncounted
+    if d is not None and not d.granted:
+        over = []
+        if lim.rpm and d.requests >= lim.rpm: over.append(f'{d.requests} requests in the last 60 s (rpm {lim.rpm})')
+        if lim.tpm and d.tokens >= lim.tpm: over.append(f'{d.tokens:,} tokens in the last 60 s (tpm {lim.tpm:,})')
+        code = 'rate_limit_exceeded' if over else 'parallel_limit_exceeded'
+        if lim.max_parallel and d.inflight >= lim.max_parallel: over.append(f'{d.inflight} calls in flight (max_parallel {lim.max_parallel})')
+        raise LimitExceeded(f"the token '{lim.name}' is over its limits: {'; '.join(over)}; try again in {d.wait:.1f} s",
+                            code=code, retry_after=d.wait, headers=shared_headers(lim, d))
+    a = Admission(self, lim.name, self.clock(), lim, shared=d.id if d else None)
+    if usd is not None:
+        try: a.hold = await self.hold(lim, usd)
+        except BaseException: a.cancel(); raise
+    a.headers = shared_headers(lim, d) if d else {}
+    return a
+
+@patch
+def later(self:Limits, coro) -> None:
+    "Run `coro` in the background, held until it is done (at once when no event loop runs)."
+    try: loop = asyncio.get_running_loop()
+    except RuntimeError: return asyncio.run(coro)
+    task = loop.create_task(coro)
+    self._settling.add(task)
+    task.add_done_callback(self._settling.discard)
+
+# %% ../nbs/05gb_limits.ipynb #4bc25ab9
 @patch
 def release(self:Admission, tokens:dict|None=None, cost:float|None=None) -> None:
     "The call ended: it leaves the calls in flight, its tokens count against tpm, its hold settles at `cost` (None: unknown, all of it). Once."
     if self.released: return
     self.released = True
-    lim, w = self.limits.tokens[self.token], self.limits.windows[self.token]
+    lim, w = self.lim or self.limits.tokens[self.token], self.limits.windows[self.token]
+    if self.shared is not None:
+        used = (tokens.get('prompt_tokens') or 0) + (tokens.get('completion_tokens') or 0) if lim.tpm is not None and tokens else 0
+        self.limits.later(self.limits.shared.end(self.token, self.shared, used))
+        if self.hold is not None: self.limits.settle(self.hold, self.hold.usd if cost is None else cost)
+        return
     w.inflight -= 1
     if lim.tpm is not None and tokens:
         w.charge(self.limits.clock(), (tokens.get('prompt_tokens') or 0) + (tokens.get('completion_tokens') or 0))
@@ -279,6 +335,7 @@ def cancel(self:Admission) -> None:
     "The call is not made after all: its request and its place in flight are given back, and there is nothing to settle."
     if self.released: return
     self.released = True
+    if self.shared is not None: return self.limits.later(self.limits.shared.end(self.token, self.shared, cancel=True))
     w = self.limits.windows[self.token]
     w.inflight -= 1
     if self.at in w.requests: w.requests.remove(self.at)   # any entry at that time is as good as this one
