@@ -15,9 +15,10 @@ from .doors import check_auth, read_json
 from .keys import expires_at
 from .ledger import LedgerError
 from .limits import budget_period
+from .redisrates import RedisUnavailable
 
 # %% auto #0
-__all__ = ['KEY_FIELDS', 'spent_since', 'usage', 'admin_check', 'in_store', 'admin_routes']
+__all__ = ['KEY_FIELDS', 'spent_since', 'rates_now', 'usage', 'admin_check', 'in_store', 'admin_routes']
 
 # %% ../nbs/05kb_admin.ipynb #99308311
 def _json(obj, status:int=200):
@@ -30,6 +31,18 @@ def spent_since(gw, name:str, since:str) -> dict:
     row = next((r for r in gw.ledger.spend('token', since) if r['grp'] == name), None) or {}
     return {'since': since, 'calls': row.get('calls') or 0, 'usd': row.get('cost_usd') or 0.0}
 
+async def rates_now(gw, tok) -> dict:
+    "What the key `tok` has in flight and left of its rates now: from Redis when it counts them, else this process's window."
+    if (shared := gw.limits.shared) is not None and (tok.rpm or tok.tpm or tok.max_parallel):
+        try: d = await shared.admit(tok, look=True)
+        except RedisUnavailable as e: return {'unavailable': str(e)}
+        left = {'remaining_requests': str(max(0, tok.rpm - d.requests))} if tok.rpm else {}
+        if tok.tpm: left['remaining_tokens'] = str(max(0, tok.tpm - d.tokens))
+        return {'in_flight': d.inflight, 'counted_in': 'redis', **left}
+    w, now = gw.limits.windows[tok.name], gw.limits.clock()
+    w.forget(now)
+    return {'in_flight': w.inflight, **{k.removeprefix('x-ratelimit-').replace('-', '_'): v for k, v in gw.limits.headers(tok, w, now).items()}}
+
 async def usage(request):
     "GET /v1/ramabana/usage: the caller's key, its limits and what it has left of them."
     gw = request.app.state.gateway
@@ -39,10 +52,7 @@ async def usage(request):
            'limits': {k: getattr(tok, k) for k in ('rpm', 'tpm', 'max_parallel', 'budget_usd', 'budget_period')} if tok else {}}
     if name is None: return _json(out)   # the single token, or none: no limits to tell
     if name in gw.limits.tokens:
-        w, now = gw.limits.windows[name], gw.limits.clock()
-        w.forget(now)
-        out['now'] = {'in_flight': w.inflight, **{k.removeprefix('x-ratelimit-').replace('-', '_'): v
-                                                  for k, v in gw.limits.headers(tok, w, now).items()}}
+        out['now'] = await rates_now(gw, tok)
     today = dt.datetime.fromtimestamp(gw.limits.now(), dt.timezone.utc)
     out['spent'] = {'today': await asyncio.to_thread(spent_since, gw, name, today.strftime('%Y-%m-%d')),
                     'this_month': await asyncio.to_thread(spent_since, gw, name, today.strftime('%Y-%m-01'))}

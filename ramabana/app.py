@@ -74,6 +74,8 @@ async def health(request):
     with contextlib.suppress(GatewayError): gw.catalog()
     res = {'status': 'ok', 'circuits': gw.circuits()}
     if gw.config_error: res['config_error'] = gw.config_error   # the last config that read serves meanwhile
+    if (shared := gw.limits.shared) is not None:   # Redis counting the rates: whether it answers, and the calls decided without it
+        res['rates'] = {'redis': shared.outage or 'ok', 'decided_without_redis': shared.unavailable, 'when_down': shared.down}
     return _json(res)
 
 async def prometheus_metrics(request):

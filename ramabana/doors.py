@@ -354,8 +354,8 @@ class Door:
 REFUSED = (401, 403, 429)   # refused before a call starts: counted by the gateway's `Refusals`, not a call row
 
 def refused_before_call(e:GatewayError) -> bool:
-    "Whether `e`, raised before a call started, is a refusal to count: no valid token, a model not allowed, a limit, a budget that cannot be checked."
-    return e.status in REFUSED or e.code == 'budget_unavailable'
+    "Whether `e`, raised before a call started, is a refusal to count: no valid token, a model not allowed, a limit, a budget or rates that cannot be checked."
+    return e.status in REFUSED or e.code in ('budget_unavailable', 'limits_unavailable')
 
 _PREFIX = HEADER_PREFIX.encode()   # headers arrive as bytes
 

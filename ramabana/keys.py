@@ -35,7 +35,9 @@ _NAME = re.compile(r'[A-Za-z0-9][A-Za-z0-9._-]{0,63}')
 
 def actor() -> str:
     "Who is making a change from this machine, for the audit: `user@host`."
-    return f'{getpass.getuser()}@{socket.gethostname()}'
+    try: user = getpass.getuser()
+    except (KeyError, OSError): user = f'uid {os.getuid()}'   # a container's user with no name
+    return f'{user}@{socket.gethostname()}'
 
 def check_name(name:str) -> str:
     "`name` if it can name a key, else a `ConfigError` saying what a name may hold."

@@ -166,7 +166,7 @@ class Admission:
     token: str
     at: float                   # when it was let in, on the windows' clock
     lim: NamedToken|None = None # the token's limits as they were then: a key revoked meanwhile still releases its call
-    shared: str|None = None     # its id in Redis, when Redis counts the rates
+    shared: str|None = None     # its id in Redis, when Redis counts the rates ('' when Redis was away and `open` let it in uncounted)
     hold: Hold|None = None
     headers: dict = field(default_factory=dict)   # the x-ratelimit-* of its answer
     released: bool = False
@@ -297,7 +297,7 @@ async def admit_shared(self:Limits, lim:NamedToken, usd:float|None) -> Admission
         if lim.max_parallel and d.inflight >= lim.max_parallel: over.append(f'{d.inflight} calls in flight (max_parallel {lim.max_parallel})')
         raise LimitExceeded(f"the token '{lim.name}' is over its limits: {'; '.join(over)}; try again in {d.wait:.1f} s",
                             code=code, retry_after=d.wait, headers=shared_headers(lim, d))
-    a = Admission(self, lim.name, self.clock(), lim, shared=d.id if d else None)
+    a = Admission(self, lim.name, self.clock(), lim, shared=d.id if d else '')
     if usd is not None:
         try: a.hold = await self.hold(lim, usd)
         except BaseException: a.cancel(); raise
@@ -320,9 +320,9 @@ def release(self:Admission, tokens:dict|None=None, cost:float|None=None) -> None
     if self.released: return
     self.released = True
     lim, w = self.lim or self.limits.tokens[self.token], self.limits.windows[self.token]
-    if self.shared is not None:
+    if self.shared is not None:   # counted in Redis (or, let in while it was away, not counted at all)
         used = (tokens.get('prompt_tokens') or 0) + (tokens.get('completion_tokens') or 0) if lim.tpm is not None and tokens else 0
-        self.limits.later(self.limits.shared.end(self.token, self.shared, used))
+        if self.shared: self.limits.later(self.limits.shared.end(self.token, self.shared, used))
         if self.hold is not None: self.limits.settle(self.hold, self.hold.usd if cost is None else cost)
         return
     w.inflight -= 1
@@ -335,7 +335,9 @@ def cancel(self:Admission) -> None:
     "The call is not made after all: its request and its place in flight are given back, and there is nothing to settle."
     if self.released: return
     self.released = True
-    if self.shared is not None: return self.limits.later(self.limits.shared.end(self.token, self.shared, cancel=True))
+    if self.shared is not None:
+        if self.shared: self.limits.later(self.limits.shared.end(self.token, self.shared, cancel=True))
+        return
     w = self.limits.windows[self.token]
     w.inflight -= 1
     if self.at in w.requests: w.requests.remove(self.at)   # any entry at that time is as good as this one

@@ -55,6 +55,7 @@ if tpm > 0 and used >= tpm then   -- the rare case: walk the charges until enoug
 end
 if par > 0 and inflight >= par then wait = math.max(wait, 1000) end
 if wait > 0 then return {0, wait, reqs, used, inflight} end
+if ARGV[7] == '1' then return {1, 0, reqs, used, inflight} end   -- a look: nothing recorded
 redis.call('ZADD', KEYS[1], now, ARGV[5])
 redis.call('HSET', KEYS[3], ARGV[5], now + ttl)
 redis.call('PEXPIRE', KEYS[1], win + ttl); redis.call('PEXPIRE', KEYS[3], win + ttl)
@@ -130,16 +131,16 @@ def _back(self:RedisRates):
     if self.outage is not None: log.warning('limits: Redis at %s answers again', self.url.split('@')[-1]); self.outage = None
 
 @patch
-async def admit(self:RedisRates, lim:NamedToken) -> Decision:
-    "Let a call of `lim` in if its rates and calls in flight allow, counting it; `RedisUnavailable` when Redis is away."
+async def admit(self:RedisRates, lim:NamedToken, look:bool=False) -> Decision:
+    "Let a call of `lim` in if its rates and calls in flight allow, counting it (with `look`: only say whether one would be); `RedisUnavailable` when Redis is away."
     from redis.exceptions import RedisError
     call = uuid.uuid4().hex
     self.client()
     try: ok, wait, reqs, used, fly = await self._admit(keys=self.keys(lim.name), args=[
-            WINDOW_MS, lim.rpm or 0, lim.tpm or 0, lim.max_parallel or 0, call, INFLIGHT_TTL])
+            WINDOW_MS, lim.rpm or 0, lim.tpm or 0, lim.max_parallel or 0, call, INFLIGHT_TTL, '1' if look else '0'])
     except (RedisError, OSError) as e: raise self._gone(e) from None
     self._back()
-    return Decision(bool(ok), wait / 1000, reqs, used, fly, call if ok else None)
+    return Decision(bool(ok), wait / 1000, reqs, used, fly, call if ok and not look else None)
 
 @patch
 async def end(self:RedisRates, token:str, call:str, tokens:int=0, cancel:bool=False) -> None:

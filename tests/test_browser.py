@@ -186,7 +186,7 @@ def test_lab_runs_the_magic(browser, lab):
     answer = [o for o in ask if o['text'] == seen['answers'][-1]]
     assert answer and 'jp-RenderedMarkdown' in answer[0]['cls'], f'the answer is not rendered Markdown: {ask}'
     status = [o for o in ask if '<sub>' in o['html']]
-    assert len(status) == 1 and re.fullmatch(r'in [\d,]+ · out [\d,]+ · 1 turn · \d+% of 8,192 · smollm2', status[0]['text']), ask
+    assert len(status) == 1 and re.fullmatch(r'in [\d,]+( \([\d,]+ cached\))? · out [\d,]+ · 1 turn · \d+% of 8,192 · smollm2', status[0]['text']), ask
 
     # the fake's answer: Markdown rendered, the tool line, a status line naming the model
     approve = outputs(d, 'approve')

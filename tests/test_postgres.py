@@ -149,7 +149,7 @@ def test_spend_in_postgres(pg, tmp_path):
 def test_stored_keys_across_gateways(pg, tmp_path):
     "A key made with `ramabana token add` works on two running gateways within their refresh, and a revoked one stops; the key is stored nowhere."
     from ramabana.llama_double import FakeLlamaServer
-    env = {'RAMABANA_KEY_SECRET': 'pg team secret', 'RAMABANA_GATEWAY_KEYS_REFRESH': '0.5'}
+    env = {'RAMABANA_KEY_SECRET': 'pg team secret', 'RAMABANA_GATEWAY_KEYS_REFRESH': '0.5', 'RAMABANA_ADMIN_TOKEN': 'pg admin token'}
     def token(*args):
         r = subprocess.run([sys.executable, '-m', 'ramabana.cli', 'token', *args], capture_output=True, text=True, timeout=60,
                            env={**os.environ, **env, 'RAMABANA_LEDGER_URL': pg.url, 'RAMABANA_DATA_DIR': str(tmp_path/'cli')})
@@ -172,8 +172,10 @@ def test_stored_keys_across_gateways(pg, tmp_path):
                 key = token('add', 'dora', '--rpm', '100').splitlines()[-1]
                 assert within(10, lambda: all(status(base, key) == 200 for _, base in gws))   # documented: within keys_refresh
                 assert all(status(base, 'rmb_not_a_key') == 401 for _, base in gws)
-                token('revoke', 'dora')
-                assert within(10, lambda: all(status(base, key) == 401 for _, base in gws))
+                r = httpx.delete(gws[0][1] + '/v1/ramabana/keys/dora', headers={'Authorization': 'Bearer pg admin token'}, timeout=30)
+                assert r.status_code == 200, r.text   # revoked through the first gateway: refused there at once
+                assert status(gws[0][1], key) == 401
+                assert within(10, lambda: status(gws[1][1], key) == 401)   # and by the other from its next look
             finally:
                 for p, _ in gws: p.send_signal(signal.SIGTERM)
                 errs = [p.communicate(timeout=60)[1] for p, _ in gws]
@@ -256,6 +258,8 @@ def test_rates_across_workers_and_gateways(pg, tmp_path):
             down = [ask(i, 'RPM_KEY') for i in range(4)]
             assert [r.status_code for r in down] == [503] * 4 and all(r.json()['error']['code'] == 'limits_unavailable' for r in down)
             assert [ask(i, 'FREE_KEY').status_code for i in range(2)] == [200, 200]   # a key without limits does not need Redis
+            health = [httpx.get(base + '/health', headers={'Authorization': f"Bearer {keys['FREE_KEY']}"}).json()['rates'] for _, base in gws]
+            assert all(h['when_down'] == 'closed' and isinstance(h['decided_without_redis'], int) for h in health), health
         finally:
             for p, _ in gws: p.send_signal(signal.SIGTERM)
             for p, _ in gws: p.wait(60)
@@ -263,4 +267,6 @@ def test_rates_across_workers_and_gateways(pg, tmp_path):
     import psycopg
     with psycopg.connect(pg.url) as con:
         n = con.execute("SELECT count(*) FROM model_calls WHERE token = 'rpm' AND status = 200").fetchone()[0]
+        down = con.execute("SELECT COALESCE(sum(count), 0) FROM refusals WHERE token = 'rpm' AND status = 503").fetchone()[0]
     assert n == 30   # every answer has its row in the shared ledger
+    assert down == 4, down   # and the calls refused while Redis was away are counted with the refusals
