@@ -151,6 +151,7 @@ class Gateway:
 def look_at_keys(self:Gateway) -> None:
     "Start reading the stored keys in the background when a look is due; never waits for it."
     if not self.keys.due(): return
+    self.keys.checked = self.keys.clock()   # one look for a burst of requests, not one each until the first starts
     task = asyncio.get_running_loop().create_task(self.refresh_keys())
     self._readbacks.add(task)   # held until done, like the readbacks: a task nobody holds may be collected
     task.add_done_callback(self._readbacks.discard)
