@@ -25,12 +25,14 @@ def _json(obj, status:int=200):
     from starlette.responses import Response
     return Response(json_bytes(obj), status, media_type='application/json')
 
+# %% ../nbs/05kb_admin.ipynb #5dea2e6a
 def spent_since(gw, name:str, since:str) -> dict:
     "What the key `name` spent from the UTC date `since` on: calls and USD, from the ledger (blocking)."
     gw.ledger.flush()
     row = next((r for r in gw.ledger.spend('token', since) if r['grp'] == name), None) or {}
     return {'since': since, 'calls': row.get('calls') or 0, 'usd': row.get('cost_usd') or 0.0}
 
+# %% ../nbs/05kb_admin.ipynb #afee71e7
 async def rates_now(gw, tok) -> dict:
     "What the key `tok` has in flight and left of its rates now: from Redis when it counts them, else this process's window."
     if (shared := gw.limits.shared) is not None and (tok.rpm or tok.tpm or tok.max_parallel):
@@ -43,6 +45,7 @@ async def rates_now(gw, tok) -> dict:
     w.forget(now)
     return {'in_flight': w.inflight, **{k.removeprefix('x-ratelimit-').replace('-', '_'): v for k, v in gw.limits.headers(tok, w, now).items()}}
 
+# %% ../nbs/05kb_admin.ipynb #7ceb39ee
 async def usage(request):
     "GET /v1/ramabana/usage: the caller's key, its limits and what it has left of them."
     gw = request.app.state.gateway
@@ -79,6 +82,7 @@ def admin_check(gw, request, admin_token:str|None):
                              status=409, code='no_key_store')
     return gw.keys.store
 
+# %% ../nbs/05kb_admin.ipynb #8a21eae1
 async def in_store(gw, fn, *args, **kw):
     "Run the store's `fn` in a thread and read the keys again at once; a mistake is a 400, a store away a 503."
     try: res = await asyncio.to_thread(fn, *args, **kw)
@@ -88,6 +92,7 @@ async def in_store(gw, fn, *args, **kw):
     await gw.refresh_keys()
     return res
 
+# %% ../nbs/05kb_admin.ipynb #65c5f703
 def _actor(request) -> str: return f'admin-api@{request.client.host if request.client else "unknown"}'
 
 # %% ../nbs/05kb_admin.ipynb #5dade3c2

@@ -32,12 +32,14 @@ NO_ASKER = 'The call to {name} needs the user\'s approval and there is no way to
 class ApprovalError(RamabanaError, ValueError):
     "An approval mode that does not exist."
 
+# %% ../nbs/08b_agent.ipynb #6558e711
 def ask_input(name:str, args:dict) -> str:
     "Ask on the terminal (or the kernel's stdin) whether a tool call may run."
     shown = json.dumps(args, ensure_ascii=False)
     if len(shown) > 2000: shown = shown[:2000] + ' …'
     return input(f'Allow {name}({shown})? [y]es / [n]o / [a]lways / or type a reason: ')
 
+# %% ../nbs/08b_agent.ipynb #864edad9
 class Approvals:
     "Per-tool approval modes (auto | ask | deny); code-running tools ask unless told otherwise."
     def __init__(self,
@@ -104,6 +106,7 @@ def _path(node) -> list:
         return _path(node.value) + [('item', key)]
     raise NameError('not a name')
 
+# %% ../nbs/08b_agent.ipynb #c32925a2
 def _lookup(ns:dict, name:str):
     "The object `name` refers to in `ns` (a variable, its attributes, items with literal keys), without evaluating code."
     try: (head, var), *steps = _path(ast.parse(name.strip(), mode='eval').body)
@@ -119,6 +122,7 @@ def _lookup(ns:dict, name:str):
             raise AttributeError(f'{name}: no item {k!r} ({type(e).__name__}: {e})') from None
     return obj
 
+# %% ../nbs/08b_agent.ipynb #360467dd
 def repr_head(obj, limit:int=REPR_HEAD) -> str:
     "The start of `repr(obj)`, at most `limit` characters and a note of what was left out."
     if type(obj) in (list, tuple, set, frozenset, dict, str, bytes) and len(obj) > limit:
@@ -128,6 +132,7 @@ def repr_head(obj, limit:int=REPR_HEAD) -> str:
     r = safe_repr(obj)
     return r if len(r) <= limit else r[:limit] + f' … [{len(r):,} characters]'
 
+# %% ../nbs/08b_agent.ipynb #f37677c4
 NUMBERS_MAX = 1_000_000   # items in a collection summarised with numbers; past it, the repr alone (a summary would be slow)
 
 def numbers_line(obj) -> str|None:
@@ -140,6 +145,7 @@ def numbers_line(obj) -> str|None:
     return (f'numbers: {len(nums):,}' + (f' (and {missing:,} None)' if missing else '') + f'; min {min(nums):g}, max {max(nums):g}, '
             f'sum {math.fsum(nums):g}, mean {statistics.fmean(nums):g}, median {statistics.median(nums):g}')
 
+# %% ../nbs/08b_agent.ipynb #f41c7dad
 def describe(obj, name:str='') -> str:
     "A short description of `obj`: type, shape, dtype, length, numbers, repr head, signature and doc."
     t = type(obj)
@@ -168,6 +174,7 @@ def _last_expr(code:str):
         return compile(tree, '<run_python>', 'exec'), compile(last, '<run_python>', 'eval')
     return compile(tree, '<run_python>', 'exec'), None
 
+# %% ../nbs/08b_agent.ipynb #629315dc
 class _Tee(io.TextIOBase):
     "A stream for one thread's output: text written from `owner` is captured, other threads' goes to `other`."
     def __init__(self, owner, other): self.owner, self.other, self.buf = owner, other, io.StringIO()
@@ -177,18 +184,22 @@ class _Tee(io.TextIOBase):
     def flush(self):
         if self.other is not None and threading.get_ident() != self.owner: self.other.flush()
 
+# %% ../nbs/08b_agent.ipynb #5277636d
 # Both are BaseExceptions so that the user's `except Exception:` (or `except OSError:`, which catches TimeoutError)
 # does not swallow them and keep the code running; and the user's own TimeoutError is theirs to read, not ours.
 class Stopped(BaseException):
     "Raised inside code `run_python` runs when the turn is cancelled."
 
+# %% ../nbs/08b_agent.ipynb #dea9d93b
 class _TimedOut(BaseException):
     "Raised inside code `run_python` runs when it overruns its time."
 
+# %% ../nbs/08b_agent.ipynb #c3d410d4
 def _interrupt(tid:int, exc=_TimedOut):
     "Raise `exc` in thread `tid` at its next bytecode (code in native calls sees it when they return)."
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(exc))
 
+# %% ../nbs/08b_agent.ipynb #160d09cf
 def run_code(code:str, ns:dict, timeout:float=TIMEOUT) -> dict:
     "Run `code` in `ns` on a worker thread; stdout, stderr, the final expression's value, and any error."
     res = dict(stdout='', stderr='', result=None, error=None)
@@ -227,6 +238,7 @@ def run_code(code:str, ns:dict, timeout:float=TIMEOUT) -> dict:
         res['error'] = f'{why} could not be interrupted (it is in native code); it goes on in the background until that call returns'
     return res
 
+# %% ../nbs/08b_agent.ipynb #d9fc9031
 def format_run(res:dict) -> str:
     "A `run_code` result as the text the model reads."
     parts = []
@@ -270,17 +282,20 @@ def _written_out(node) -> bool:
     if isinstance(node, ast.Call): return bool(node.args or node.keywords) and all(_written_out(a) for a in [*node.args, *(k.value for k in node.keywords)])
     return False
 
+# %% ../nbs/08b_agent.ipynb #55c37570
 def _replaced(st, ns:dict) -> list[str]:
     "The user's variables in `ns` that statement `st` gives a value spelt out in the code."
     if not (isinstance(st, ast.Assign) and _written_out(st.value)): return []
     return [t.id for t in st.targets if isinstance(t, ast.Name) and t.id in ns and not t.id.startswith('_')]
 
+# %% ../nbs/08b_agent.ipynb #cd449461
 def overwrites(code:str, ns:dict) -> list[str]:
     "The user's variables in `ns` that `code` would replace with values it spells out (`amounts = [10, 20]`)."
     try: tree = ast.parse(code)
     except SyntaxError: return []
     return [n for st in tree.body for n in _replaced(st, ns)]
 
+# %% ../nbs/08b_agent.ipynb #f81c542a
 def without_overwrites(code:str, ns:dict) -> str:
     "`code` less the statements `overwrites` finds: the rest, to run on the user's own values."
     tree = ast.parse(code)
@@ -302,6 +317,7 @@ def as_code(args:dict):
     try: _path(node); return None
     except NameError: return 'run_python', {'code': name.strip()}
 
+# %% ../nbs/08b_agent.ipynb #62841c5a
 def python_tools(ns:dict, timeout:float=TIMEOUT,
                  asked:Callable|None=None # whether this turn is a question (`overwrites` applies then); None: always
                 ) -> list[Tool]:
@@ -329,9 +345,11 @@ def _enc(o):
     if isinstance(o, (bytes, bytearray)): return {'__bytes__': base64.b64encode(bytes(o)).decode()}
     raise TypeError(f'cannot save a {type(o).__name__} in a session')
 
+# %% ../nbs/08b_agent.ipynb #bb986336
 def _dec(d):
     return base64.b64decode(d['__bytes__']) if set(d) == {'__bytes__'} else d
 
+# %% ../nbs/08b_agent.ipynb #47f574c7
 class SessionFile:
     "A conversation saved as append-only JSONL: message records and reset records."
     def __init__(self, path:Path|str): self.path = Path(path)
@@ -376,6 +394,7 @@ def new_task() -> str:
     "A fresh task name: the time, and a random suffix."
     return time.strftime('chat-%Y%m%d-%H%M%S-') + uuid.uuid4().hex[:6]
 
+# %% ../nbs/08b_agent.ipynb #29dbb6d7
 class Agent:
     "A conversation with a model that can inspect and run Python in a namespace, with approvals and sessions."
     def __init__(self,
@@ -441,6 +460,7 @@ class _Hooks:
             if air := run.air(): res['content'] = f"{res['content']}\n\n<system-reminder>{air}</system-reminder>"
         a._emit('on_tool', {'id': tc.get('id'), 'name': fn.get('name'), 'arguments': fn.get('arguments')}, res.get('content'))
 
+# %% ../nbs/08b_agent.ipynb #c0551399
 class _Stopper:
     "What a turn's `Run` stops: the conversation's backend and, during a compaction, the summariser's."
     def __init__(self, agent): self.agent = agent
@@ -453,10 +473,12 @@ class _Stopper:
         if (s := self.agent._sum_be) is not None and s.busy: s.cancel()
     def close(self): self.cancel()
 
+# %% ../nbs/08b_agent.ipynb #83088bc0
 @patch
 def _emit(self:Agent, name:str, *a):
     if callable(f := self._cb.get(name)): f(*a)
 
+# %% ../nbs/08b_agent.ipynb #951e1154
 BUDGET_NOTE = 'This turn has used its {n} tool calls; the call did not run. Answer with what you have.'
 
 @patch
@@ -513,6 +535,7 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
         self._cb = {}
     return answer
 
+# %% ../nbs/08b_agent.ipynb #1aecb3ca
 @patch
 def cancel(self:Agent) -> bool:
     "Stop the running turn (from any thread); True if one was running."
@@ -521,6 +544,7 @@ def cancel(self:Agent) -> bool:
     run.cancel()   # its `_Stopper` stops the stream, a running tool, and a summary being written
     return True
 
+# %% ../nbs/08b_agent.ipynb #a733736e
 @patch
 def save(self:Agent):
     "Append what the conversation gained since the last save to the session file."
@@ -539,25 +563,30 @@ def _without_context(m:dict, text:str) -> dict:
     "Message `m` with its context replaced by `CONTEXT_NOTE`: the note, then the prompt's `text`."
     return {**m, 'content': f'{CONTEXT_NOTE}\n\n{text}'}
 
+# %% ../nbs/08b_agent.ipynb #75c42374
 @patch
 def _turn_text(self:Agent, prompt):
     "The prompt as the history keeps it: with its own notices (computed from the prompt alone, never the context)."
     return prompt + notices_block(prompt) if isinstance(prompt, str) else prompt
 
+# %% ../nbs/08b_agent.ipynb #09ddc05c
 @patch
 def message(self:Agent, prompt, context:str='') -> str|list:
     "The user message a turn sends for `prompt` and `context`: the context, then the prompt with its notices."
     text = self._turn_text(prompt)
     return f'{context}\n\n{text}' if context and isinstance(text, str) else text
 
+# %% ../nbs/08b_agent.ipynb #38253acc
 @patch
 def fits(self:Agent, prompt, context:str='') -> bool:
     "Whether the turn `ask(prompt, context=context)` would send fits the window, with the conversation as it is."
     return self.backend.fits(self.message(prompt, context))
 
+# %% ../nbs/08b_agent.ipynb #fa7d9bd7
 def _holds(m, context:str) -> bool:
     return isinstance(m, dict) and m.get('role') == 'user' and isinstance(m.get('content'), str) and m['content'].startswith(context)
 
+# %% ../nbs/08b_agent.ipynb #60403882
 @patch
 def holds_contexts(self:Agent, contexts:list) -> bool:
     "Whether every one of `contexts` is still in the conversation, on the message that carried it."
@@ -565,6 +594,7 @@ def holds_contexts(self:Agent, contexts:list) -> bool:
     h, live = be.live_hist, {c for i, _, c in self._contexts}
     return bool(contexts) and all(c in live for c in contexts) and all(i < len(h) and _holds(h[i], c) for i, _, c in self._contexts)
 
+# %% ../nbs/08b_agent.ipynb #77a7b83e
 @patch
 def drop_contexts(self:Agent) -> bool:
     "Replace every context in the conversation by `CONTEXT_NOTE`; True when there was one."
@@ -605,12 +635,14 @@ def _summariser(self:Agent):
         return be.oneshot(prompt, sp, purpose='compaction') or None
     return summarise
 
+# %% ../nbs/08b_agent.ipynb #ff179412
 class _Estimating:
     "The backend as the compactor sees it, counting by estimate: its searches would make hundreds of tokenizer requests."
     def __init__(self, be): self._be = be
     def __getattr__(self, k): return getattr(self._be, k)
     def count_tokens(self, text): return estimate_tokens(text)
 
+# %% ../nbs/08b_agent.ipynb #4234c3b2
 @patch
 def compact(self:Agent, focus:str='') -> str:
     "Compact the conversation now; what happened, as one line."
@@ -626,6 +658,7 @@ def compact(self:Agent, focus:str='') -> str:
             self.session.reset(self.backend.hist, 'compacted'); self._saved = len(self.backend.hist)
     return self.compactor.note
 
+# %% ../nbs/08b_agent.ipynb #4ed12554
 @patch
 def maybe_compact(self:Agent, nxt='') -> str:
     "Compact when due or when `nxt` would not fit; the compactor's note, or '' when nothing was needed."
@@ -641,6 +674,7 @@ def reset(self:Agent):
     self.session.reset([], 'reset'); self._saved, self._contexts, self._drops = 0, [], self._drops + 1
     return self
 
+# %% ../nbs/08b_agent.ipynb #ff732088
 @patch
 def switch(self:Agent, model:str|ModelSpec):
     "Continue the conversation on another model."
@@ -654,6 +688,7 @@ def switch(self:Agent, model:str|ModelSpec):
     self.backend = new
     return self
 
+# %% ../nbs/08b_agent.ipynb #c21a1e28
 @patch
 def add_chat_callback(self:Agent, cb):
     "Add a backend callback: a name from `CHAT_CALLBACKS` (`'tokens'`), a class or an object; kept across `switch`."
@@ -663,6 +698,7 @@ def add_chat_callback(self:Agent, cb):
     self.backend.add_cb(cb)
     return self
 
+# %% ../nbs/08b_agent.ipynb #bb5706dd
 @patch
 def status(self:Agent) -> str:
     "Usage, how full the window is, and the model, on one line."
@@ -672,6 +708,7 @@ def status(self:Agent) -> str:
     if not u.cost: parts = [p for p in parts if not p.startswith('$')]   # a local model costs nothing: no "$0.0000"
     return ' · '.join([*parts, full, self.spec.name])
 
+# %% ../nbs/08b_agent.ipynb #aaf31fd1
 @patch
 def close(self:Agent):
     "Stop any turn and release the backends."

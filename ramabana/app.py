@@ -35,6 +35,7 @@ async def model_capabilities(gw:Gateway, spec:ModelSpec) -> dict|None:
         log.info('capabilities of %s: %s', spec.name, e)
         return None
 
+# %% ../nbs/05k_app.ipynb #fb43e56f
 def model_entry(s:ModelSpec, caps:dict|None, profile:str|None=None) -> dict:
     "One model (or one of its profiles) as `/v1/models` lists it."
     window, source = context_window(s, caps)
@@ -42,10 +43,12 @@ def model_entry(s:ModelSpec, caps:dict|None, profile:str|None=None) -> dict:
             'runtime': s.runtime, 'context_window': window, 'context_window_source': source, 'capabilities': caps,
             'profile': profile}
 
+# %% ../nbs/05k_app.ipynb #6d1ce08e
 def _json(obj):
     from starlette.responses import Response
     return Response(json_bytes(obj), media_type='application/json')
 
+# %% ../nbs/05k_app.ipynb #3897b383
 async def list_models(request):
     "GET /v1/models: each model with its runtime, window and capabilities, then as `NAME:PROFILE` for each of its profiles."
     from ramabana.sampling import profiles_of
@@ -58,6 +61,7 @@ async def list_models(request):
     data += [model_entry(s, c, p) for s, c in zip(specs, caps) for p in sorted(profiles_of(s, tables))]
     return _json({'object': 'list', 'data': data})
 
+# %% ../nbs/05k_app.ipynb #f8196a74
 async def get_model(request):
     "GET /v1/models/{model}: one model, as in the list (404 `model_not_found` for an unknown name or profile)."
     gw = request.app.state.gateway
@@ -65,6 +69,7 @@ async def get_model(request):
     spec, ladder = gw.route(request.path_params['model'])
     return _json(model_entry(spec, await model_capabilities(gw, spec), ladder['model'].profile))
 
+# %% ../nbs/05k_app.ipynb #8fe17266
 async def health(request):
     "GET /health: the server runs; and the circuit of each model asked so far."
     gw = request.app.state.gateway
@@ -78,6 +83,7 @@ async def health(request):
         res['rates'] = {'redis': shared.outage or 'ok', 'decided_without_redis': shared.unavailable, 'when_down': shared.down}
     return _json(res)
 
+# %% ../nbs/05k_app.ipynb #cbaa0434
 async def prometheus_metrics(request):
     "GET /metrics: the gateway's metrics in Prometheus's text format."
     from starlette.responses import Response
@@ -85,6 +91,7 @@ async def prometheus_metrics(request):
     body, content_type = await request.app.state.metrics.scrape()
     return Response(body, headers={'content-type': content_type})
 
+# %% ../nbs/05k_app.ipynb #ad1a30e1
 CALL_FILTERS = ('model', 'purpose', 'task', 'status', 'upstream')
 
 async def list_calls(request):
@@ -145,10 +152,12 @@ def access_line(row:dict) -> str:
             f'ttft_ms={n(row.get("ttft_ms"))} ms={n(row.get("total_ms"))} retried={row.get("retried") or 0} call={row.get("id")}')
     return line + (f' error={row["error"]}' if row.get('error') else '')
 
+# %% ../nbs/05k_app.ipynb #a53da7c8
 def log_access(row:dict) -> None:
     "Log `row`'s line when the access log is on (`ramabana.access` at INFO)."
     if access_log.isEnabledFor(logging.INFO): access_log.info(access_line(row))
 
+# %% ../nbs/05k_app.ipynb #9a6e74d9
 def configure_logging(level:str|None=None) -> str:
     "Send ramabana's log (the access log among it) to stderr at `level` (default the `gateway.log_level` setting); the level."
     level = get('gateway.log_level', level)   # one of `LOG_LEVELS`, or a ConfigError naming them
@@ -171,6 +180,7 @@ def door_endpoint(door:Door):
     endpoint.__name__ = door.name.replace('/', '_') or 'door'
     return endpoint
 
+# %% ../nbs/05k_app.ipynb #ba15e7ff
 def make_app(gw:Gateway,
              metrics:bool=True,            # count every call for `GET /metrics` (off: no route, and no cost)
              admin_token:str|None=None     # the admin API's token; None: from the variable `gateway.admin_token_env` names
@@ -217,6 +227,7 @@ def make_app(gw:Gateway,
     app.state.gateway, app.state.metrics = gw, metrics_for(gw) if metrics else None
     return GatewayApp(app)
 
+# %% ../nbs/05k_app.ipynb #38fd3c5d
 class GatewayApp:
     "The ASGI app: the doors' POSTs straight to `serve_door`, everything else through Starlette's routing."
     def __init__(self, app):
@@ -235,6 +246,7 @@ def listen_url(host:str, port:int) -> str:
     "The gateway's OpenAI base URL on `host:port`; an IPv6 address goes in brackets, as URLs need."
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/v1"
 
+# %% ../nbs/05k_app.ipynb #47958c76
 def check_bind(host:str, token:str|None) -> None:
     "Refuse to listen beyond loopback without a token (the single one, or named ones in `[gateway.tokens]`)."
     stored = os.environ.get(get('gateway.key_secret_env') or '')   # stored keys guard it: `ramabana token add`
@@ -242,6 +254,7 @@ def check_bind(host:str, token:str|None) -> None:
         raise ConfigError(f"refusing to listen on {host} without a token: pass --token or set "
                           f"{get('gateway.token_env')}, or bind 127.0.0.1")
 
+# %% ../nbs/05k_app.ipynb #5cf51877
 def check_workers(workers:int) -> None:
     "Refuse several workers when a declared token has rates that each would count alone, unless Redis counts them for all."
     if workers == 1 or get('limits.redis'): return
@@ -250,10 +263,12 @@ def check_workers(workers:int) -> None:
         raise ConfigError(f"{workers} workers would each count the rates of {', '.join(rated)} alone, letting through up to "
                           f"{workers} times their rpm, tpm and max_parallel: set limits.redis so that they count together, or run one worker")
 
+# %% ../nbs/05k_app.ipynb #dc943310
 def gateway_token(token:str|None=None) -> str|None:
     "The gateway's bearer token: `token`, else the variable `gateway.token_env` names; None without one."
     return token or os.environ.get(get('gateway.token_env') or '') or None
 
+# %% ../nbs/05k_app.ipynb #1838ca42
 class GatewayServer:
     "A gateway served by uvicorn on a background thread."
     def __init__(self, gateway:Gateway, host:str='127.0.0.1', port:int=0, timeout:float=30):
@@ -314,10 +329,12 @@ class GatewayServer:
     def __exit__(self, *exc): self.stop()
     def __repr__(self): return f'GatewayServer({self.url!r})'
 
+# %% ../nbs/05k_app.ipynb #be9d288a
 def start_gateway(host:str='127.0.0.1', port:int=0, **kw) -> GatewayServer:
     "A gateway from the settings (`kw` overrides them), served on a background thread; `port=0` picks a free one."
     return GatewayServer(Gateway.from_settings(**kw), host, port).start()
 
+# %% ../nbs/05k_app.ipynb #e8393b45
 GC_THRESHOLDS = (10_000, 10, 10)   # Python's default collects the youngest generation every 700 net allocations
 
 def tune_gc() -> None:
@@ -325,6 +342,7 @@ def tune_gc() -> None:
     gc.freeze()   # modules, settings, the catalog: alive until the process ends, yet traversed by every full collection
     gc.set_threshold(*GC_THRESHOLDS)
 
+# %% ../nbs/05k_app.ipynb #8fe7d510
 def app_from_settings():
     "The gateway app from the settings and the environment: what each worker of `serve(workers=N)` runs."
     configure_logging()   # `serve` left its level in the environment
@@ -332,6 +350,7 @@ def app_from_settings():
     tune_gc()   # a worker is the gateway's own process
     return app
 
+# %% ../nbs/05k_app.ipynb #a9b7ca9f
 def serve(host:str|None=None, port:int|None=None, token:str|None=None,
           workers:int=1, # processes answering on the one port
           log_level:str|None=None # debug, info (a line per call), warning or error; default the `gateway.log_level` setting

@@ -32,6 +32,7 @@ __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_P
 class BackendError(RamabanaError):
     "A backend was used out of order."
 
+# %% ../nbs/08_backend.ipynb #893d022c
 class NotRunning(BackendError):
     "A history method was called before the model started: there is no conversation to change."
 
@@ -51,12 +52,14 @@ def _json_type(ann) -> dict:
         return _json_type(args[0]) if args else {'type': 'string'}
     return {'type': _JSON_TYPES.get(ann, 'string')}
 
+# %% ../nbs/08_backend.ipynb #d0c519e8
 def _param_docs(f) -> dict:
     "Each parameter's inline comment, when the source can be read."
     from fastcore.docments import docments
     try: return {k: v for k, v in docments(f).items() if v and k != 'return'}
     except (OSError, TypeError, SyntaxError): return {}  # a builtin or a function without source has no comments to read
 
+# %% ../nbs/08_backend.ipynb #3ede0900
 def tool_schema(f:Callable) -> dict:
     "The OpenAI tool schema of function `f`: name, docstring, and a parameter schema from its signature and docments."
     sig, docs = inspect.signature(f), _param_docs(f)
@@ -72,6 +75,7 @@ def tool_schema(f:Callable) -> dict:
     return {'type': 'function', 'function': {'name': f.__name__, 'description': inspect.getdoc(f) or f.__name__,
                                              'parameters': {'type': 'object', 'properties': props, 'required': req}}}
 
+# %% ../nbs/08_backend.ipynb #5a5fd31f
 class Tool:
     "A function the model may call, with its schema."
     def __init__(self, f:Callable,
@@ -85,6 +89,7 @@ class Tool:
     def __call__(self, **kw): return self.f(**kw)
     def __repr__(self): return f'Tool({self.name!r})'
 
+# %% ../nbs/08_backend.ipynb #3f7e0d8a
 def as_tool(t) -> Tool: return t if isinstance(t, Tool) else Tool(t)
 
 # %% ../nbs/08_backend.ipynb #7e248598
@@ -94,6 +99,7 @@ def reply_reserve(ctx:int) -> int:
     "Tokens kept back for the reply: a quarter of the window, clamped to 128..1024."
     return min(1024, max(128, ctx // 4))
 
+# %% ../nbs/08_backend.ipynb #1607e562
 def user_msg(msg) -> dict:
     "A user message from text, or a list of parts (text, picture bytes, OpenAI parts)."
     if isinstance(msg, dict) and 'role' in msg: return msg
@@ -150,6 +156,7 @@ def _why(e:BaseException) -> str:
     if nat := getattr(e, 'native_output', None): msg += ' (native output: ' + ' | '.join(nat) + ')'
     return msg.splitlines()[0] if '\n' in msg and not nat else msg
 
+# %% ../nbs/08_backend.ipynb #552e0ec2
 @patch
 def problem(self:Backend, line:str):
     "Add `line` to `problems`: skip a repeat of the last line, keep the latest `MAX_PROBLEMS`."
@@ -158,6 +165,7 @@ def problem(self:Backend, line:str):
     self.problems.append(line)
     del self.problems[:-MAX_PROBLEMS]
 
+# %% ../nbs/08_backend.ipynb #302cd7b2
 @patch
 def start(self:Backend):
     "Start the model if needed; the engine, or None with the reason in `note` and `problems`."
@@ -180,6 +188,7 @@ def pending_tokens(self:Backend, msg) -> int:
     "Tokens `msg` will add to the conversation; each picture or recording counts `img_tokens()`."
     return msg_tokens(user_msg(msg), self._counter())
 
+# %% ../nbs/08_backend.ipynb #c5547b3e
 @patch
 def _counter(self:Backend):
     "The counting function for `estimate_tokens`: the model's tokenizer when running, else None."
@@ -189,6 +198,7 @@ def _counter(self:Backend):
         self.problem(f'tokenizer unavailable, estimating: {_why(e)}')
         return None
 
+# %% ../nbs/08_backend.ipynb #801ec404
 @patch
 def count_tokens(self:Backend, text) -> int:
     "Tokens in `text`: the model's tokenizer when available, else `estimate_tokens`."
@@ -199,6 +209,7 @@ def count_tokens(self:Backend, text) -> int:
         except (OSError, ValueError) as e: self.problem(f'tokenizer unavailable, estimating: {_why(e)}')
     return estimate_tokens(text)
 
+# %% ../nbs/08_backend.ipynb #d17c0b51
 @patch(as_prop=True)
 def window_tokens(self:Backend) -> int:
     "An estimate of the whole request: system prompt, tool schemas, and every message."
@@ -207,6 +218,7 @@ def window_tokens(self:Backend) -> int:
     tools = estimate_tokens(json.dumps([t.schema for t in self.tools]), c) if self.tools else 0
     return estimate_tokens(self.sp, c) + tools + sum(msg_tokens(m, c) for m in msgs)
 
+# %% ../nbs/08_backend.ipynb #b3d4aad5
 @patch(as_prop=True)
 def used_tokens(self:Backend) -> int:
     "Tokens the conversation uses now: the engine's last report plus what came after, else `window_tokens`."
@@ -215,11 +227,13 @@ def used_tokens(self:Backend) -> int:
     if k > len(self.hist): return self.window_tokens
     return n + sum(msg_tokens(m, self._counter()) for m in self.hist[k:])
 
+# %% ../nbs/08_backend.ipynb #5c1d5912
 @patch(as_prop=True)
 def pct_full(self:Backend) -> float:
     "`used_tokens` as a share of the window (0 without one)."
     return self.used_tokens / self.spec.ctx if self.spec.ctx else 0.0
 
+# %% ../nbs/08_backend.ipynb #8ee51b91
 @patch
 def fits(self:Backend, msg) -> bool:
     "Whether the conversation plus `msg` still fits, keeping back the reply reserve; ctx=0 fits anything."
@@ -271,6 +285,7 @@ def stream(self:Backend, msg, run=None, **kw):
         self._account()   # once per turn, whatever its attempts
         self._busy.release()
 
+# %% ../nbs/08_backend.ipynb #97861807
 @patch
 def _account(self:Backend):
     "Add the last turn's usage to the total, and tell the callbacks."
@@ -280,15 +295,18 @@ def _account(self:Backend):
     for cb in self.cbs:
         if callable(f := getattr(cb, 'after_response', None)): f(self, u)
 
+# %% ../nbs/08_backend.ipynb #96f0bbdd
 class Discard(str):
     "Yielded by `stream` when the text shown so far of the current step should be taken back (the gateway resent it)."
     def __new__(cls, n:int=0): o = super().__new__(cls, ''); o.n = n; return o
     def __repr__(self): return f'Discard({self.n})'
 
+# %% ../nbs/08_backend.ipynb #8953ec71
 def apply_piece(text:str, piece:str) -> str:
     "`text` with one streamed piece applied: appended, or the last `piece.n` characters taken back for a `Discard`."
     return text[:max(0, len(text) - piece.n)] if isinstance(piece, Discard) else text + piece
 
+# %% ../nbs/08_backend.ipynb #c746800e
 @patch
 def send(self:Backend, msg, **kw) -> str:
     "The whole text of one turn."
@@ -296,12 +314,14 @@ def send(self:Backend, msg, **kw) -> str:
     for c in self.stream(msg, **kw): text = apply_piece(text, c)
     return text
 
+# %% ../nbs/08_backend.ipynb #40d58fd3
 @patch
 def cancel(self:Backend) -> bool:
     "Ask the running turn to stop; True when the engine was told."
     self._cancel.set()
     return True
 
+# %% ../nbs/08_backend.ipynb #db87fc0d
 @patch
 def close(self:Backend):
     "Stop and release the engine (unless shared)."
@@ -321,6 +341,7 @@ def _fit_prompt(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None) -
     keep = int(room / margin() * CHARS_PER_TOKEN)
     return prompt[-keep:] if keep > 0 else ''
 
+# %% ../nbs/08_backend.ipynb #32603073
 @patch
 def oneshot(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None, if_busy:str='',
             purpose:str='oneshot') -> str: # what the call is for, as the ledger records it ('oneshot', 'compaction')
@@ -365,16 +386,19 @@ def _running(self:Backend, what:str):
     "Raise `NotRunning` unless the model has started."
     if not self.ready: raise NotRunning(f'{what}: {self.spec.name} is not running; start it first (no conversation to change)')
 
+# %% ../nbs/08_backend.ipynb #85d49863
 @patch
 def history_changed(self:Backend):
     "The history changed behind the engine's back: count it again until the engine reports."
     self._reported = None
 
+# %% ../nbs/08_backend.ipynb #6affb4a5
 @patch(as_prop=True)
 def live_hist(self:Backend) -> list:
     "The conversation the next turn continues: the history, or a resumed one the model has not started with yet."
     return self.hist if self.ready or self._pending is None else self._pending
 
+# %% ../nbs/08_backend.ipynb #a0e40a96
 @patch
 def replace_hist(self:Backend, summary:str, keep:list=()):
     "Replace the history by `summary` (a user message) followed by the messages `keep`."
@@ -382,17 +406,20 @@ def replace_hist(self:Backend, summary:str, keep:list=()):
     self.hist = [{'role': 'user', 'content': summary}, *copy.deepcopy(list(keep))]
     self.history_changed()
 
+# %% ../nbs/08_backend.ipynb #dba55665
 @patch
 def snapshot_hist(self:Backend) -> list:
     "A copy of the conversation (the one a resume will apply, before the start)."
     return copy.deepcopy(self.hist if self.ready or self._pending is None else self._pending)
 
+# %% ../nbs/08_backend.ipynb #9d23c8f9
 @patch
 def restore_hist(self:Backend, hist:list):
     "Make `hist` the conversation (a snapshot, for branching)."
     self._running('restore_hist')
     self.hist = copy.deepcopy(list(hist)); self.history_changed()
 
+# %% ../nbs/08_backend.ipynb #7b9b945d
 @patch
 def resume_hist(self:Backend, hist:list):
     "Continue a saved conversation: applied when the model starts (at once when it is running)."
@@ -400,6 +427,7 @@ def resume_hist(self:Backend, hist:list):
     else: self._pending = copy.deepcopy(list(hist))
     self.history_changed()
 
+# %% ../nbs/08_backend.ipynb #79657039
 @patch
 def revise_last_assistant(self:Backend, text:str):
     "Replace the text of the last assistant message."
@@ -417,6 +445,7 @@ def trim(self:Backend, need:int, how:str='') -> int:
     if freed: self.history_changed()
     return freed
 
+# %% ../nbs/08_backend.ipynb #b2983ad6
 @patch
 def shrink_recent(self:Backend, need:int, how:str='') -> int:
     "Cut the newest two user or tool messages, largest first, to free about `need` tokens; what was freed."
@@ -440,6 +469,7 @@ def _tool_text(res) -> str:
     try: return json.dumps(res, ensure_ascii=False, default=repr)
     except (TypeError, ValueError): return repr(res)  # not JSON-able: its repr is the best text there is
 
+# %% ../nbs/08_backend.ipynb #2152eca5
 @patch
 def call_tool(self:Backend, tc:dict) -> dict:
     "Run tool call `tc` (OpenAI shape) and return its `tool` message."
@@ -476,17 +506,20 @@ def add_cb(self:Backend, cb):
     self.cbs.append(cb() if isinstance(cb, type) else cb)
     return self
 
+# %% ../nbs/08_backend.ipynb #2f85d5b0
 @patch
 def _fire(self:Backend, event:str, *a):
     for cb in self.cbs:
         if callable(f := getattr(cb, event, None)): f(self, *a)
 
+# %% ../nbs/08_backend.ipynb #561af438
 Backend.carries_pictures = False
 @patch
 def takes_pictures(self:Backend) -> bool:
     "Whether a picture a tool returns can reach this model: it accepts images and its transport carries them."
     return bool(self.spec.pictures and self.carries_pictures)
 
+# %% ../nbs/08_backend.ipynb #69e9e927
 class TokenLogger:
     "A callback printing the usage the provider reports after each response."
     sink = print
@@ -505,6 +538,7 @@ def use_chat(f:Callable):
     try: yield f
     finally: _MK_CHAT = old
 
+# %% ../nbs/08_backend.ipynb #5cf09eda
 class LocalGateway:
     "The gateway a process serves on loopback for its own backends: started on first use, shared, stopped on request."
     def __init__(self): self.server, self._lock = None, threading.Lock()
@@ -530,21 +564,29 @@ class LocalGateway:
         s.stop()
         return True
 
+# %% ../nbs/08_backend.ipynb #62d772a2
 LOCAL_GATEWAY = LocalGateway()   # one per process: a kernel's backends share it
 
 def local_gateway(): return LOCAL_GATEWAY.get()
+
+# %% ../nbs/08_backend.ipynb #fce9cee8
 def local_gateway_url() -> str|None: return LOCAL_GATEWAY.url
+
+# %% ../nbs/08_backend.ipynb #ddf5b6b8
 def stop_local_gateway() -> bool: return LOCAL_GATEWAY.stop()
 
+# %% ../nbs/08_backend.ipynb #47420a3a
 def gateway_url(base_url:str|None=None) -> str:
     "Where to send requests: `base_url`, else the `gateway.url` setting, else the in-process gateway."
     return (base_url or get('gateway.url') or local_gateway().url).rstrip('/')
 
+# %% ../nbs/08_backend.ipynb #883d4839
 def task_header(task:str) -> str:
     "`task` as the gateway accepts it in `x-ramabana-task`: letters, digits, '.', '_', '-', at most 128, no '..'."
     t = re.sub(r'[^A-Za-z0-9._-]+', '-', task).replace('..', '.').lstrip('._-')[:128]
     return t or 'task'
 
+# %% ../nbs/08_backend.ipynb #5f88201e
 class _Sockets:
     "An httpcore network backend that remembers the sockets it opens, so another thread can shut them (`abort`)."
     def __init__(self, inner): self.inner, self.live = inner, weakref.WeakSet()
@@ -561,6 +603,7 @@ class _Sockets:
             except OSError: pass   # already closed by its owner: nothing left to wake
         return n
 
+# %% ../nbs/08_backend.ipynb #1b55c634
 def _openai_client(spec=None, base_url=None, api_key=None, timeout=None):
     import openai, httpx   # lazy: the SDK is heavy and only needed once a model is used
     from urllib.parse import urlsplit
@@ -656,6 +699,7 @@ def writer(spec:ModelSpec) -> str:
     "The model an answer of `spec` comes from: its name without a `:PROFILE` (a profile samples the same model)."
     return spec.name[:-len(spec.profile) - 1] if spec.profile and spec.name.endswith(':' + spec.profile) else spec.name
 
+# %% ../nbs/08_backend.ipynb #162f7946
 def _wire(m:dict, model:str='') -> dict:
     "A history message as sent to `model`: without what only we read, reasoning only to the model that wrote it, pictures as data URLs."
     # `name` of a tool result and the `model` that wrote an answer are kept for reading, not sent; reasoning goes back
@@ -706,12 +750,11 @@ class _InlineThink:
         out, self.held = ('' if self.plain else self.held), ''
         return out
 
-# %% ../nbs/08_backend.ipynb #7ed2c04a
+# %% ../nbs/08_backend.ipynb #6bc1b501
 @patch
-def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True,
-          think:bool=True, # False: ask the model not to think (a summary, a one-shot question)
-          tool_choice:str|None=None): # 'required': the answer must be a tool call
-    "One streamed request: yields answer text; returns (assistant message, usage dict)."
+def request_body(self:GatewayBackend, messages:list, purpose:str, max_tokens:int|None, tools:bool, think:bool,
+                 tool_choice:str|None) -> tuple[dict, dict]:
+    "The body of one step's request, and the gateway's extras beside it (prompt progress, no thinking)."
     body = dict(model=self.spec.name, messages=messages, stream=True, stream_options={'include_usage': True})
     if tools and self.tools:
         body['tools'] = [t.schema for t in self.tools]
@@ -720,6 +763,15 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     if self.effort and think: body['reasoning_effort'] = self.effort
     extra = {'return_progress': True} if self.progress and purpose == 'turn' else {}
     if not think: extra['reasoning_budget_tokens'] = 0   # the gateway turns it into each provider's way of not thinking
+    return body, extra
+
+# %% ../nbs/08_backend.ipynb #50a7f44f
+@patch
+def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True,
+          think:bool=True, # False: ask the model not to think (a summary, a one-shot question)
+          tool_choice:str|None=None): # 'required': the answer must be a tool call
+    "One streamed request: yields answer text; returns (assistant message, usage dict)."
+    body, extra = self.request_body(messages, purpose, max_tokens, tools, think, tool_choice)
     self._fire('before_request', body)
     mkflt = lambda: ThinkFilter() if self.think else _InlineThink()
     flt, asm, text, guard = mkflt(), Assembler(), [], LoopGuard()
@@ -780,6 +832,7 @@ def _cut_loop(text:list, kept:str):
     text[:] = [kept]
     yield f'\n\n{LOOP_NOTE}'
 
+# %% ../nbs/08_backend.ipynb #891ed1ab
 @patch
 def cancel(self:GatewayBackend) -> bool:
     "Stop the running request at once: shut its connection (else close its response, or while waiting for one the client)."
@@ -810,6 +863,7 @@ def _apart(gen, said:bool):
         if first and piece and not isinstance(piece, Discard): yield '\n\n'; first = False
         yield piece
 
+# %% ../nbs/08_backend.ipynb #269f6ca7
 CANCELLED_CALL = 'not run: the user cancelled the turn before this call'
 FAILED_CALL = 'not run: the turn failed before this call'
 
@@ -878,6 +932,7 @@ def tool_lines(tools:list) -> str:
     def first(d): return re.split(r'(?<=[.;:])\s', (d or '').strip(), maxsplit=1)[0].rstrip('.;:')
     return '\n'.join(f"- {t.name}: {first(t.schema['function'].get('description'))}" for t in tools)
 
+# %% ../nbs/08_backend.ipynb #cb7bb4fa
 _re_tag = re.compile(r'</?([a-z][\w-]*)>')
 TEMPLATE_TAGS = {'tools', 'tool_response'}   # blocks chat templates wrap tools and results in (Hermes, Qwen2.5)
 
@@ -895,6 +950,7 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
     if not results: return None
     return SILENT_NOTE if not text.strip() else None
 
+# %% ../nbs/08_backend.ipynb #cec19c13
 @patch
 def miscall(self:GatewayBackend, m:dict) -> str|None:
     "Why answer `m` reads as a call of none of the tools rightly (a small model's invented tool); None for an answer."
@@ -911,12 +967,14 @@ def _empty(self:GatewayBackend) -> str:
     if n: return f'{EMPTY_REPLY}: it thought ({n:,} characters) and then said nothing'
     return f'{EMPTY_REPLY} (it stopped at the output cap)' if capped else EMPTY_REPLY
 
+# %% ../nbs/08_backend.ipynb #fcb23c9e
 @patch
 def _usage(self:GatewayBackend) -> Usage:
     u = self._turn_usage
     # a turn whose stream was cut (an answer that looped) reports no tokens, but it was a turn all the same
     return Usage(**{**u.dict(), 'turns': 1}) if (u.total or u.input or u.output or self._said) else Usage(self.spec.name)
 
+# %% ../nbs/08_backend.ipynb #e68ec119
 @patch
 def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
     self._turn_usage = Usage(self.spec.name)
@@ -928,12 +986,14 @@ def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
     if self._cancel.is_set(): return ''
     return m.get('content') or ''
 
+# %% ../nbs/08_backend.ipynb #29ff0dbd
 @patch
 def _warm(self:GatewayBackend, ahead:str=''):
     "One call with the system prompt, the tools and `ahead` (or a one-word question), and one token of answer, thrown away."
     gen = self._step(self._messages(hist=[{'role': 'user', 'content': ahead or WARM_PROMPT}]), 'warmup', max_tokens=1)
     for _ in gen: pass
 
+# %% ../nbs/08_backend.ipynb #bab6133a
 @patch
 def _close(self:GatewayBackend):
     if (c := getattr(self, 'client', None)) is not None and callable(getattr(c, 'close', None)): c.close()
@@ -945,6 +1005,7 @@ def _overflow(e) -> bool:
     code = (body.get('code') if isinstance(body, dict) else None) or getattr(e, 'code', None)
     return code == 'context_length_exceeded' or 'context_length_exceeded' in str(e)
 
+# %% ../nbs/08_backend.ipynb #b629308b
 @patch
 def _recover(self:GatewayBackend, e) -> bool:
     if not _overflow(e): return False
@@ -957,18 +1018,23 @@ def _recover(self:GatewayBackend, e) -> bool:
 class CallFailed(BackendError):
     "A model call failed; the message says what went wrong and what to do."
 
+# %% ../nbs/08_backend.ipynb #f7b674d5
 class Unreachable(CallFailed):
     "The gateway or the model server cannot be reached."
 
+# %% ../nbs/08_backend.ipynb #1d0df776
 class TooLong(CallFailed):
     "The prompt is longer than the model's context window."
 
+# %% ../nbs/08_backend.ipynb #907d7054
 class Throttled(CallFailed):
     "The provider is rate limiting or overloaded: retry later."
 
+# %% ../nbs/08_backend.ipynb #7fbb67fb
 class NotAuthorised(CallFailed):
     "An API key, or the gateway's token, is missing or refused."
 
+# %% ../nbs/08_backend.ipynb #db742b4a
 _CTX_RX = re.compile(r'request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)')
 _MANAGED = 'the managed llama-server is not available: '
 
@@ -978,6 +1044,7 @@ def _server(spec:ModelSpec) -> str:
     if spec.runtime == 'openai_compatible' and spec.base_url: return f'the server at {spec.base_url}'
     return spec.runtime
 
+# %% ../nbs/08_backend.ipynb #23623870
 def _seconds(e) -> float|None:
     "The response's Retry-After, in seconds, if it has one."
     r = getattr(e, 'response', None)
@@ -986,6 +1053,7 @@ def _seconds(e) -> float|None:
     try: return float(v) if v is not None else None
     except ValueError: return None       # an HTTP date: not worth parsing for a hint
 
+# %% ../nbs/08_backend.ipynb #c627b101
 def explain_error(e:BaseException, # what the SDK raised
                   spec:ModelSpec, # the model called
                   url:str='', # the gateway called
@@ -1036,6 +1104,7 @@ def explain_error(e:BaseException, # what the SDK raised
     if status == 404 and msg.startswith('unknown model'): return CallFailed(f'the gateway at {url}: {msg}')
     return CallFailed(f'{name} failed' + (f' ({status})' if status else '') + f': {bare}')
 
+# %% ../nbs/08_backend.ipynb #a04387f7
 @patch
 def _explain(self:GatewayBackend, e:BaseException) -> str:
     x = explain_error(e, self.spec, getattr(self, 'url', ''), self.timeout)
@@ -1062,6 +1131,7 @@ def _tokenize(self:GatewayBackend, text:str) -> int|None:
     if n is not None and not isinstance(n, int): raise ValueError(f'{url} answered a count that is not a number: {n!r}')
     return n
 
+# %% ../nbs/08_backend.ipynb #70c746a8
 @patch
 def _count(self:GatewayBackend, text):
     "Tokens in `text` by the model's tokenizer through the gateway (remembered per text), or None without one."
@@ -1075,6 +1145,7 @@ def _count(self:GatewayBackend, text):
     if len(self._counted) > COUNT_CACHE: self._counted.pop(next(iter(self._counted)))   # the oldest goes first
     return n
 
+# %% ../nbs/08_backend.ipynb #968e257a
 @patch
 def _model_entry(self:GatewayBackend) -> dict:
     "The gateway's `/models/NAME` entry for this model (its window, and capabilities such as `think_prefilled`); {} when unknown."

@@ -28,14 +28,17 @@ def exchange(method:str, path:str, req_body:bytes, status:int, headers, content:
     else: resp['body'] = json_or_text(content or b'')
     return dict(request=dict(method=method, path=path, body=json_or_text(req_body)), response=resp)
 
+# %% ../nbs/04c_cassettes.ipynb #9c315204
 def append_exchange(cassette, ex:dict):
     "Append exchange `ex` to the JSONL `cassette`."
     with open(cassette, 'a') as f: f.write(json.dumps(ex, ensure_ascii=False) + '\n')
 
+# %% ../nbs/04c_cassettes.ipynb #c06f4a4d
 def read_cassette(cassette) -> list[dict]:
     "The exchanges in a JSONL cassette."
     with open(cassette) as f: return [json.loads(l) for l in f if l.strip()]
 
+# %% ../nbs/04c_cassettes.ipynb #b43402fc
 def _events(lines) -> list:
     "The `data:` payloads of SSE lines."
     return [json_or_text(l[6:]) for l in lines if l.startswith('data: ')]
@@ -96,6 +99,7 @@ class RecordingProxy(BackgroundServer):
 def _key(method, path, body) -> str:
     return json.dumps([method.upper(), path, body], sort_keys=True)
 
+# %% ../nbs/04c_cassettes.ipynb #08665b73
 class CassetteServer(BackgroundServer):
     "Replays the exchanges of a JSONL cassette over HTTP, with no model and no network."
     def __init__(self, cassette, **kw):

@@ -21,6 +21,7 @@ _SURROGATE = re.compile('[\ud800-\udfff]')
 
 def _no_constant(c): raise ValueError(f'{c} is not valid JSON')
 
+# %% ../nbs/05b_chat.ipynb #6ae375de
 def _lacking(v) -> str:
     "What in `v` (read by the standard library) JSON cannot carry: a lone surrogate, a number beyond a double."
     todo = [v]
@@ -33,6 +34,7 @@ def _lacking(v) -> str:
         elif isinstance(x, float) and not math.isfinite(x): return 'a number is beyond the range of a double'
     return 'msgspec cannot read it'
 
+# %% ../nbs/05b_chat.ipynb #6e55b3ee
 def _loads_slowly(data:bytes|str):
     "What msgspec refused: read again when in another encoding than UTF-8, else `ValueError` saying what is wrong."
     if isinstance(data, bytes) and (enc := json.detect_encoding(data)) != 'utf-8':   # a BOM, UTF-16, UTF-32: as json.loads takes them
@@ -40,15 +42,18 @@ def _loads_slowly(data:bytes|str):
     v = json.loads(data, parse_constant=_no_constant)   # not JSON at all: its ValueError says where
     raise ValueError(_lacking(v))
 
+# %% ../nbs/05b_chat.ipynb #e641943a
 def json_loads(data:bytes|str):
     "JSON text as Python values (msgspec); `ValueError` naming what is wrong when it is not JSON."
     try: return _decode(data)
     except msgspec.DecodeError: return _loads_slowly(data)
 
+# %% ../nbs/05b_chat.ipynb #de148e48
 def json_bytes(obj) -> bytes:
     "`obj` as compact JSON bytes, non-ASCII as it is."
     return _encode(obj)
 
+# %% ../nbs/05b_chat.ipynb #36cfe457
 def json_str(s:str) -> bytes:
     "The string `s` as a JSON string value (quoted and escaped), in bytes."
     return _encode(s)
@@ -65,6 +70,7 @@ def _want(v, types, name):
         want = ' or '.join(_TYPE_NAMES.get(t, 'null') for t in types)
         raise InvalidRequest(f"'{name}' should be {want}, got {json.dumps(v)[:80]}", param=name)
 
+# %% ../nbs/05b_chat.ipynb #b8b20f4d
 def check_request(body) -> dict:
     "`body` if it is a chat-completions request the gateway can serve, else `InvalidRequest` naming the field."
     if not isinstance(body, dict): raise InvalidRequest('the request body should be a JSON object')
@@ -133,6 +139,7 @@ def completion_to_chunks(resp:dict) -> list[dict]:
                     **{k: resp[k] for k in ('usage', 'timings') if k in resp}})
     return res
 
+# %% ../nbs/05b_chat.ipynb #4ca3e30a
 _STR = (str, type(None))
 
 def _well_formed(choices:list) -> bool:
@@ -150,10 +157,12 @@ def _well_formed(choices:list) -> bool:
                 if not isinstance(fn.get('name'), _STR) or not isinstance(fn.get('arguments'), (str, dict, list, type(None))): return False
     return True
 
+# %% ../nbs/05b_chat.ipynb #6935a5b3
 class RawChunk(dict):
     "A chunk parsed from an upstream event that remembers the event's bytes (`raw`), to be relayed unchanged."
     __slots__ = ('raw',)
 
+# %% ../nbs/05b_chat.ipynb #86a60821
 def parse_chunk(data:str|bytes) -> dict:
     "One SSE data payload as a chunk dict; `MalformedResponse` when it is not JSON or has no `choices` list."
     txt = lambda: data.decode('utf-8', 'replace') if isinstance(data, bytes) else data
@@ -179,6 +188,7 @@ def _touch(ch):
     "Mark a chunk changed: its original bytes no longer say what it holds."
     if isinstance(ch, RawChunk): ch.raw = None
 
+# %% ../nbs/05b_chat.ipynb #99cd7781
 class ToolCallRepair:
     "Adds missing tool-call ids, types and arguments to a stream of chunks."
     def __init__(self): self.calls: dict = {}   # (choice, index) -> whether arguments arrived
@@ -270,6 +280,7 @@ def content_text(content, sep:str='\n') -> str:
                         p.get('text') or '' if isinstance(p, dict) and p.get('type', 'text') in _TEXT_PARTS else ''))
     return str(content)
 
+# %% ../nbs/05b_chat.ipynb #c68e9452
 def tool_args(arguments) -> dict:
     "A tool call's `arguments` as a dict; empty or unparsable arguments become `{}`, a non-object is wrapped."
     if isinstance(arguments, dict): return arguments
@@ -277,6 +288,7 @@ def tool_args(arguments) -> dict:
     except (json.JSONDecodeError, TypeError): return {}  # a malformed call still round-trips, as `{}`
     return v if isinstance(v, dict) else {'value': v}
 
+# %% ../nbs/05b_chat.ipynb #94f2e5dd
 def usage(prompt:int=0, # every prompt token, cached or not (OpenAI's meaning)
           completion:int=0, # every generated token, reasoning included
           cached:int=0, # prompt tokens read from the provider's cache

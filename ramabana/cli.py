@@ -26,6 +26,7 @@ def command(name:str, help:str, *args):
         return f
     return deco
 
+# %% ../nbs/10_cli.ipynb #cfab9cb9
 def parser() -> argparse.ArgumentParser:
     "The argument parser with every registered subcommand."
     p = argparse.ArgumentParser(prog='ramabana', description='An LLM agent for Jupyter notebooks, behind one OpenAI-compatible gateway.')
@@ -37,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
         for flags, kw in args: sp.add_argument(*flags, **kw)
     return p
 
+# %% ../nbs/10_cli.ipynb #a933e5ce
 def main(argv:list[str]|None=None) -> int:
     "Run the `ramabana` command line; returns the exit status."
     p = parser()
@@ -73,6 +75,7 @@ def cmd_config(a):
     print("\nTo change a setting, write it in the config file ([window] reserve = 2000 sets window.reserve) "
           "or set its environment variable, which wins over the file (RAMABANA_WINDOW_RESERVE=2000).")
 
+# %% ../nbs/10_cli.ipynb #e89bd7e6
 def check_models(cfg):
     "Build the catalog and resolve the model settings, so a bad model table or an unknown model name is found here."
     from ramabana.core import catalog, resolve, setting, UnknownModel
@@ -183,6 +186,7 @@ def run(self:KernelRun, code:str, # the cell
     self.term.close()
     return dict(status='error' if err else 'ok', texts=texts, error=err, interrupted=interrupted, timed_out=timed_out)
 
+# %% ../nbs/10_cli.ipynb #280a869a
 @patch
 def _answer(self:KernelRun, prompt:str) -> str:
     "Ask the terminal; without one, the answer is no."
@@ -201,12 +205,14 @@ def prepare(weights:str|None=None) -> dict:
     if weights and (note := memory_note(weights)): raise RamabanaError(note)   # said before a GiB is downloaded
     return dict(server=find_llama_server() or proven_server(progress=True), model=fetch_weights(weights, progress=True) if weights else None)
 
+# %% ../nbs/10_cli.ipynb #1c50bb34
 def ensure_model(name:str|None=None) -> None:
     "For the managed local model (a llamacpp model without base_url), build llama-server and fetch weights if needed."
     from ramabana.core import resolve
     spec = resolve(name)
     if spec.runtime == 'llamacpp' and not spec.base_url: prepare(None if spec.gguf else spec.weights or 'smollm2')
 
+# %% ../nbs/10_cli.ipynb #c4671dde
 @contextmanager
 def terminate_as_exit():
     "Turn SIGTERM into `SystemExit` for the duration (main thread only), so `finally` and atexit run: the kernel and llama-servers stop."
@@ -217,11 +223,13 @@ def terminate_as_exit():
     try: yield
     finally: signal.signal(signal.SIGTERM, old)
 
+# %% ../nbs/10_cli.ipynb #63e61077
 def ram_cell(question:str, model:str|None=None, notebook:bool=True) -> str:
     "The `%%ram` cell that asks `question`; the model name is quoted, as the magic splits its line like a shell."
     import shlex
     return '%%ram' + (f' -m {shlex.quote(model)}' if model else '') + ('' if notebook else ' --no-notebook') + '\n' + question
 
+# %% ../nbs/10_cli.ipynb #6dc7ec68
 def ask_notebook(question:str, # the question, the body of the `%%ram` cell
                  nb:Path|str|None=None, # the notebook to attach; None: none
                  model:str|None=None, # the model; None: `model.default`
@@ -262,6 +270,7 @@ def question_text(q:str|None, # the question argument; None or '-': read it from
     if not q.strip(): raise RamabanaError('the question is empty')
     return q.strip()
 
+# %% ../nbs/10_cli.ipynb #2c21ac69
 @command('ask', 'ask a question about a notebook, in a real Jupyter kernel, the way a notebook cell asks',
          (['question'], dict(nargs='?', help="the question; '-' or none: read it from stdin")),
          (['--nb'], dict(help='the notebook to attach (default: none)')),
@@ -275,6 +284,7 @@ def cmd_ask(a):
     ensure_model(a.model)
     return ask_notebook(q, a.nb, a.model, a.run, a.timeout)
 
+# %% ../nbs/10_cli.ipynb #309cace1
 DEMO_QUESTION = 'Summarise this notebook in two sentences.'
 
 def demo_notebook() -> Path:
@@ -284,6 +294,7 @@ def demo_notebook() -> Path:
     if not p.is_file(): raise RamabanaError(f'the demo notebook is missing: {p} (run the demo from a clone of the repository)')
     return p
 
+# %% ../nbs/10_cli.ipynb #7332dbd3
 @command('demo', 'the first thing to try: the local model answers a question about examples/demo.ipynb',
          (['-m', '--model'], dict(help='the model (default: the model.default setting)')),
          (['--question'], dict(default=DEMO_QUESTION, help='what to ask')))
@@ -313,6 +324,7 @@ def cmd_serve(a):
     # uvicorn re-raises a SIGTERM it handled; as SystemExit the atexit hooks still stop the llama-servers we started
     with terminate_as_exit(): serve(host, port, a.token, workers=a.workers, log_level=a.log_level)
 
+# %% ../nbs/10_cli.ipynb #fc1864bf
 def check_listen(host:str, port:int) -> None:
     "`RamabanaError` unless `host:port` can be bound now: uvicorn would print a bare error, or wait forever on a bad port."
     import socket, errno
@@ -330,6 +342,7 @@ def check_listen(host:str, port:int) -> None:
     except OSError as e: raise RamabanaError(f'cannot listen on {host}:{port}: {e.strerror or e}') from None
     if not bound: raise RamabanaError(f'cannot listen on {host}:{port}: {unavailable.strerror if unavailable else "no address"}')
 
+# %% ../nbs/10_cli.ipynb #74e34b63
 @command('setup', "build llama-server and fetch a local model's weights (both cached)",
          (['-m', '--model'], dict(help='the model whose weights to fetch: qwen2.5-coder-1.5b (1.04 GiB, the default) or '
                                        'smollm2 (94 MiB, small and fast); default: the model.default setting')))
@@ -354,6 +367,7 @@ def since_day(s:str|None) -> str|None:
     try: return dt.date.fromisoformat(s).isoformat()
     except ValueError: raise RamabanaError(f'--since should be a date, YYYY-MM-DD (a UTC day), got {s!r}') from None
 
+# %% ../nbs/10_cli.ipynb #e89a6619
 @command('spend', 'what the calls in the ledger cost, by gateway token, model or UTC day',
          (['--by'], dict(choices=('token', 'model', 'day'), default='model',
                          help='group by the gateway token that made the calls, the model that answered, or the UTC day (default: model)')),
@@ -380,6 +394,7 @@ def budget_arg(text:str|None) -> dict:
     except ValueError: raise ConfigError(f"--budget should be USD/day or USD/month, like 5/day; got {text!r}") from None
     return dict(budget_usd=amount, budget_period=period or 'month')
 
+# %% ../nbs/10_cli.ipynb #d737b203
 def key_rows(recs:list[dict], now:float) -> str:
     "The stored keys as a table: name, state, models, limits, expiry."
     when = lambda t: dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime('%Y-%m-%d %H:%M') if t else ''
@@ -389,6 +404,7 @@ def key_rows(recs:list[dict], now:float) -> str:
             for r in recs]
     return format_table(rows, ['name', 'state', 'models', 'rpm', 'tpm', 'max parallel', 'budget USD', 'expires (UTC)', 'made (UTC)'])
 
+# %% ../nbs/10_cli.ipynb #938d97ec
 @command('token', "make, list, show, revoke or rotate the gateway's stored keys (no restart: gateways see it within seconds)",
          (['action'], dict(choices=('add', 'list', 'show', 'revoke', 'rotate'), help='what to do')),
          (['name'], dict(nargs='?', help='the key (all but list)')),
@@ -416,6 +432,7 @@ def cmd_token(a):
         else: show_key(ks, led, a.name, now)
     finally: led.close()
 
+# %% ../nbs/10_cli.ipynb #5334cf31
 def show_key(ks, led, name:str, now:float):
     "Print one stored key: its limits and state, what it spent this UTC day and month, its history."
     [rec] = [r for r in ks.records() if r['name'] == name] or [None]

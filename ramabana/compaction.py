@@ -28,18 +28,22 @@ def msg_role(m) -> str:
     "The role of message `m`, or '?'."
     return (m.get('role') if isinstance(m, dict) else None) or '?'
 
+# %% ../nbs/03_compaction.ipynb #063862dd
 def _part_text(p) -> str: return content_text([p])
 
+# %% ../nbs/03_compaction.ipynb #08948e48
 def msg_text(m) -> str:
     "The text of message `m`: its string content, or its text parts joined by newlines (`content_text`)."
     return content_text(m.get('content') if isinstance(m, dict) else m)
 
+# %% ../nbs/03_compaction.ipynb #4f133fa8
 def _args(a):
     if isinstance(a, str):
         try: return json.loads(a) if a.strip() else {}
         except ValueError: return a   # a model wrote arguments that are not JSON: show them as written
     return a if a is not None else {}
 
+# %% ../nbs/03_compaction.ipynb #f2597a7f
 def tool_rows(m) -> list[tuple[str, object]]:
     "The tool calls of message `m` as `(name, arguments)`, arguments decoded from JSON where they are JSON."
     if not isinstance(m, dict): return []
@@ -52,6 +56,7 @@ def tool_rows(m) -> list[tuple[str, object]]:
 # %% ../nbs/03_compaction.ipynb #cc756311
 def _fits(s, n, count=None): return estimate_tokens(s, count) <= n
 
+# %% ../nbs/03_compaction.ipynb #cdf49faf
 def _largest(ok, hi, guess=None):
     "The largest k in 0..hi with `ok(k)`, for `ok` true at 0 and monotone; the search starts at `guess`."
     lo = 0
@@ -65,8 +70,10 @@ def _largest(ok, hi, guess=None):
         else: hi = mid - 1
     return lo
 
+# %% ../nbs/03_compaction.ipynb #64e1aa87
 def _guess(n, extra=''): return max(0, int(n * CHARS_PER_TOKEN) - len(extra))
 
+# %% ../nbs/03_compaction.ipynb #c6e16987
 def _head(text, n, count=None, mark='…'):
     "The longest start of `text` within `n` tokens, ended by `mark` when cut; '' when not even `mark` fits."
     text = text or ''
@@ -75,6 +82,7 @@ def _head(text, n, count=None, mark='…'):
     k = _largest(lambda k: _fits(text[:k] + mark, n, count), len(text) - 1, _guess(n, mark))
     return text[:k] + mark
 
+# %% ../nbs/03_compaction.ipynb #32b5ee10
 def _ends(text, n, mid, count=None, tail=0):
     "`text` as a start and an end around `mid` within `n` tokens; the last `tail` characters are always kept."
     tail = min(tail, len(text))
@@ -90,6 +98,7 @@ def _call_str(name, args, mx=200):
     a = ', '.join(f'{k}={v!r}' for k, v in args.items()) if isinstance(args, dict) else repr(args)
     return f"{name}({a[:mx] + '…' if len(a) > mx else a})"
 
+# %% ../nbs/03_compaction.ipynb #aeceee4c
 def serialise(msgs, mx:int=2000) -> str:
     "Messages as the tagged block a summariser reads, each text clipped to `mx` characters."
     if not msgs: return '(no messages)'
@@ -159,6 +168,7 @@ def _prompt(prev, body, ins):
     parts = [] if prev is None else [f'<previous-summary>\n{prev}\n</previous-summary>']
     return '\n\n'.join(parts + [f'<conversation>\n{body}\n</conversation>', ins])
 
+# %% ../nbs/03_compaction.ipynb #e2df8738
 def summarise_prompt(msgs, extra:str='', max_tokens:int|None=None, count=None) -> str:
     "The request handed to the summariser, with fresh or update instructions; within `max_tokens` when given."
     prev, rest = split_previous(msgs)
@@ -196,6 +206,7 @@ class _Failed(NamedTuple):
     "Why a summary could not be made."
     why: str
 
+# %% ../nbs/03_compaction.ipynb #07851eb7
 def _ask(summariser, prompt):
     "One summariser call: the answer without thinking, or `_Failed` saying why."
     try: ans = summariser(prompt, SUMMARISE_SP)
@@ -204,11 +215,13 @@ def _ask(summariser, prompt):
     ans = answer_only(ans or '').strip()
     return ans or _Failed('the summariser returned nothing')
 
+# %% ../nbs/03_compaction.ipynb #8ffca470
 def _room(n, extra, count):
     "Tokens left for the transcript in a request of `n` tokens once instructions and an earlier summary are in."
     ins = estimate_tokens(UPDATE_SUMMARISE + (extra or '') + '<previous-summary><conversation>' * 2, count) + 24
     return max(1, n - ins - n // 4)
 
+# %% ../nbs/03_compaction.ipynb #5343b4aa
 def _fold(msgs, summariser, extra='', max_tokens=None, count=None):
     "`fold_summary`, returning `_Failed` with the reason instead of ''."
     prev, rest = split_previous(msgs)
@@ -223,6 +236,7 @@ def _fold(msgs, summariser, extra='', max_tokens=None, count=None):
         return summary
     return step(prev, rest, halvings(max_tokens, tries=3, floor=max(1, max_tokens // 4)))
 
+# %% ../nbs/03_compaction.ipynb #fb953d7e
 def fold_summary(msgs, summariser, extra:str='', max_tokens:int|None=None, count=None) -> str:
     "Summarise `msgs` in runs that each fit `max_tokens`, each summary updated with the next run; '' when a step fails."
     res = _fold(msgs, summariser, extra, max_tokens, count)
@@ -281,14 +295,17 @@ def escape_cell(text:str) -> str:
     "Cell text with anything that could be read as a notebook tag escaped; `unescape_cell` reverses it."
     return _ESC.sub(lambda m: '&lt;' if m[1] == '<' else '&amp;' + m[1][1:], text)
 
+# %% ../nbs/03_compaction.ipynb #81811afd
 def unescape_cell(text:str) -> str:
     "The cell text `escape_cell` was given."
     return _UNESC.sub(lambda m: '&' + m[1][4:] + 'lt;' if m[1] else '<', text)
 
+# %% ../nbs/03_compaction.ipynb #c2c0d915
 def tag_attrs(d:dict) -> str:
     "The attributes `d` of a tag, each value quoted and escaped: `id=\"c1\" compact=\"keep\"`."
     return ' '.join(f'{k}="{html.escape(str(v), quote=True)}"' for k, v in d.items())
 
+# %% ../nbs/03_compaction.ipynb #202cb26c
 def notebook_block(path, cells) -> str:
     "The `<notebook>` block for `cells`, dicts with `id`, `source`, optional `outputs` (str or list) and `compact`."
     out = [f'<notebook {tag_attrs({"path": path})}>']
@@ -312,6 +329,7 @@ class NbCell(NamedTuple):
         m = self.attrs.get('compact', 'auto')
         return m if m in ('keep', 'auto', 'discard') else 'keep'
 
+# %% ../nbs/03_compaction.ipynb #fc0090d7
 class NbBlock(NamedTuple):
     "One `<notebook>` block: its span, the end of its opening tag, attributes, cells and any earlier compaction record."
     start: int
@@ -321,6 +339,7 @@ class NbBlock(NamedTuple):
     cells: list
     compacted: dict
 
+# %% ../nbs/03_compaction.ipynb #eb348661
 _ATTR = re.compile(r'''([\w-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))''')
 _OPEN = lambda tag: re.compile(rf'''<{tag}\b((?:[^>"']|"[^"]*"|'[^']*')*)>''')
 _NB_OPEN, _CELL_OPEN = _OPEN('notebook'), _OPEN('cell')
@@ -330,6 +349,7 @@ _WS = re.compile(r'\s*')
 
 def _parse_attrs(s): return {m[1]: html.unescape(next(v for v in m.groups()[1:] if v is not None)) for m in _ATTR.finditer(s)}
 
+# %% ../nbs/03_compaction.ipynb #028993bb
 def _block(text, m):
     "The `NbBlock` whose opening tag is match `m`, or None when what follows is not a well-formed block."
     i, cells, compacted = m.end(), [], {}
@@ -344,6 +364,7 @@ def _block(text, m):
         cells.append(NbCell(i, e.end(), _parse_attrs(c[1]), text[c.end():e.start()]))
         i = e.end()
 
+# %% ../nbs/03_compaction.ipynb #f6f89011
 def parse_notebooks(text:str) -> list[NbBlock]:
     "Every well-formed `<notebook>` block in `text`, in order."
     out, pos = [], 0
@@ -353,6 +374,7 @@ def parse_notebooks(text:str) -> list[NbBlock]:
         else: pos = m.start() + 1
     return out
 
+# %% ../nbs/03_compaction.ipynb #178ed640
 def _unbody(inner):
     body = inner[1:] if inner.startswith('\n') else inner
     body = body[:-1] if body.endswith('\n') else body
@@ -360,6 +382,7 @@ def _unbody(inner):
     if sep and outs.endswith('\n</outputs>'): return unescape_cell(src), unescape_cell(outs[:-len('\n</outputs>')])
     return unescape_cell(body), ''
 
+# %% ../nbs/03_compaction.ipynb #054b8161
 def notebook_cells(text:str) -> list[tuple[str, list[dict]]]:
     "Each notebook block in `text` as `(path, cells)`, cells as the dicts `notebook_block` takes."
     res = []
@@ -386,6 +409,7 @@ def _render(text, blocks, drop):
         pos = b.end
     return ''.join(out + [text[pos:]])
 
+# %% ../nbs/03_compaction.ipynb #ebb3c043
 def compact_notebook_context(prompt, fits:Callable[[str], bool]):
     "`prompt` with discard, then auto notebook cells left out until `fits(prompt)`; a keep cell is never touched."
     if not isinstance(prompt, str) or fits(prompt): return prompt
@@ -407,6 +431,7 @@ def img_tokens() -> int:
     v = get('window.image_tokens')
     return IMG_TOKENS if v is None else v
 
+# %% ../nbs/03_compaction.ipynb #b1b40921
 def margin() -> float:
     "The factor on an estimated token count: `window.margin`, else `EST_MARGIN`."
     v = get('window.margin')
@@ -421,14 +446,17 @@ def is_media(p) -> bool:
     "Whether content part `p` is a picture, recording or file rather than text."
     return isinstance(p, (bytes, bytearray)) or (isinstance(p, dict) and p.get('type') in _MEDIA_TYPES)
 
+# %% ../nbs/03_compaction.ipynb #418334a0
 def _suffix(b):
     if b[:4] == b'RIFF': return {b'WEBP': '.webp', b'WAVE': '.wav'}.get(bytes(b[8:12]), '.bin')
     return next((s for m, s in _MAGIC if b.startswith(m)), '.bin')
 
+# %% ../nbs/03_compaction.ipynb #6883aa18
 def _b64(s):
     try: return base64.b64decode(s, validate=False)
     except (binascii.Error, ValueError): return None   # not base64 after all: the caller saves the text itself
 
+# %% ../nbs/03_compaction.ipynb #8b6cb18f
 def media_bytes(p) -> tuple[bytes, str]:
     "The bytes of media part `p` and a suffix for the file holding them."
     if isinstance(p, (bytes, bytearray)): return bytes(p), _suffix(p)
@@ -470,6 +498,7 @@ def spill(task:str|None=None, sub:str='spill') -> Callable[[bytes, str], Path]:
         return p
     return save
 
+# %% ../nbs/03_compaction.ipynb #463ba5c9
 def omitted(n:int, path, how:str='') -> str:
     "The note left where `n` characters were cut: where the whole text is, and how to read it."
     return f'[… {n:,} characters cut here; full text at {path}; {how or HOW_TO_READ}]'
@@ -485,10 +514,12 @@ def excerpt(text, room:int, save, how:str='', count=None, tail:int=0) -> str:
     head, _, end = cut.partition(probe)
     return f'{head}\n{omitted(len(text) - len(head) - len(end), path, how)}\n{end}'
 
+# %% ../nbs/03_compaction.ipynb #8e6b5ecc
 def _note_part(parts, note):
     "`note` as a part in the style of `parts`."
     return {'type': 'text', 'text': note} if any(isinstance(p, dict) for p in parts) else note
 
+# %% ../nbs/03_compaction.ipynb #3ff2ee2b
 def fit_content(c, room:int, save, how:str='', count=None, tail:int=0):
     "Content `c` within `room` tokens: the newest pictures that fit stay, the rest are saved and named; long text becomes an excerpt."
     if isinstance(c, str) or c is None: return excerpt(c or '', room, save, how, count, tail)
@@ -580,12 +611,14 @@ class Compactor:
 # %% ../nbs/03_compaction.ipynb #a0ef6ce8
 def _count(backend): return getattr(backend, 'count_tokens', None)
 
+# %% ../nbs/03_compaction.ipynb #8cae8a0b
 @patch
 def overhead(self:Compactor, backend, sizes=None) -> int:
     "What `backend`'s window holds besides its conversation (system prompt, tool schemas), by subtraction."
     if sizes is None: sizes = [msg_tokens(m, _count(backend)) for m in backend.hist or []]
     return max(0, (getattr(backend, 'used_tokens', 0) or 0) - sum(sizes))
 
+# %% ../nbs/03_compaction.ipynb #75446e02
 @patch
 def _plan(self:Compactor, backend) -> tuple[list, list, int, int]:
     "`split`'s two parts, the `budget` it measured them against, and the room left for the summary (each message counted once)."
@@ -606,11 +639,13 @@ def _plan(self:Compactor, backend) -> tuple[list, list, int, int]:
     if thr is not None: target = max(64, min(target, thr - over - kept - reo))
     return msgs[:start], msgs[start:], budget, target
 
+# %% ../nbs/03_compaction.ipynb #09f879de
 @patch
 def split(self:Compactor, backend) -> tuple[list, list]:
     "`backend`'s history as (older messages to compact, recent messages to keep)."
     return self._plan(backend)[:2]
 
+# %% ../nbs/03_compaction.ipynb #0dfdbefb
 _FLOOR = {'user': 40, 'assistant': 20, 'call': 20, 'result': 12}   # below these a line says nothing
 
 def _keep_lines(text, target, count=None):
@@ -622,6 +657,7 @@ def _keep_lines(text, target, count=None):
     t = _largest(lambda k: sum(sizes[len(lines) - k:]) <= room - sum(sizes[:h]), len(lines) - h)
     return '\n'.join(lines[:h] + [f'… {len(lines) - h - t:,} lines left out …'] + lines[len(lines) - t:])
 
+# %% ../nbs/03_compaction.ipynb #411f27ed
 @patch
 def surgical(self:Compactor, older, target:int, count=None) -> str:
     "`older` as surgical history within about `target` tokens: budgets shrink to a floor, then whole lines go."
@@ -634,6 +670,7 @@ def surgical(self:Compactor, older, target:int, count=None) -> str:
         if _fits(text, target, count): return text
     return _keep_lines(text, target, count)
 
+# %% ../nbs/03_compaction.ipynb #11a9baaa
 @patch
 def compact(self:Compactor, backend, summariser=None, extra:str='', summary_ctx:int|None=None) -> str:
     "Replace the older part of `backend`'s conversation with a summary and the reorient reminder; the summary, or ''."

@@ -27,9 +27,11 @@ __all__ = ['PURPOSE_HEADER', 'TASK_HEADER', 'DISCARD_HEADER', 'CALL_ID_HEADER', 
 class RamabanaError(Exception):
     "Base of every error ramabana raises on purpose."
 
+# %% ../nbs/00_core.ipynb #d3461ea7
 class ConfigError(RamabanaError, ValueError):
     "A setting, config file or model profile is wrong."
 
+# %% ../nbs/00_core.ipynb #5f5149e4
 class UnknownModel(ConfigError, KeyError):
     "No model of that name in the catalog."
     def __str__(self): return str(self.args[0]) if self.args else ''
@@ -37,21 +39,25 @@ class UnknownModel(ConfigError, KeyError):
 # %% ../nbs/00_core.ipynb #331eedf6
 def _xdg(var, default): return Path(os.environ.get(var) or Path.home()/default)
 
+# %% ../nbs/00_core.ipynb #9c04a448
 def config_path() -> Path:
     "The config file: `RAMABANA_CONFIG`, else `~/.config/ramabana/config.toml`."
     if p := os.environ.get('RAMABANA_CONFIG'): return Path(p).expanduser()
     return _xdg('XDG_CONFIG_HOME', '.config')/'ramabana'/'config.toml'
 
+# %% ../nbs/00_core.ipynb #26f24b8c
 def cache_dir() -> Path:
     "Rebuildable files (llama-server builds, model weights): `RAMABANA_CACHE_DIR`, else `~/.cache/ramabana`."
     if p := os.environ.get('RAMABANA_CACHE_DIR'): return Path(p).expanduser()
     return _xdg('XDG_CACHE_HOME', '.cache')/'ramabana'
 
+# %% ../nbs/00_core.ipynb #6e09fd57
 def data_dir() -> Path:
     "Files worth keeping (the call ledger): `RAMABANA_DATA_DIR`, else `~/.local/share/ramabana`."
     if p := os.environ.get('RAMABANA_DATA_DIR'): return Path(p).expanduser()
     return _xdg('XDG_DATA_HOME', '.local/share')/'ramabana'
 
+# %% ../nbs/00_core.ipynb #fb0ec44d
 def task_dir(task:str|None=None) -> Path:
     "Working files of one task (sessions, spilled output, replay): `RAMABANA_TASK_DIR`, else under `data_dir()/tasks`."
     base = Path(p).expanduser() if (p := os.environ.get('RAMABANA_TASK_DIR')) else data_dir()/'tasks'
@@ -59,6 +65,7 @@ def task_dir(task:str|None=None) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     return d
 
+# %% ../nbs/00_core.ipynb #7f676237
 def is_loopback(host:str|None) -> bool:
     "True for 127.0.0.0/8, ::1 and localhost: a server no proxy reaches and no one else can."
     if host == 'localhost': return True
@@ -93,6 +100,7 @@ def write_json_atomic(path:Path|str, obj) -> None:
     finally:
         if os.path.exists(tmp): os.unlink(tmp)
 
+# %% ../nbs/00_core.ipynb #b088b9df
 def append_jsonl(path:Path|str, records:list, default=None) -> None:
     "Append `records` to the JSONL file `path` in one write, each on a line of its own, and flush them to disk."
     path = Path(path)
@@ -102,7 +110,7 @@ def append_jsonl(path:Path|str, records:list, default=None) -> None:
     try: os.write(fd, data.encode()); os.fsync(fd)
     finally: os.close(fd)
 
-
+# %% ../nbs/00_core.ipynb #880e4279
 @contextlib.contextmanager
 def file_lock(path:Path):
     "Hold an exclusive lock on `path` (created if needed) while in the block; waits for other holders."
@@ -181,6 +189,7 @@ class Config(NamedTuple):
     sampling: dict = {}   # 'defaults': the global rung's table; 'profile': NAME -> a named profile's table
     tokens: dict = {}     # `[gateway.tokens]`: NAME -> `NamedToken`
 
+# %% ../nbs/00_core.ipynb #b6f361ed
 _TYPES = {int: 'an integer', float: 'a number', str: 'a string', bool: 'true or false', list: 'a list'}
 
 def _check(key, v, where):
@@ -201,11 +210,13 @@ def _check(key, v, where):
         raise ConfigError(f"{where}: '{key}' should be {want}, got {v!r}")
     return v
 
+# %% ../nbs/00_core.ipynb #4fbd8545
 def _flatten(d, prefix=''):
     for k, v in d.items():
         if isinstance(v, dict): yield from _flatten(v, f'{prefix}{k}.')
         else: yield f'{prefix}{k}', v
 
+# %% ../nbs/00_core.ipynb #f5067c46
 _cache: dict = {}
 
 def load_config(path:Path|str|None=None) -> Config:
@@ -230,6 +241,7 @@ def load_config(path:Path|str|None=None) -> Config:
     res = _cache[key] = Config(path, values, models, sampling, tokens)
     return res
 
+# %% ../nbs/00_core.ipynb #da664323
 def _sampling_tables(inf, path) -> dict:
     "Take `[inference.defaults]` and the `[inference.profile.NAME]` tables out of `inf`; their fields are checked by the ladder."
     if not isinstance(inf, dict): return {}
@@ -258,6 +270,7 @@ class NamedToken(NamedTuple):
         "Whether any limit applies to this token."
         return any(v is not None for v in (self.rpm, self.tpm, self.max_parallel, self.budget_usd))
 
+# %% ../nbs/00_core.ipynb #cc23fce8
 TOKEN_KEYS = ('env', 'models', 'rpm', 'tpm', 'max_parallel', 'budget_usd', 'budget_period')
 BUDGET_PERIODS = ('day', 'month')
 
@@ -278,6 +291,7 @@ def token_limits(v:dict, where:str) -> dict:
         if usd is None: raise ConfigError(f"{where}.budget_period' needs a budget_usd")
     return res
 
+# %% ../nbs/00_core.ipynb #43bf37a7
 def _token_table(gw, path) -> dict:
     "Take `[gateway.tokens]` out of the `gateway` table, checked: NAME -> `NamedToken`."
     if not isinstance(gw, dict) or 'tokens' not in gw: return {}
@@ -303,10 +317,12 @@ class Resolved(NamedTuple):
     value: Any
     source: str
 
+# %% ../nbs/00_core.ipynb #25ae8e84
 def env_name(key:str) -> str:
     "The environment variable that overrides `key`."
     return 'RAMABANA_' + key.upper().replace('.', '_')
 
+# %% ../nbs/00_core.ipynb #d310531a
 def _from_env(key, txt):
     s = SETTINGS[key]
     where = f'environment variable {env_name(key)}'
@@ -321,6 +337,7 @@ def _from_env(key, txt):
         return _check(key, v, where)
     return _check(key, txt, where)
 
+# %% ../nbs/00_core.ipynb #44ce631e
 def setting(key:str, flag:Any=None, cfg:Config|None=None) -> Resolved:
     "The value of `key` and its source: `flag` if not None, else environment, else config file, else default."
     if key not in SETTINGS: _check(key, None, 'setting')
@@ -330,6 +347,7 @@ def setting(key:str, flag:Any=None, cfg:Config|None=None) -> Resolved:
     if key in cfg.values: return Resolved(cfg.values[key], str(cfg.path))
     return Resolved(SETTINGS[key].default, 'default')
 
+# %% ../nbs/00_core.ipynb #3f0301cc
 def get(key:str, flag:Any=None):
     "Just the value of `setting(key, flag)`."
     return setting(key, flag).value
@@ -451,6 +469,7 @@ def price_of(spec:ModelSpec) -> dict|None:
     if spec.price is not None: return spec.price
     return FREE if spec.runtime in LOCAL_RUNTIMES else None
 
+# %% ../nbs/00_core.ipynb #636901e0
 def call_cost(price:dict|None,                  # a price table (`PRICE_KEYS`, `long_prompt`), USD per million tokens
               prompt_tokens:int|None=None,      # every prompt token, the cached and written ones among them
               cached_tokens:int|None=None,      # prompt tokens read from the provider's cache
@@ -526,6 +545,7 @@ def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=N
         if k in t and getattr(base, k): t[k] = {**getattr(base, k), **t[k]}
     return dataclasses.replace(base, **t, builtin=False)
 
+# %% ../nbs/00_core.ipynb #1c0f9b22
 def check_price(t:dict, where:str, base:dict|None=None) -> dict:
     "A model's `price` table checked and over `base` (a built-in model's): numbers of USD per million tokens."
     def dollars(k, v):
@@ -548,6 +568,7 @@ def check_price(t:dict, where:str, base:dict|None=None) -> dict:
         raise ConfigError(f"{where}: 'price' should name {' and '.join(missing)} (USD per million tokens)")
     return res
 
+# %% ../nbs/00_core.ipynb #e0adaf92
 def catalog(cfg:Config|None=None) -> dict[str, ModelSpec]:
     "Every known model: the built-in ones, then config.toml's `[model.NAME]` tables over them."
     cfg = cfg or load_config()
@@ -561,12 +582,14 @@ def catalog(cfg:Config|None=None) -> dict[str, ModelSpec]:
                               f"(known models: {', '.join(sorted(res))})")
     return res
 
+# %% ../nbs/00_core.ipynb #71c08e2f
 def split_profile(name:str, models) -> tuple[str, str|None]:
     "`NAME:PROFILE` as `(NAME, PROFILE)` when NAME is a model and the whole name is not; else `(name, None)`."
     if name in models or ':' not in name: return name, None
     base, prof = name.rsplit(':', 1)
     return (base, prof) if base in models and prof else (name, None)
 
+# %% ../nbs/00_core.ipynb #9dc48be6
 def resolve(name:str|None=None, cfg:Config|None=None) -> ModelSpec:
     "The `ModelSpec` called `name` (default: the `model.default` setting), or `UnknownModel` listing close names."
     name = name or get('model.default')
@@ -584,6 +607,7 @@ def config_table(cfg:Config|None=None) -> list[tuple[str, Any, str]]:
     cfg = cfg or load_config()
     return [(k, *setting(k, cfg=cfg)) for k in SETTINGS]
 
+# %% ../nbs/00_core.ipynb #a25d363e
 def format_table(rows, header) -> str:
     "Rows as aligned plain text under `header`."
     rows = [tuple('' if v is None else str(v) for v in r) for r in rows]

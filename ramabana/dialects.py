@@ -32,6 +32,7 @@ def anthropic_error(e:GatewayError) -> dict:
     if isinstance(e, ContextOverflow) and not msg.startswith('prompt is too long'): msg = f'prompt is too long: {msg}'
     return {'type': 'error', 'error': {'type': typ, 'message': msg}}
 
+# %% ../nbs/05j_dialects.ipynb #980e62a0
 def error_reply(e:GatewayError, headers:dict|None=None):
     "The error as a response: Anthropic's body, the failure table's status, and `retry-after` as every door sends it."
     return error_response(e, headers, anthropic_error(e))
@@ -40,6 +41,7 @@ def error_reply(e:GatewayError, headers:dict|None=None):
 def _need(cond, msg:str, param:str):
     if not cond: raise InvalidRequest(msg, param=param)
 
+# %% ../nbs/05j_dialects.ipynb #63afe7c4
 def _blocks(content, where:str) -> list[dict]:
     "Content as a list of blocks: a string is one text block."
     if isinstance(content, str): return [{'type': 'text', 'text': content}]
@@ -48,6 +50,7 @@ def _blocks(content, where:str) -> list[dict]:
         _need(isinstance(b, dict) and isinstance(b.get('type'), str), f'{where}[{i}] should be a content block with a type', f'{where}[{i}]')
     return content
 
+# %% ../nbs/05j_dialects.ipynb #654e8eb6
 def _text(b:dict, where:str) -> str:
     _need(isinstance(b.get('text'), str), f'{where}.text should be a string', f'{where}.text')
     return b['text']
@@ -75,6 +78,7 @@ def _tool_result(b:dict, where:str) -> dict:
     if b.get('is_error'): text = f'Error: {text}'
     return {'role': 'tool', 'tool_call_id': b['tool_use_id'], 'content': text}
 
+# %% ../nbs/05j_dialects.ipynb #a6b25820
 def _user(content, where:str) -> list[dict]:
     "One user turn as chat messages: its tool results first, then what the user wrote."
     tools, parts = [], []
@@ -126,6 +130,7 @@ def _tools(tools) -> list[dict]:
         out.append({'type': 'function', 'function': fn})
     return out
 
+# %% ../nbs/05j_dialects.ipynb #1a9fa6be
 def _tool_choice(tc) -> tuple:
     "(tool_choice, parallel_tool_calls) for chat completions."
     _need(isinstance(tc, dict) and tc.get('type') in ('auto', 'any', 'tool', 'none'),
@@ -141,6 +146,7 @@ def _tool_choice(tc) -> tuple:
 def _system_text(s, where:str) -> str:
     return s if isinstance(s, str) else '\n\n'.join(_text(b, f'{where}[{i}]') for i, b in enumerate(_blocks(s, where)) if b['type'] == 'text')
 
+# %% ../nbs/05j_dialects.ipynb #714593da
 def messages_to_chat(req) -> dict:
     "A Messages API request as a chat-completions body; `InvalidRequest` naming the field that is wrong."
     _need(isinstance(req, dict), 'the request body should be a JSON object', None)
@@ -187,6 +193,7 @@ def message_usage(u:dict|None) -> dict:
     return {'input_tokens': max(0, (u.get('prompt_tokens') or 0) - cached), 'output_tokens': u.get('completion_tokens') or 0,
             'cache_read_input_tokens': cached, 'cache_creation_input_tokens': u.get('cache_write_tokens') or 0}
 
+# %% ../nbs/05j_dialects.ipynb #21f7f39f
 def completion_to_message(comp:dict, model:str, id:str) -> dict:
     "A chat completion as a Messages API `message`."
     ch = (comp.get('choices') or [{}])[0]
@@ -228,12 +235,14 @@ def _block(self:MessageEvents, key, block:dict) -> bytes:
     self.n, self.open = self.n + 1, key
     return out + _sse('content_block_start', {'type': 'content_block_start', 'index': self.n, 'content_block': block})
 
+# %% ../nbs/05j_dialects.ipynb #53943d1f
 @patch
 def _close(self:MessageEvents) -> bytes:
     if self.open is None: return b''
     self.open = None
     return _sse('content_block_stop', {'type': 'content_block_stop', 'index': self.n})
 
+# %% ../nbs/05j_dialects.ipynb #e5236231
 @patch
 def _delta(self:MessageEvents, kind:str, field:str, text:str) -> bytes:
     "A `content_block_delta`, written by hand: it is most of a stream, and only its text needs encoding."
@@ -380,6 +389,7 @@ def _parts_text(content, where:str, kinds=('input_text', 'output_text', 'text'))
         else: raise InvalidRequest(f"{w}: a {p['type']!r} part is not supported here (input_text, output_text, input_image)", param=f'{w}.type')
     return out
 
+# %% ../nbs/05j_dialects.ipynb #8bb6852c
 def _chat_content(parts:list[dict]):
     return '\n\n'.join(p['text'] for p in parts) if all(p['type'] == 'text' for p in parts) else parts
 
@@ -506,10 +516,15 @@ def _response(id:str, model:str, output:list, status:str, usage:dict|None, finis
             'instructions': None, 'metadata': {}, 'parallel_tool_calls': True, 'temperature': None, 'top_p': None,
             'tool_choice': 'auto', 'tools': [], 'usage': usage}
 
+# %% ../nbs/05j_dialects.ipynb #897379f9
 def _reasoning_item(id, text): return {'type': 'reasoning', 'id': id, 'summary': [{'type': 'summary_text', 'text': text}] if text else []}
+
+# %% ../nbs/05j_dialects.ipynb #4e947b70
 def _message_item(id, text, status='completed'):
     return {'type': 'message', 'id': id, 'status': status, 'role': 'assistant',
             'content': [{'type': 'output_text', 'text': text, 'annotations': []}] if text is not None else []}
+
+# %% ../nbs/05j_dialects.ipynb #65746fe8
 def _call_item(id, call_id, name, args, status='completed'):
     return {'type': 'function_call', 'id': id, 'call_id': call_id, 'name': name, 'arguments': args, 'status': status}
 
@@ -570,6 +585,7 @@ def _open(self:ResponseEvents, key, item:dict) -> bytes:
                         part={'type': 'summary_text', 'text': ''})
     return out
 
+# %% ../nbs/05j_dialects.ipynb #6096c73c
 @patch
 def _close(self:ResponseEvents) -> bytes:
     if self.open is None: return b''

@@ -7,6 +7,7 @@ Docs: https://ramabana.github.io/ramabana/display.html.md"""
 
 # %% ../nbs/09c_display.ipynb #205f04c4
 from __future__ import annotations
+from fastcore.basics import patch
 import os, re, sys, json, time, queue, threading
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -24,25 +25,32 @@ def ktok(n:int) -> str:
     "A token count for people: 950, 3.1k, 12k."
     return f'{n}' if n < 1000 else f'{n/1000:.1f}k' if n < 10_000 else f'{round(n/1000)}k'
 
+# %% ../nbs/09c_display.ipynb #4bdf90dc
 def _reading(done:int, total:int) -> str:
     "How far the prompt is read; once it all is, the model is working on its answer (or thinking), not reading."
     s = f'reading the conversation: {ktok(done)} of {ktok(total)} new tokens'
     return s + ' · waiting for the answer' if total and done >= total else s
 
+# %% ../nbs/09c_display.ipynb #aadb870b
 def progress_text(done:int, total:int, width:int=20) -> str:
     "A text progress bar for reading a prompt."
     frac = min(1.0, done / total) if total else 0.0
     bar = '█' * round(frac * width) + '░' * (width - round(frac * width))
     return f'{bar} {_reading(done, total)}'
 
+# %% ../nbs/09c_display.ipynb #c4e623ee
 def ipython_show(bundle:dict, id:str, update:bool=False, kind:str='answer') -> None:
     "Show or update display `id` in the cell, through IPython's display machinery."
     from IPython.display import display, update_display
     (update_display if update else display)(bundle, raw=True, display_id=id, metadata={'ramabana': kind})
 
+# %% ../nbs/09c_display.ipynb #303da262
 def clip(s:str, n:int) -> str: return s if len(s) <= n else s[:n - 1] + '…'
+
+# %% ../nbs/09c_display.ipynb #f1198d4a
 def _code(s:str) -> str: return f'`` {s} ``' if '`' in s else f'`{s}`'   # inline code that may hold backticks
 
+# %% ../nbs/09c_display.ipynb #f9c50420
 def tool_line(call, # the call: an OpenAI tool call dict, or a dict with `name` and `arguments`
               result=None, # its result: a `tool` message, a string, or None while it runs
               n:int=100) -> str:
@@ -87,89 +95,117 @@ class CellView:
         self.n, self.parts, self.text, self.shown, self.seg, self.last, self.bar = 0, [], '', '', None, 0.0, None
         self.calls: dict = {}   # a running tool call's key -> its line's display id
 
-    def _new(self, bundle:dict, kind:str='answer') -> str:
-        self.n += 1
-        did = f'{self.id}-{self.n}'
-        self.show(bundle, did, False, kind)
-        return did
+# %% ../nbs/09c_display.ipynb #22a3f86f
+@patch
+def _new(self:CellView, bundle:dict, kind:str='answer') -> str:
+    self.n += 1
+    did = f'{self.id}-{self.n}'
+    self.show(bundle, did, False, kind)
+    return did
 
-    def _md(self, text:str) -> dict: return {'text/markdown': escape_tags(text), 'text/plain': text}
+# %% ../nbs/09c_display.ipynb #1ddf143d
+@patch
+def _md(self:CellView, text:str) -> dict: return {'text/markdown': escape_tags(text), 'text/plain': text}
 
-    def flush(self):
-        "Send the answer's current text."
-        if self.seg and self.text != self.shown:
-            self.show(self._md(self.text), self.seg, True, 'answer')
-            self.shown, self.last = self.text, time.monotonic()
+# %% ../nbs/09c_display.ipynb #62c4a542
+@patch
+def flush(self:CellView):
+    "Send the answer's current text."
+    if self.seg and self.text != self.shown:
+        self.show(self._md(self.text), self.seg, True, 'answer')
+        self.shown, self.last = self.text, time.monotonic()
 
-    def _line(self, b:dict):
-        "Show `b` in the transient progress line, which the answer replaces."
-        if self.bar is None: self.bar = self._new(b, 'progress')
-        else: self.show(b, self.bar, True, 'progress')
+# %% ../nbs/09c_display.ipynb #76755034
+@patch
+def _line(self:CellView, b:dict):
+    "Show `b` in the transient progress line, which the answer replaces."
+    if self.bar is None: self.bar = self._new(b, 'progress')
+    else: self.show(b, self.bar, True, 'progress')
 
-    def progress(self, done:int, total:int):
-        "Show how far the model has read the prompt."
-        if self.seg: return
-        self._line({'text/plain': progress_text(done, total),
-                    'text/html': f'<progress value="{done}" max="{max(total, 1)}"></progress> {_reading(done, total)}'})
+# %% ../nbs/09c_display.ipynb #276ed6e4
+@patch
+def progress(self:CellView, done:int, total:int):
+    "Show how far the model has read the prompt."
+    if self.seg: return
+    self._line({'text/plain': progress_text(done, total),
+                'text/html': f'<progress value="{done}" max="{max(total, 1)}"></progress> {_reading(done, total)}'})
 
-    def working(self, line:str):
-        "Show what the agent is doing now, in the transient line."
-        self._line({'text/plain': f'… {line}', 'text/markdown': f'*… {line}*'})
+# %% ../nbs/09c_display.ipynb #73beda65
+@patch
+def working(self:CellView, line:str):
+    "Show what the agent is doing now, in the transient line."
+    self._line({'text/plain': f'… {line}', 'text/markdown': f'*… {line}*'})
 
-    def _end_bar(self):
-        if self.bar is not None: self.show({'text/plain': ''}, self.bar, True, 'progress'); self.bar = None
+# %% ../nbs/09c_display.ipynb #ddc357d2
+@patch
+def _end_bar(self:CellView):
+    if self.bar is not None: self.show({'text/plain': ''}, self.bar, True, 'progress'); self.bar = None
 
-    def add_text(self, s:str):
-        "Add streamed answer text."
-        if not s: return
-        self._end_bar()
-        self.text += s
-        if self.seg is None: self.seg, self.shown, self.last = self._new(self._md(self.text)), self.text, time.monotonic()
-        elif time.monotonic() - self.last >= self.every: self.flush()
+# %% ../nbs/09c_display.ipynb #2db2290d
+@patch
+def add_text(self:CellView, s:str):
+    "Add streamed answer text."
+    if not s: return
+    self._end_bar()
+    self.text += s
+    if self.seg is None: self.seg, self.shown, self.last = self._new(self._md(self.text)), self.text, time.monotonic()
+    elif time.monotonic() - self.last >= self.every: self.flush()
 
-    def tool(self, call, result=None):
-        "Show a tool call as one line when it starts, completed with its result; text after it starts a new piece."
-        fn = call.get('function', call) if isinstance(call, dict) else {}
-        key = (fn.get('name'), json.dumps(fn.get('arguments'), sort_keys=True, default=str))
-        b = lambda line: {'text/markdown': _code(f'⚙ {line}'), 'text/plain': f'⚙ {line}'}
-        if key in self.calls and result is not None:
-            self.show(b(tool_line(call, result)), self.calls.pop(key), True, 'tool'); return
-        self._end_bar(); self.flush()
-        self.parts.append(self.text)
-        self.seg, self.text = None, ''
-        did = self._new(b(tool_line(call, result)), 'tool')
-        if result is None: self.calls[key] = did
+# %% ../nbs/09c_display.ipynb #647a9db0
+@patch
+def tool(self:CellView, call, result=None):
+    "Show a tool call as one line when it starts, completed with its result; text after it starts a new piece."
+    fn = call.get('function', call) if isinstance(call, dict) else {}
+    key = (fn.get('name'), json.dumps(fn.get('arguments'), sort_keys=True, default=str))
+    b = lambda line: {'text/markdown': _code(f'⚙ {line}'), 'text/plain': f'⚙ {line}'}
+    if key in self.calls and result is not None:
+        self.show(b(tool_line(call, result)), self.calls.pop(key), True, 'tool'); return
+    self._end_bar(); self.flush()
+    self.parts.append(self.text)
+    self.seg, self.text = None, ''
+    did = self._new(b(tool_line(call, result)), 'tool')
+    if result is None: self.calls[key] = did
 
-    def status(self, line:str):
-        "Show the final status line."
-        self._end_bar(); self.flush()
-        self._new({'text/markdown': f'<sub>{line}</sub>', 'text/plain': line}, 'status')
+# %% ../nbs/09c_display.ipynb #fa51cc19
+@patch
+def status(self:CellView, line:str):
+    "Show the final status line."
+    self._end_bar(); self.flush()
+    self._new({'text/markdown': f'<sub>{line}</sub>', 'text/plain': line}, 'status')
 
-    def note(self, md:str, text:str):
-        "Show a short remark (a cancelled turn)."
-        self._end_bar(); self.flush()
-        self._new({'text/markdown': md, 'text/plain': text}, 'note')
+# %% ../nbs/09c_display.ipynb #357e5d88
+@patch
+def note(self:CellView, md:str, text:str):
+    "Show a short remark (a cancelled turn)."
+    self._end_bar(); self.flush()
+    self._new({'text/markdown': md, 'text/plain': text}, 'note')
 
-    def replace(self, answer:str):
-        "The answer so far is `answer`: a resend took back text already shown, which goes from the current piece."
-        done = ''.join(self.parts)
-        self.text = answer[len(done):] if answer.startswith(done) else answer
-        if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
+# %% ../nbs/09c_display.ipynb #c24691fc
+@patch
+def replace(self:CellView, answer:str):
+    "The answer so far is `answer`: a resend took back text already shown, which goes from the current piece."
+    done = ''.join(self.parts)
+    self.text = answer[len(done):] if answer.startswith(done) else answer
+    if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
 
-    def retract(self, tail:str):
-        "Take `tail` off the end of the answer: an error the backend wrote as text, which is shown on stderr instead."
-        if not tail or not self.text.endswith(tail): return
-        self.text = self.text[:-len(tail)].rstrip('\n')
-        if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
+# %% ../nbs/09c_display.ipynb #9b391edc
+@patch
+def retract(self:CellView, tail:str):
+    "Take `tail` off the end of the answer: an error the backend wrote as text, which is shown on stderr instead."
+    if not tail or not self.text.endswith(tail): return
+    self.text = self.text[:-len(tail)].rstrip('\n')
+    if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
 
-    @property
-    def answer(self) -> str: return ''.join(self.parts) + self.text
+# %% ../nbs/09c_display.ipynb #73721de2
+@patch(as_prop=True)
+def answer(self:CellView) -> str: return ''.join(self.parts) + self.text
 
 # %% ../nbs/09c_display.ipynb #b53dd1f0
 def _isatty(f) -> bool:
     try: return f.isatty()
     except (AttributeError, ValueError): return False   # a closed or replaced stream is no terminal
 
+# %% ../nbs/09c_display.ipynb #ea55fa1e
 class TerminalShow:
     "A `show(bundle, id, update, kind)` for terminals: text printed as it grows, progress redrawn on stderr."
     def __init__(self): self.texts, self.open, self.bar = {}, None, 0
@@ -207,6 +243,7 @@ class TurnResult:
     error: str = ''
     value: Any = None
 
+# %% ../nbs/09c_display.ipynb #0fbcfdc6
 try: from IPython.core.error import StdinNotImplementedError
 except ImportError:  # IPython is not installed: nothing can raise it
     class StdinNotImplementedError(Exception): pass
@@ -215,16 +252,19 @@ def say(msg:str) -> None:
     "One line for the user on stderr (red in Jupyter): how the magic reports every failure."
     print(msg if msg.startswith('ramabana:') else f'ramabana: {msg}', file=sys.stderr, flush=True)
 
+# %% ../nbs/09c_display.ipynb #a488e6a1
 def why(e:BaseException) -> str:
     "One line for an error: ramabana's own message, or the type and message of anything else."
     if isinstance(e, RamabanaError) and str(e): return str(e)
     return f'{type(e).__name__}: {e}' if str(e) else type(e).__name__
 
+# %% ../nbs/09c_display.ipynb #cd84b38a
 def _tool_args(a) -> tuple:
     "(call, result) from an `on_tool` callback's arguments, with or without the backend first."
     a = [x for x in a if isinstance(x, (dict, str)) or x is None]
     return tuple((a + [None, None])[:2]) if a else ({'name': '?'}, None)
 
+# %% ../nbs/09c_display.ipynb #8a72daaa
 def _progress_args(a) -> tuple|None:
     "(done, total) new tokens from llama.cpp's `prompt_progress` dict, or from two numbers."
     pp = next((x for x in a if isinstance(x, dict)), None)
@@ -236,10 +276,12 @@ def _progress_args(a) -> tuple|None:
     nums = [x for x in a if isinstance(x, (int, float)) and not isinstance(x, bool)]
     return (int(nums[0]), int(nums[1])) if len(nums) >= 2 else None
 
+# %% ../nbs/09c_display.ipynb #71dac149
 def default_confirm(name, args):
     from ramabana.agent import ask_input
     return ask_input(name, args)
 
+# %% ../nbs/09c_display.ipynb #6f4ad08b
 def run_turn(work:Callable, # `work(on_text, on_tool, on_progress, on_status, on_discard, approve)` runs the turn, returns its value
              cancel:Callable, # asks the work to stop, from another thread
              view:CellView,
@@ -322,6 +364,7 @@ def gateway_json(url:str, path:str, params:dict|None=None, token:str|None=None, 
                   + ' '.join(str(e.get('message') if isinstance(e, dict) else e or body).split())[:200])
     return body
 
+# %% ../nbs/09c_display.ipynb #38d5621d
 def ledger_rows(n:int=10, url:str|None=None, token:str|None=None, refused:bool=False) -> list[dict]:
     "The newest `n` ledger rows (`refused`: refusal rows), newest first: from the gateway at `url`, else `gateway.url`, else the in-process one, else the ledger."
     from ramabana.backend import local_gateway_url
@@ -333,6 +376,7 @@ def ledger_rows(n:int=10, url:str|None=None, token:str|None=None, refused:bool=F
     try: return led.refusals(n) if refused else led.recent(n)
     finally: led.close()
 
+# %% ../nbs/09c_display.ipynb #e51d41ba
 def _local_time(iso:str, today=None) -> str:
     "A ledger timestamp (ISO 8601, UTC) in this machine's time zone: the clock time today, with the date before it otherwise."
     import datetime as dt
@@ -340,6 +384,7 @@ def _local_time(iso:str, today=None) -> str:
     except ValueError: return iso[:19].replace('T', ' ')   # not a timestamp we know: show it as written
     return t.strftime('%H:%M:%S' if t.date() == (today or dt.date.today()) else '%Y-%m-%d %H:%M:%S')
 
+# %% ../nbs/09c_display.ipynb #96d3008a
 def calls_table(rows:list[dict], today=None) -> str:
     "Ledger rows as a text table; a row from before `today` (this machine's date) shows its date."
     if not rows: return 'no calls recorded yet'
@@ -390,10 +435,12 @@ def gateway_health(url:str|None=None, token:str|None=None) -> dict:
     url = url or get('gateway.url') or f"http://{get('gateway.host')}:{get('gateway.port')}/v1"
     return gateway_json(server_root(url), '/health', token=token, err=RamabanaError)
 
+# %% ../nbs/09c_display.ipynb #f923bdb8
 def gateway_circuits(url:str|None=None, token:str|None=None) -> dict:
     "The circuits of the gateway at `url` (`gateway_health`'s)."
     return gateway_health(url, token).get('circuits') or {}
 
+# %% ../nbs/09c_display.ipynb #287f0882
 def circuits_table(circuits:dict) -> str:
     "The circuits as a text table, each server of a replicated model under it."
     if not circuits: return 'no model asked yet'

@@ -65,6 +65,7 @@ def error_headers(e:GatewayError, headers:dict|None=None) -> dict:
     if e.retry_after is not None: h['retry-after'] = str(max(0, math.ceil(e.retry_after)))
     return h
 
+# %% ../nbs/05i_doors.ipynb #2c225c8b
 def error_response(e:GatewayError, headers:dict|None=None, body:dict|None=None):
     "`e` as a JSON error response: `body` (default OpenAI's shape), its status, `error_headers`."
     return Response(json_bytes(body if body is not None else e.to_openai()), e.status, headers=error_headers(e, headers),
@@ -83,6 +84,7 @@ def sources_header(sampling:dict) -> str:
     _SOURCES[id(sampling)] = (sampling, txt)
     return txt
 
+# %% ../nbs/05i_doors.ipynb #64d5083e
 def call_headers(ex:Exchange) -> dict:
     "The headers of an answer to the call `ex`: its id, the sampling's sources and issues, and once its row is written the gateway's own time."
     h = {CALL_ID_HEADER: ex.call.id}
@@ -99,6 +101,7 @@ def commits(ch:dict, progress:bool) -> bool:
     "Whether `ch` is worth starting the client's response for: content, a finish, or progress the client asked for."
     return has_output(ch) or bool(progress and ch.get('prompt_progress'))
 
+# %% ../nbs/05i_doors.ipynb #046ed678
 async def head_of(agen, progress:bool) -> list:
     "The chunks of `agen`'s lists (`Exchange.batches`) up to the first list with one that commits the response; an error before it keeps its own status."
     head = []
@@ -143,6 +146,7 @@ class Channel:
         self._wake('putter')
         return items
 
+# %% ../nbs/05i_doors.ipynb #c378b753
 async def bursts(agen, nowait:bool=False, maxsize:int=512) -> AsyncIterator[tuple[list, bool]]:
     "The items in `agen`'s lists, in one list of whatever is ready together, and whether it ended; `nowait`: the first list may be empty."
     q = Channel(maxsize)   # of `agen`'s lists, sized by their items: a reader that falls behind holds back `maxsize` items at most
@@ -210,10 +214,12 @@ def _data(ch:dict) -> bytes:
     raw = ch.raw if type(ch) is RawChunk else None
     return raw if raw is not None else json_bytes(ch)
 
+# %% ../nbs/05i_doors.ipynb #92eec679
 def sse_chunks(chunks:list) -> bytes:
     "The chunks as server-sent events, in one piece (each its upstream bytes when unchanged)."
     return b'data: ' + b'\n\ndata: '.join(map(_data, chunks)) + b'\n\n' if chunks else b''
 
+# %% ../nbs/05i_doors.ipynb #d3297569
 class ChatEvents:
     "Chat completions' events: each chunk's own bytes, a resend's `discard` event as it comes, `[DONE]` at the end."
     def __init__(self, ex:Exchange): self.ex = ex
@@ -238,6 +244,7 @@ async def until_disconnect(receive) -> None:
     "Return once the client has disconnected (call it after the request body was read)."
     while (await receive())['type'] != 'http.disconnect': pass
 
+# %% ../nbs/05i_doors.ipynb #7d9261c8
 WATCHED_AFTER = 0.05   # seconds the work for a client runs before a task watches for the client leaving
 
 class _Work:
@@ -252,6 +259,7 @@ class _Work:
             self.left = True
             self.task.cancel()
 
+# %% ../nbs/05i_doors.ipynb #444f786d
 class _Watchers:
     "The work for clients on one event loop that has no watcher yet, oldest first, and the one timer that gives each a watcher once it has run `WATCHED_AFTER` seconds."
     # a dict as an ordered set; whether the timer is armed, not its handle: a handle holds its loop, and this object
@@ -278,6 +286,7 @@ class _Watchers:
             w.watch = loop.create_task(until_disconnect(w.receive))
             w.watch.add_done_callback(w.gone)
 
+# %% ../nbs/05i_doors.ipynb #ba8b4a8d
 _LOOPS = weakref.WeakKeyDictionary()   # event loop -> its `_Watchers`; a value must not hold its key, or the key lives on
 
 _last = (lambda: None, None)   # a weak reference to the loop asked for last, and its watchers: a gateway has one loop
@@ -290,6 +299,7 @@ def _watchers(loop) -> _Watchers:
     _last = (weakref.ref(loop), ws)
     return ws
 
+# %% ../nbs/05i_doors.ipynb #d852cc8d
 async def _unless_gone(aw, receive) -> tuple[bool, object]:
     "(True, what awaitable `aw` gives), awaited in this task; (False, None) when the client disconnects first, `aw` cancelled."
     # the work runs in this task; a watcher, given to it by the loop's one timer once it has run WATCHED_AFTER seconds,
@@ -312,6 +322,7 @@ async def _unless_gone(aw, receive) -> tuple[bool, object]:
         return False, None
     return True, res
 
+# %% ../nbs/05i_doors.ipynb #1c523dd0
 class EventStream:
     "A `text/event-stream` response from an async iterator of (bytes, last); a client that goes away stops it."
     def __init__(self, body:AsyncIterator[tuple[bytes, bool]], headers:dict):
@@ -329,6 +340,7 @@ class EventStream:
             if not ended: await send({'type': 'http.response.body', 'body': b'', 'more_body': False})
         await _unless_gone(write(), receive)   # the client left: the cancel closes the body, and so the upstream request
 
+# %% ../nbs/05i_doors.ipynb #42c90962
 async def unless_gone(request, aw) -> tuple[bool, object]:
     "(True, result of awaitable `aw`), or (False, None) when the client disconnects first: `aw` is cancelled then."
     return await _unless_gone(aw, request.receive)
@@ -357,20 +369,24 @@ def refused_before_call(e:GatewayError) -> bool:
     "Whether `e`, raised before a call started, is a refusal to count: no valid token, a model not allowed, a limit, a budget or rates that cannot be checked."
     return e.status in REFUSED or e.code in ('budget_unavailable', 'limits_unavailable')
 
+# %% ../nbs/05i_doors.ipynb #256b6d2a
 _PREFIX = HEADER_PREFIX.encode()   # headers arrive as bytes
 
 def gateway_headers(scope:dict) -> dict:
     "The request's `x-ramabana-*` headers (all `open_call` reads), the first of a repeated one: a plain dict, where an absent header costs a lookup, not an exception."
     return {k.decode('latin-1'): v.decode('latin-1') for k, v in reversed(scope['headers']) if k.startswith(_PREFIX)}
 
+# %% ../nbs/05i_doors.ipynb #c50c8213
 def client_address(request) -> str|None:
     "The address the request came from (no port), when the server knows it."
     return request.client.host if request.client else None
 
+# %% ../nbs/05i_doors.ipynb #27461a98
 def count_unauthorized(gw, e:GatewayError, request, door:str):
     "Count `e` as a refusal when it is a missing or wrong token (401): how the endpoints beside the doors count theirs."
     if e.status == 401: gw.refusals.record(e, door=door, client=client_address(request))
 
+# %% ../nbs/05i_doors.ipynb #405b172a
 async def serve_door(door:Door, request):
     "One request through `door`: checked, translated, sent through `open_call`, answered whole or streamed."
     gw, t0, ex, who, model = request.app.state.gateway, time.perf_counter(), None, None, None

@@ -30,11 +30,13 @@ def keep_secret(env:str|None=None, # an environment variable holding a secret (r
     if env: _SECRET_ENVS.add(env)
     if value and len(value) >= 6: _SECRET_VALUES.add(value)
 
+# %% ../nbs/05a_errors.ipynb #27df5688
 def _env_secrets():
     names = _SECRET_ENVS | {k for k in os.environ if k.endswith(('_API_KEY', '_TOKEN', '_KEY'))}
     vals = {v for n in names if len(v := os.environ.get(n) or '') >= 6} | _SECRET_VALUES
     return sorted(vals, key=len, reverse=True)   # the longest first, so a secret inside another leaves no tail behind
 
+# %% ../nbs/05a_errors.ipynb #38460467
 def redact(text:str, secrets:list[str]|None=None) -> str:
     "`text` with every API key it contains (known env values, and anything shaped like a key) replaced by `[redacted]`."
     text = str(text)
@@ -65,56 +67,69 @@ class GatewayError(RamabanaError):
         typ = _TYPES.get(self.status, 'server_error' if self.status >= 500 else 'invalid_request_error')
         return {'error': {'message': self.message, 'type': typ, 'param': self.param, 'code': self.code}}
 
+# %% ../nbs/05a_errors.ipynb #a7a05b62
 class InvalidRequest(GatewayError):
     "The client's request is wrong: bad JSON, a wrong type, an unknown model, too large, unauthorised."
     status, code = 400, 'invalid_request_error'
 
+# %% ../nbs/05a_errors.ipynb #86b59bda
 class ContextOverflow(GatewayError):
     "The prompt is longer than the model's context window."
     status, code = 400, 'context_length_exceeded'
 
+# %% ../nbs/05a_errors.ipynb #acda43e1
 class RateLimited(GatewayError):
     "Rate limit or overload (429, 5xx, 529): retried with backoff, honouring Retry-After."
     status, code = 429, 'rate_limit_exceeded'
 
+# %% ../nbs/05a_errors.ipynb #a0e799f0
 class SchemaRejected(GatewayError):
     "The upstream refused the request's JSON schema (`response_format`)."
     status, code = 400, 'schema_rejected'
 
+# %% ../nbs/05a_errors.ipynb #7fc84292
 class ToolsRejected(GatewayError):
     "The upstream model does not take tools."
     status, code = 400, 'tools_not_supported'
 
+# %% ../nbs/05a_errors.ipynb #9189a929
 class BrokenStream(GatewayError):
     "A stream ended with no finish reason and no end marker."
     status, code = 502, 'broken_stream'
 
+# %% ../nbs/05a_errors.ipynb #65afb815
 class MalformedResponse(GatewayError):
     "A 200 answer that is not JSON, or has no choices."
     status, code = 502, 'malformed_response'
 
+# %% ../nbs/05a_errors.ipynb #43b6f6e3
 class UpstreamUnavailable(GatewayError):
     "The upstream refused or reset the connection (`stale`: a kept-alive connection closed before any answer)."
     status, code = 503, 'upstream_unavailable'
     stale: bool = False
 
+# %% ../nbs/05a_errors.ipynb #896124f6
 class UpstreamTimeout(UpstreamUnavailable):
     "The upstream stayed silent too long; `kind` names the limit: first_byte, first_token or stream_idle."
     status, code = 504, 'upstream_timeout'
     def __init__(self, message:str, kind:str='stream_idle', **kw): super().__init__(message, **kw); self.kind = kind
 
+# %% ../nbs/05a_errors.ipynb #ddc6eb44
 class CircuitOpen(UpstreamUnavailable):
     "The upstream's circuit is open: it failed too often lately, and is not asked again until its cool-down ends."
     status, code = 503, 'circuit_open'
 
+# %% ../nbs/05a_errors.ipynb #829c12c0
 class UpstreamError(GatewayError):
     "Any other upstream failure; keeps the upstream's status."
     status, code = 502, 'upstream_error'
 
+# %% ../nbs/05a_errors.ipynb #f926789d
 class LlamaServerError(UpstreamError):
     "llama-server answered 500: the failure table sends the request again at once, up to 3 attempts."
     status, code = 500, 'upstream_server_error'
 
+# %% ../nbs/05a_errors.ipynb #5527d3ea
 class BadToolCall(LlamaServerError):
     "llama.cpp could not parse the tool call the model wrote (HTTP 500); a new sample usually parses."
     code = 'tool_call_parse_error'
@@ -159,6 +174,7 @@ def retry_after(headers) -> float|None:
         except ValueError: return max(0.0, email.utils.parsedate_to_datetime(v).timestamp() - time.time())
     except (TypeError, ValueError, OverflowError): return None  # an unreadable header is as good as none
 
+# %% ../nbs/05a_errors.ipynb #2b1bc938
 def error_message(text:str) -> str:
     "The human message inside an error body (OpenAI, Anthropic, Gemini, llama.cpp shapes), else the text itself."
     try: d = json.loads(text)
@@ -172,6 +188,7 @@ def error_message(text:str) -> str:
         if isinstance(d.get('message'), str): return d['message']
     return text.strip()[:2000]
 
+# %% ../nbs/05a_errors.ipynb #81946731
 def classify_error(status:int, text:str, headers=None) -> GatewayError:
     "The most specific `GatewayError` for an upstream's error `status` and body `text`."
     msg = error_message(text)
@@ -200,6 +217,7 @@ class RedactFilter(logging.Filter):
             record.exc_info = None
         return True
 
+# %% ../nbs/05a_errors.ipynb #8fb2680d
 log = logging.getLogger('ramabana.gateway')
 log.addFilter(RedactFilter())
 

@@ -45,11 +45,13 @@ class Step(NamedTuple):
     wait: float = 0.0    # seconds before a resend
     body: dict|None = None   # the body to resend, when it changes
 
+# %% ../nbs/05e_failover.ipynb #4a6e2f11
 def worth_another_model(e:GatewayError) -> bool:
     "Whether another model might answer where this one failed: its server's trouble, never the request's own fault."
     if isinstance(e, (UpstreamUnavailable, RateLimited, BrokenStream, LlamaServerError, ContextOverflow)): return True
     return isinstance(e, UpstreamError) and (e.status == 429 or e.status >= 500)   # an exhausted quota, a 502
 
+# %% ../nbs/05e_failover.ipynb #335a6a10
 def counts_against(e:GatewayError) -> bool:
     "Whether `e` says the upstream is unhealthy (its circuit counts it); a bad request or an overflow does not."
     if isinstance(e, UpstreamUnavailable): return not (e.stale or isinstance(e, CircuitOpen))
@@ -57,12 +59,14 @@ def counts_against(e:GatewayError) -> bool:
     if isinstance(e, RateLimited): return True
     return isinstance(e, UpstreamError) and e.status >= 500 and not isinstance(e, BadToolCall)
 
+# %% ../nbs/05e_failover.ipynb #924e8460
 def _reason(e:GatewayError) -> str:
     if isinstance(e, UpstreamTimeout): return f'{e.kind}_timeout'
     return {CircuitOpen: 'circuit_open', BrokenStream: 'broken_stream', ContextOverflow: 'context_length_exceeded',
             BadToolCall: 'tool_call_parse', LlamaServerError: 'server_error', RateLimited: 'rate_limited',
             UpstreamUnavailable: 'unavailable'}.get(type(e), e.code)
 
+# %% ../nbs/05e_failover.ipynb #04d2a5fe
 def next_step(r:Retries, e:GatewayError, n:dict, body:dict, fallback:bool) -> Step:
     "Resend, fall back or give up after `e`; `n` counts this model's resends by reason (and is updated)."
     why = _reason(e)
@@ -111,6 +115,7 @@ class Timeouts(NamedTuple):
         if not self.first_token: return self
         return self._replace(first_token=self.first_token + prompt_chars(messages) / CHARS_A_TOKEN / PREFILL_FLOOR)
 
+# %% ../nbs/05e_failover.ipynb #fa1fd660
 LOCAL_FLOOR = Timeouts(first_byte=600.0, first_token=None, stream_idle=120.0)
 PREFILL_FLOOR = 5000   # prompt tokens a second a hosted provider reads at least
 CHARS_A_TOKEN = 4      # about, in English and code: the gateway counts no tokens of its own
@@ -132,10 +137,12 @@ def _deadline(t:Timeouts, t0:float, last:float|None, token:bool) -> tuple[float|
     if not token and t.first_token: cands.append((t0 + t.first_token, 'first_token'))
     return min(cands) if cands else (None, '')
 
+# %% ../nbs/05e_failover.ipynb #75c480fd
 def any_output(batch:list) -> bool:
     "Whether a list of chunks has one with output (`has_output`)."
     return any(map(has_output, batch))
 
+# %% ../nbs/05e_failover.ipynb #963adeec
 async def watch(agen, t:Timeouts, where:str='the upstream',
                 produced:Callable=has_output   # whether an item of `agen` brought a token; `any_output` for lists of chunks
                ) -> AsyncIterator:
@@ -246,6 +253,7 @@ def prefix_of(asm) -> str|None:
     if asm.tools or not asm.content: return None
     return ''.join(asm.content)
 
+# %% ../nbs/05e_failover.ipynb #5e801e98
 def continuation(body:dict, prefix:str, used:int=0) -> dict:
     "`body` asking for the rest of an answer that starts with `prefix`, `used` tokens of its length limit spent."
     out = {**body, 'messages': [*body['messages'], {'role': 'assistant', 'content': prefix}]}
@@ -253,6 +261,7 @@ def continuation(body:dict, prefix:str, used:int=0) -> dict:
         if isinstance(out.get(k), int): out[k] = max(1, out[k] - used)
     return out
 
+# %% ../nbs/05e_failover.ipynb #78957104
 class Seam:
     "Drops an upstream's echo of the prefill from the start of a continuation; raises if the echo is not the prefill."
     def __init__(self, prefix:str, echoes:bool):

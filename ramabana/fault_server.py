@@ -34,6 +34,7 @@ def canonical_tokens(prefill:str='', answer:str=CANONICAL_ANSWER) -> list[str]|N
     if not answer.startswith(prefill): return None
     return _WORD_RE.findall(answer[len(prefill):])
 
+# %% ../nbs/04d_fault_server.ipynb #e0a15c45
 def _prompt_tokens(messages:list) -> int:
     "A request's prompt size as the fault server counts it: the words of its messages."
     return sum(len(message_text(m.get('content')).split()) for m in messages)
@@ -74,6 +75,7 @@ class FaultSpec(NamedTuple):
     name: str
     params: dict
 
+# %% ../nbs/04d_fault_server.ipynb #565cf852
 def parse_fault(model:str) -> FaultSpec:
     "Read a model name, `FAULT`, `FAULT:P` or `FAULT:P1,P2` (`ok-…` is `ok`), into a `FaultSpec`."
     name,_,arg = model.partition(':')
@@ -106,10 +108,12 @@ class _Refusal(NamedTuple):
     body: dict
     headers: dict = {}
 
+# %% ../nbs/04d_fault_server.ipynb #b0c8604e
 def _oai_error(http_status:int, message:str, type:str|None, code:str|None, headers:dict|None=None, **extra) -> _Refusal:
     "An OpenAI-shaped error answer; `extra` adds fields such as `param`."
     return _Refusal(http_status, {'error': dict(message=message, type=type, code=code, **extra)}, headers or {})
 
+# %% ../nbs/04d_fault_server.ipynb #b503fd1f
 def _refusal(spec:FaultSpec, messages:list, prefill:str|None) -> _Refusal|None:
     "The error fault `spec` answers a request with these `messages` and assistant `prefill`, or None to answer it."
     name,p = spec
@@ -135,6 +139,7 @@ def _refusal(spec:FaultSpec, messages:list, prefill:str|None) -> _Refusal|None:
                           'invalid_request_error', 'prefill_mismatch')
     return None
 
+# %% ../nbs/04d_fault_server.ipynb #e35fad46
 def _prefill(messages:list) -> str|None:
     "The assistant prefill a request carries: the text of its last message when that is the assistant's."
     last = messages[-1]
@@ -258,10 +263,12 @@ def _chunk(base:dict, delta:dict|None=None, finish:str|None=None, **extra) -> di
     "One `chat.completion.chunk` with one choice."
     return dict(base, choices=[dict(index=0, delta=delta or {}, finish_reason=finish)], **extra)
 
+# %% ../nbs/04d_fault_server.ipynb #56c1e656
 def _usage_of(n_prompt:int, n_completion:int) -> dict:
     "The `usage` of an answer."
     return dict(prompt_tokens=n_prompt, completion_tokens=n_completion, total_tokens=n_prompt + n_completion)
 
+# %% ../nbs/04d_fault_server.ipynb #dfec57a8
 @patch
 def _base(self:FaultServer, model:str, obj:str) -> dict:
     "The fields every chunk or completion of one answer shares."
@@ -273,6 +280,7 @@ async def _left(wire:_Wire, att:Attempt):
     if att.outcome is None: att.outcome = 'left' if wire.gone.is_set() else 'stopped'
     await wire.close()
 
+# %% ../nbs/04d_fault_server.ipynb #9d9182d2
 @patch
 async def _stream(self:FaultServer, wire:_Wire, att:Attempt, spec:FaultSpec, body:dict, tokens:list, usage:dict):
     "The canonical stream for `tokens`, as fault `spec` bends it."
@@ -318,12 +326,14 @@ async def _whole(self:FaultServer, wire:_Wire, att:Attempt, tokens:list, usage:d
     choice = dict(index=0, message=dict(role='assistant', content=''.join(tokens)), finish_reason='stop')
     await wire.json(200, dict(self._base(att.model, 'chat.completion'), choices=[choice], usage=usage))
 
+# %% ../nbs/04d_fault_server.ipynb #7e2658f6
 async def _silence(wire:_Wire, att:Attempt, secs:float):
     "Send nothing for `secs` (or until the client leaves or the server stops), then close."
     att.outcome = 'stalled'
     await wire.pause(secs)
     await wire.close()
 
+# %% ../nbs/04d_fault_server.ipynb #c336d7ee
 async def _garbage(wire:_Wire, att:Attempt, stream:bool):
     "A 200 whose events (or whole body) are not JSON."
     att.outcome = 'garbage'
@@ -346,6 +356,7 @@ def _check_chat(body) -> _Refusal|None:
         return _oai_error(400, "'messages' must be a non-empty array of objects", 'invalid_request_error', None, param='messages')
     return None
 
+# %% ../nbs/04d_fault_server.ipynb #5a545a18
 @patch
 def _arrive(self:FaultServer, model, spec:FaultSpec|None, stream:bool, prefill:str|None) -> Attempt:
     "Log a chat request as it arrives; the first request for a fault model starts its `down` or `flap` timetable."
@@ -385,6 +396,7 @@ async def _chat(self:FaultServer, scope, receive, send):
     try: await self._answer(wire, att, spec, body, tokens, _usage_of(n_prompt, len(tokens)))
     finally: wire.done()
 
+# %% ../nbs/04d_fault_server.ipynb #5454fcf1
 @patch
 async def _answer(self:FaultServer, wire:_Wire, att:Attempt, spec:FaultSpec, body:dict, tokens:list, usage:dict):
     "Answer `tokens` as fault `spec` says: silence, a slow prompt, garbage, a whole answer or a (bent) stream."

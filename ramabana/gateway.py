@@ -47,6 +47,7 @@ class Catalog(NamedTuple):
     tables: dict        # the sampling tables of `[inference]` (`sampling_tables`)
     memo: dict          # what follows from this catalog alone, worked out on first use: routes and their sampling rungs
 
+# %% ../nbs/05h_gateway.ipynb #7565bbc2
 def named_tokens() -> dict[str, tuple]:
     "`[gateway.tokens]` with their secrets from the environment: NAME -> (secret, model patterns or None)."
     res = {}
@@ -117,34 +118,37 @@ class Gateway:
         self.config_error: str|None = None      # why config.toml does not read now, while the last config that read serves
         self._cfg_path = None                  # (the environment it was derived from, the config file's path)
 
-    @classmethod
-    def from_settings(cls, **kw) -> Gateway:
-        "A gateway configured from ramabana's settings; `kw` overrides them."
-        s = dict(reasoning_history=get('inference.reasoning_history'), structured_output=get('task.structured_output'),
-                 trust_client=get('inference.trust_client'), max_body_mib=get('gateway.max_body_mib'),
-                 readback=get('gateway.readback'), retries=get('gateway.retries'), retry_base=get('gateway.retry_base'),
-                 max_retry_wait=get('gateway.max_retry_wait'), timeouts=Timeouts.from_settings(),
-                 breaker_failures=get('gateway.breaker_failures'), breaker_cooldown=get('gateway.breaker_cooldown'),
-                 breaker_rate=get('gateway.breaker_rate'), breaker_window=get('gateway.breaker_window'))
-        if 'tokens' not in kw: s['tokens'] = named_tokens()
-        if 'limits' not in kw: s['limits'] = load_config().tokens
-        s['keys_refresh'] = get('gateway.keys_refresh')
-        if 'rates' not in kw and (url := get('limits.redis')): s['rates'] = RedisRates(url, get('limits.redis_down'))
-        if 'key_store' not in kw and os.environ.get(get('gateway.key_secret_env') or ''):   # stored keys: the server secret is set
-            ledger = kw['ledger'] = kw.get('ledger') or open_ledger()
-            s['key_store'] = KeyStore.from_settings(ledger)
-        return cls(**{**s, **kw})
+# %% ../nbs/05h_gateway.ipynb #de82a37d
+@patch(cls_method=True)
+def from_settings(cls:Gateway, **kw) -> Gateway:
+    "A gateway configured from ramabana's settings; `kw` overrides them."
+    s = dict(reasoning_history=get('inference.reasoning_history'), structured_output=get('task.structured_output'),
+             trust_client=get('inference.trust_client'), max_body_mib=get('gateway.max_body_mib'),
+             readback=get('gateway.readback'), retries=get('gateway.retries'), retry_base=get('gateway.retry_base'),
+             max_retry_wait=get('gateway.max_retry_wait'), timeouts=Timeouts.from_settings(),
+             breaker_failures=get('gateway.breaker_failures'), breaker_cooldown=get('gateway.breaker_cooldown'),
+             breaker_rate=get('gateway.breaker_rate'), breaker_window=get('gateway.breaker_window'))
+    if 'tokens' not in kw: s['tokens'] = named_tokens()
+    if 'limits' not in kw: s['limits'] = load_config().tokens
+    s['keys_refresh'] = get('gateway.keys_refresh')
+    if 'rates' not in kw and (url := get('limits.redis')): s['rates'] = RedisRates(url, get('limits.redis_down'))
+    if 'key_store' not in kw and os.environ.get(get('gateway.key_secret_env') or ''):   # stored keys: the server secret is set
+        ledger = kw['ledger'] = kw.get('ledger') or open_ledger()
+        s['key_store'] = KeyStore.from_settings(ledger)
+    return cls(**{**s, **kw})
 
-    async def aclose(self):
-        "Close the upstreams and the shared HTTP client (the ledger belongs to whoever made it)."
-        await self.settle()
-        await self.limits.settled()   # the budget settlements of the calls that ended
-        if self.limits.shared is not None: await self.limits.shared.aclose()
-        for _, up, _ in self._upstreams.values(): await up.aclose()
-        self._upstreams.clear()
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+# %% ../nbs/05h_gateway.ipynb #43c33baf
+@patch
+async def aclose(self:Gateway):
+    "Close the upstreams and the shared HTTP client (the ledger belongs to whoever made it)."
+    await self.settle()
+    await self.limits.settled()   # the budget settlements of the calls that ended
+    if self.limits.shared is not None: await self.limits.shared.aclose()
+    for _, up, _ in self._upstreams.values(): await up.aclose()
+    self._upstreams.clear()
+    if self._client is not None:
+        await self._client.aclose()
+        self._client = None
 
 # %% ../nbs/05h_gateway.ipynb #63d8c0df
 @patch
@@ -156,6 +160,7 @@ def look_at_keys(self:Gateway) -> None:
     self._readbacks.add(task)   # held until done, like the readbacks: a task nobody holds may be collected
     task.add_done_callback(self._readbacks.discard)
 
+# %% ../nbs/05h_gateway.ipynb #f08e2b3a
 @patch
 async def refresh_keys(self:Gateway) -> bool:
     "Read the stored keys now if they changed, and give the limits the new set; True when they changed."
@@ -190,6 +195,7 @@ def catalog(self:Gateway) -> Catalog:
         for m in c.models.values(): keep_secret(env=m.api_key_env)
     return c
 
+# %% ../nbs/05h_gateway.ipynb #5f221ebf
 @patch
 def models(self:Gateway) -> dict[str, ModelSpec]:
     "Every model the gateway serves: the catalog (config.toml over the built-ins) and `models`."
@@ -202,11 +208,13 @@ def _spec_in(models:dict, name:str) -> ModelSpec:
     raise InvalidRequest(f"unknown model '{name[:100]}'; known models: {', '.join(sorted(models))}", status=404,
                          code='model_not_found', param='model')
 
+# %% ../nbs/05h_gateway.ipynb #881fc5e2
 @patch
 def spec(self:Gateway, name:str) -> ModelSpec:
     "The model called `name` (or `name` less its `:PROFILE`), or a 404 `model_not_found` listing the known ones."
     return _spec_in(self.models(), name)
 
+# %% ../nbs/05h_gateway.ipynb #866c7d8f
 @patch
 def route(self:Gateway, name:str) -> tuple[ModelSpec, dict]:
     "The engine's model for `name` (`NAME` or `NAME:PROFILE`), and the ladder's model, profile and global rungs."
@@ -221,6 +229,7 @@ def route(self:Gateway, name:str) -> tuple[ModelSpec, dict]:
         raise InvalidRequest(str(e), status=404, code='model_not_found', param='model') from None
     return res
 
+# %% ../nbs/05h_gateway.ipynb #737615ba
 @patch
 def prepared(self:Gateway, name:str, ladder:dict) -> tuple:
     "The fixed sampling rungs of `ladder` (`route(name)`'s), the model's timeouts and the ladder's memo (`remembered_sampling`), made once per catalog."
@@ -231,6 +240,7 @@ def prepared(self:Gateway, name:str, ladder:dict) -> tuple:
     memo[('prepared', name)] = (ladder, self.timeouts, res)
     return res
 
+# %% ../nbs/05h_gateway.ipynb #8eccbcbf
 @patch
 def upstream(self:Gateway, spec:ModelSpec) -> Upstream:
     "The upstream serving `spec` (one per model, made on first use, replaced when its profile changes)."
@@ -250,6 +260,7 @@ def upstream(self:Gateway, spec:ModelSpec) -> Upstream:
     self._upstreams[spec.name] = (key, made, spec)
     return made
 
+# %% ../nbs/05h_gateway.ipynb #83af357d
 @patch
 def breaker(self:Gateway, name:str) -> Breaker:
     "The circuit of the model called `name`, made on first use."
@@ -258,6 +269,7 @@ def breaker(self:Gateway, name:str) -> Breaker:
                                                     rate=self.breaker_rate, window=self.breaker_window)
     return b
 
+# %% ../nbs/05h_gateway.ipynb #ee59a037
 @patch
 def circuits(self:Gateway) -> dict:
     "Each model's circuit (`Breaker.status`), and each server's for a model with replicas."
@@ -266,6 +278,7 @@ def circuits(self:Gateway) -> dict:
         if hasattr(up, 'circuits'): res.setdefault(name, Breaker().status())['replicas'] = up.circuits()
     return res
 
+# %% ../nbs/05h_gateway.ipynb #955239ec
 @patch
 def replay_store(self:Gateway, task:str) -> ReplayStore:
     "The file where a llama.cpp model's reasoning is kept for `task`."
@@ -293,6 +306,7 @@ class Target:
     timeouts: Timeouts = Timeouts()
     waited: float = 0.0        # seconds spent asking the upstream for its capabilities
 
+# %% ../nbs/05h_gateway.ipynb #131b05ee
 @dataclass
 class Exchange:
     "One call in flight: what is sent, what came back, and the figures for the ledger."
@@ -330,11 +344,13 @@ def _header_name(headers, key, default=None):
         raise InvalidRequest(f"header '{key}' should be a short name of letters, digits, '.', '_' or '-'", param=key)
     return v
 
+# %% ../nbs/05h_gateway.ipynb #9406e640
 def wants_usage(body:dict) -> bool:
     "Whether the client asked for the usage chunk (`stream_options.include_usage`); upstreams are always asked."
     so = body.get('stream_options')
     return isinstance(so, dict) and so.get('include_usage') is True
 
+# %% ../nbs/05h_gateway.ipynb #111264eb
 def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
     "403 when the named token may not use the model `spec` (its `models` patterns)."
     allowed = tok.models if (tok := gw.keys.token(token)) is not None else None
@@ -343,6 +359,7 @@ def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
         raise InvalidRequest(f"the token '{token}' may not use the model '{spec.name}'", status=403,
                              code='model_not_allowed', param='model')
 
+# %% ../nbs/05h_gateway.ipynb #a255306c
 @patch
 def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[ModelSpec, ...]:
     "The fallbacks of `spec` that `token` may use, as models (the ones `answers` may ask)."
@@ -363,6 +380,7 @@ def retirement(spec:ModelSpec, today:str|None=None) -> InvalidRequest|None:
     return InvalidRequest(f"model '{spec.name}' was retired on {spec.retired}: its provider no longer serves it; {instead} "
                           "or give it fallbacks", status=404, code='model_retired', param='model')
 
+# %% ../nbs/05h_gateway.ipynb #db1e5b31
 def prefill_caps(caps:Capabilities, spec:ModelSpec, refused:set) -> Capabilities:
     "`caps` as the model's table says (`assistant_prefill`, `prefill_echo`), and without a prefill once the model refused one."
     pre = caps.assistant_prefill if spec.assistant_prefill is None else spec.assistant_prefill
@@ -440,6 +458,7 @@ def server_of(spec:ModelSpec) -> str:
     "What identifies the server behind `spec`: its URL, else (a managed server) the model's name."
     return spec.base_url or spec.name
 
+# %% ../nbs/05h_gateway.ipynb #946beaf7
 @patch
 async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[list[dict]]:
     "One attempt on `t` with `body`: its chunks in the lists they came in, watched for silence, counted for its server, its waits timed."
@@ -465,14 +484,17 @@ async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[list[dict
 def _window(t:Target) -> int|None:
     return context_window(t.spec, dataclasses.asdict(t.caps))[0]
 
+# %% ../nbs/05h_gateway.ipynb #f4ca2590
 def skipped(call:Call, model:str, reason:str):
     "Note on the call that `model` was passed over, and why."
     call.info.setdefault('skipped', []).append({'model': model, 'reason': reason})
 
+# %% ../nbs/05h_gateway.ipynb #cabd5bc9
 def not_asked(call:Call, why:str):
     "Before the call fails: its latest failure's `then` made true, since no resend or fallback followed it, for `why`."
     if call.retries and (r := call.retries[-1])['then'] != 'give_up': r['then'], r['not_asked'] = 'give_up', why
 
+# %% ../nbs/05h_gateway.ipynb #38dfc86d
 @patch
 async def fallback(self:Exchange, name:str, failed:Target, failure:GatewayError|None) -> Target|None:
     "The fallback `name` prepared for this call, or None (noted on the call) when it cannot help."
@@ -490,12 +512,14 @@ async def fallback(self:Exchange, name:str, failed:Target, failure:GatewayError|
         return None
     return t
 
+# %% ../nbs/05h_gateway.ipynb #7402dee7
 @patch
 def switch(self:Exchange, t:Target) -> None:
     "Make `t` the target answering now."
     if t.spec is not self.call.spec: self.asm.model = None   # the answer names the model that gave it
     self.up, self.body, self.sampling, self.issues, self.call.spec = t.up, t.body, t.sampling, t.issues, t.spec
 
+# %% ../nbs/05h_gateway.ipynb #543768a7
 @patch
 def answered_as(self:Exchange, asked:str) -> str:
     "The model name a door reports: the fallback's when one answers, else the name the client asked for."
@@ -504,13 +528,50 @@ def answered_as(self:Exchange, asked:str) -> str:
 # %% ../nbs/05h_gateway.ipynb #13bbb376
 def _output(asm) -> bool: return bool(asm.content or asm.reasoning or asm.tools)
 
+# %% ../nbs/05h_gateway.ipynb #c4fac4cc
+@patch
+def resume_point(self:Exchange, t, prefills:bool, failure, last) -> tuple:
+    "Where the next attempt on `t` starts: (prefix it continues, text a restart must begin with, discard first?)."
+    prefix = restart = None
+    if not _output(self.asm): return prefix, restart, False
+    said = prefix_of(self.asm)
+    prefix = said if prefills else None
+    if prefix is not None: return prefix, restart, False
+    if not self.committed or self.discard_ok: return prefix, restart, True
+    if said is None:   # a tool call went out, which no new answer can be matched against
+        skipped(self.call, t.spec.name, 'cannot_continue')
+        not_asked(self.call, f'{t.spec.name} cannot continue the answer and the client cannot start over')
+        raise failure or last
+    return prefix, said, False   # the answer starts over, and goes on to the client only past what it has
+
+# %% ../nbs/05h_gateway.ipynb #cc4f4619
+@patch
+def judge(self:Exchange, t, e:GatewayError, n:dict, body:dict, more:bool, prefix, started:float):
+    "The failure table's step after `t` failed with `e`, recorded on the call."
+    step = next_step(self.gw.retry, e, n, body, more)
+    if prefix and isinstance(e, (InvalidRequest, UpstreamError)) and e.status < 500:   # the prefill refused
+        step = step._replace(action='resend', reason='prefill_rejected')   # from the start (`resume_point` says how)
+        self.gw.no_prefill.add(t.spec.name)   # remembered: the next cut answer is not offered to it as a prefill
+    self.call.retry(step.reason, str(e), step.action, model=t.spec.name, upstream=t.up.runtime, status=e.status,
+                    at=round((started - self.t0) * 1000, 1), ms=round((time.perf_counter() - started) * 1000, 1),
+                    wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0)
+    return step
+
+# %% ../nbs/05h_gateway.ipynb #71dcc47a
+@patch
+def answered(self:Exchange, t, fallback:bool, prefix, restart):
+    "Note on the call how its answer came: continued from a prefix, started over, or from a fallback."
+    if prefix: self.call.info['continued'] = len(prefix)
+    if restart: self.call.info['restarted'] = len(restart)
+    if fallback: self.call.info['fallback'] = t.spec.name
+
+# %% ../nbs/05h_gateway.ipynb #f46d05f3
 @patch
 async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
     "The chunks of the first model that answers, in the lists they came in: the one asked for, resent as the failure table says, then its fallbacks."
     gw, call = self.gw, self.call
     names = [None, *self.target.spec.fallbacks]   # None: the model asked for, prepared by `open_call`
-    failure = last = None    # the error that first sent the call onward; the latest error
-    failed = self.target
+    failure = last = None; failed = self.target   # the error that first sent the call onward; the latest error; who failed
     for k, name in enumerate(names):
         t = self.target if name is None else await self.fallback(name, failed, failure)
         if t is None: continue
@@ -528,18 +589,9 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
         if solo: call.info['circuit'] = 'open'   # nowhere else to go: asked all the same
         n, body, prefills = {}, t.body, t.caps.assistant_prefill
         while True:
-            prefix, restart, cause = None, None, last   # a continuation that fails hides nothing: the client hears what cut the answer
-            if _output(self.asm):   # part of the answer went out
-                said = prefix_of(self.asm)
-                prefix = said if prefills else None
-                if prefix is None:
-                    if self.committed and not self.discard_ok:   # it would start over, and the client cannot take that back:
-                        if said is None:   # a tool call went out, which no new answer can be matched against
-                            skipped(call, t.spec.name, 'cannot_continue')
-                            not_asked(call, f'{t.spec.name} cannot continue the answer and the client cannot start over')
-                            raise failure or last
-                        restart = said   # so the answer starts over, and goes on to the client only past what it has
-                    else: yield [DISCARD]
+            cause = last   # a continuation that fails hides nothing: the client hears what cut the answer
+            prefix, restart, discard = self.resume_point(t, prefills, failure, last)
+            if discard: yield [DISCARD]
             self.switch(t)
             used = len(self.asm.content)   # chunks of text so far: about as many tokens of the client's limit
             if prefix: send, seam = continuation(body, prefix, used), Seam(prefix, t.caps.prefill_echo)
@@ -553,14 +605,8 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
             except GatewayError as e:
                 last = e
                 if counts_against(e): br.failed()
-                step = next_step(gw.retry, e, n, body, more)
-                if prefix and isinstance(e, (InvalidRequest, UpstreamError)) and e.status < 500:   # the prefill refused
-                    step = step._replace(action='resend', reason='prefill_rejected')   # from the start (above says how)
-                    prefills = False
-                    gw.no_prefill.add(t.spec.name)   # remembered: the next cut answer is not offered to it as a prefill
-                call.retry(step.reason, str(e), step.action, model=t.spec.name, upstream=t.up.runtime, status=e.status,
-                           at=round((started - self.t0) * 1000, 1), ms=round((time.perf_counter() - started) * 1000, 1),
-                           wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0)
+                step = self.judge(t, e, n, body, more, prefix, started)
+                if step.reason == 'prefill_rejected': prefills = False
                 if step.action == 'resend':
                     log.info('call %s: %s; sending again in %.2f s', call.id, e, step.wait)
                     paused = time.perf_counter()   # a restart and a backoff are the upstream's doing
@@ -576,9 +622,7 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
                 break
             else:
                 br.succeeded()
-                if prefix: call.info['continued'] = len(prefix)
-                if restart: call.info['restarted'] = len(restart)
-                if name is not None: call.info['fallback'] = t.spec.name
+                self.answered(t, name is not None, prefix, restart)
                 return
     not_asked(call, 'no fallback could be asked')
     raise failure or last
@@ -606,11 +650,13 @@ async def batches(self:Exchange) -> AsyncIterator[list[dict]]:
         yield out
     await self.remember_reasoning()
 
+# %% ../nbs/05h_gateway.ipynb #72a1e9c6
 @patch
 def chunks(self:Exchange) -> AsyncIterator[dict]:
     "The answer's chunks (and `DISCARD` events) one by one: `batches`, flattened."
     return flattened(self.batches())
 
+# %% ../nbs/05h_gateway.ipynb #d3be007f
 def usage_tokens(u:dict|None, timings:dict|None=None) -> dict:
     "The token counts of an OpenAI `usage` (and llama.cpp `timings`) as the ledger's columns name them."
     u, t = u if isinstance(u, dict) else {}, timings if isinstance(timings, dict) else {}
@@ -619,12 +665,14 @@ def usage_tokens(u:dict|None, timings:dict|None=None) -> dict:
                 completion_tokens=u.get('completion_tokens'), reasoning_tokens=ctd.get('reasoning_tokens'),
                 cache_write_tokens=u.get('cache_write_tokens'))
 
+# %% ../nbs/05h_gateway.ipynb #c3e9b415
 @patch
 def priced(self:Exchange, ch:dict) -> dict:
     "The usage chunk `ch` with its cost at the answering model's price, and that model's name, under `ramabana`."
     cost = self.call.spec.cost(**usage_tokens(ch['usage'], self.asm.timings))
     return {**ch, CHUNK_KEY: {**(ch.get(CHUNK_KEY) or {}), 'cost_usd': cost, 'model': self.call.spec.name}}
 
+# %% ../nbs/05h_gateway.ipynb #4cf8f56d
 @patch
 async def remember_reasoning(self:Exchange):
     "Store the answer's reasoning in the task's replay file (llama.cpp models with a task only)."
@@ -693,6 +741,7 @@ async def readback_of(self:Gateway, ex:Exchange, sent:int) -> None:
     except Exception as e:   # a bug here must not reach the call, which has ended: logged with its traceback
         log.warning('call %s: sampling readback failed', ex.call.id, exc_info=e)
 
+# %% ../nbs/05h_gateway.ipynb #7950f672
 @patch
 async def settle(self:Gateway, timeout:float|None=None) -> None:
     "Wait for the sampling readbacks in flight (each is bounded by `readback_timeout`)."

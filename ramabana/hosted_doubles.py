@@ -26,6 +26,7 @@ class ToolCall:
     args: dict = field(default_factory=dict)
     id: str|None = None   # None: the fake makes one up in its provider's format
 
+# %% ../nbs/04b_hosted_doubles.ipynb #45d09759
 @dataclass
 class HostedReply:
     "What the fake model answers; each fake renders it in its own wire format."
@@ -51,6 +52,7 @@ class HostedReply:
         "The neutral finish reason: `finish`, else 'tool_calls' when there are calls, else 'stop'."
         return self.finish or ('tool_calls' if self.tool_calls else 'stop')
 
+# %% ../nbs/04b_hosted_doubles.ipynb #a435ec3d
 @dataclass
 class HostedFault:
     "An error the fake answers one request with instead of a reply."
@@ -79,16 +81,19 @@ class _Reject(Exception):
         super().__init__(status)
         self.status,self.body,self.headers = status,body,headers or {}
 
+# %% ../nbs/04b_hosted_doubles.ipynb #a5fb3302
 def _tokens(s:str, cpt:float) -> int:
     "Tokens in `s` at `cpt` characters a token, rounded up."
     return math.ceil(len(s)/cpt) if s else 0
 
+# %% ../nbs/04b_hosted_doubles.ipynb #c960b0bc
 def _pieces(s:str, n:int) -> list[str]:
     "Cut `s` into at most `n` non-empty consecutive pieces."
     if not s: return []
     k = math.ceil(len(s)/max(1, n))
     return [s[i:i+k] for i in range(0, len(s), k)]
 
+# %% ../nbs/04b_hosted_doubles.ipynb #54062c46
 def _dumps(o) -> str: return json.dumps(o, separators=(',', ':'), ensure_ascii=False)
 
 # %% ../nbs/04b_hosted_doubles.ipynb #544671de
@@ -145,57 +150,104 @@ class FakeProvider(BackgroundServer):
         self._key = hashlib.sha256(f'{type(self).__name__}:{id(self)}:{time.time()}'.encode()).digest()
         self._n = itertools.count(1)
 
-    def push(self, *replies):
-        "Queue more replies (or faults)."
-        self.script.extend(replies)
-        return self
+# %% ../nbs/04b_hosted_doubles.ipynb #bc24b640
+@patch
+def push(self:FakeProvider, *replies):
+    "Queue more replies (or faults)."
+    self.script.extend(replies)
+    return self
 
-    def next_reply(self, body:dict) -> HostedReply|HostedFault:
-        "The scripted answer to `body`."
-        r = self.fn(body) if self.fn else self.script.pop(0) if self.script else self.default
-        return as_reply(r)
+# %% ../nbs/04b_hosted_doubles.ipynb #d481ab7d
+@patch
+def next_reply(self:FakeProvider, body:dict) -> HostedReply|HostedFault:
+    "The scripted answer to `body`."
+    r = self.fn(body) if self.fn else self.script.pop(0) if self.script else self.default
+    return as_reply(r)
 
-    def sign(self, *parts) -> str:
-        "A signature over `parts` that only this fake produces."
-        mac = hmac.new(self._key, _dumps(parts).encode(), hashlib.sha256).digest()
-        return base64.b64encode(b'sig1' + mac).decode()
+# %% ../nbs/04b_hosted_doubles.ipynb #2df6d5eb
+@patch
+def sign(self:FakeProvider, *parts) -> str:
+    "A signature over `parts` that only this fake produces."
+    mac = hmac.new(self._key, _dumps(parts).encode(), hashlib.sha256).digest()
+    return base64.b64encode(b'sig1' + mac).decode()
 
-    def verify(self, sig, *parts) -> bool:
-        "Whether `sig` is this fake's signature over `parts`."
-        return isinstance(sig, str) and hmac.compare_digest(sig, self.sign(*parts))
+# %% ../nbs/04b_hosted_doubles.ipynb #bdea41ce
+@patch
+def verify(self:FakeProvider, sig, *parts) -> bool:
+    "Whether `sig` is this fake's signature over `parts`."
+    return isinstance(sig, str) and hmac.compare_digest(sig, self.sign(*parts))
 
-    def window(self, model:str) -> int:
-        "The context window of `model`, in the fake's tokens."
-        return self.ctx
+# %% ../nbs/04b_hosted_doubles.ipynb #3be7ebb5
+@patch
+def window(self:FakeProvider, model:str) -> int:
+    "The context window of `model`, in the fake's tokens."
+    return self.ctx
 
-    def fit(self, prompt:str, upto, model:str) -> tuple[str, int|None]:
-        "The prompt as the model reads it; one longer than the window is refused as the provider refuses it."
-        if (n := _tokens(prompt, self.cpt)) > self.window(model): raise self.overflow(n, model)
-        return prompt, upto
+# %% ../nbs/04b_hosted_doubles.ipynb #fc6c183e
+@patch
+def fit(self:FakeProvider, prompt:str, upto, model:str) -> tuple[str, int|None]:
+    "The prompt as the model reads it; one longer than the window is refused as the provider refuses it."
+    if (n := _tokens(prompt, self.cpt)) > self.window(model): raise self.overflow(n, model)
+    return prompt, upto
 
-    def thinking(self, body:dict) -> bool:
-        "Whether the request has the model think (reasoning is counted and shown only then)."
-        return True
+# %% ../nbs/04b_hosted_doubles.ipynb #6abd2aa6
+@patch
+def thinking(self:FakeProvider, body:dict) -> bool:
+    "Whether the request has the model think (reasoning is counted and shown only then)."
+    return True
 
-    def headers(self, turn:Turn) -> dict:
-        "Extra response headers."
-        return {}
+# %% ../nbs/04b_hosted_doubles.ipynb #af2739a1
+@patch
+def headers(self:FakeProvider, turn:Turn) -> dict:
+    "Extra response headers."
+    return {}
 
-    def media_type(self, turn:Turn) -> str:
-        "The content type of a streamed answer."
-        return 'text/event-stream'
+# %% ../nbs/04b_hosted_doubles.ipynb #22991322
+@patch
+def media_type(self:FakeProvider, turn:Turn) -> str:
+    "The content type of a streamed answer."
+    return 'text/event-stream'
 
-    # What each provider states; `_need` names the missing method if a subclass forgot one.
-    def _need(self, name): raise NotImplementedError(f'{type(self).__name__} must define {name}')
-    def check_auth(self, request): "Raise `_Reject` unless the request carries the key."; self._need('check_auth')
-    def validate(self, body:dict, model:str): "Raise `_Reject` for what the provider refuses."; self._need('validate')
-    def prompt(self, body:dict) -> tuple[str, int|None]: "Canonical prompt text, and its cache breakpoint."; self._need('prompt')
-    def bad_json(self) -> _Reject: "The error for a body that is not JSON."; self._need('bad_json')
-    def overflow(self, n:int, model:str) -> _Reject: "The error for a prompt of `n` tokens over the window."; self._need('overflow')
-    def fault_error(self, f:HostedFault, model:str) -> _Reject: "The error response for fault `f`."; self._need('fault_error')
-    def render(self, turn:Turn) -> dict: "The whole answer."; self._need('render')
-    def events(self, turn:Turn) -> Iterator[str]: "The streamed answer, as SSE text."; self._need('events')
-    def error_event(self, f:HostedFault) -> str: "The SSE text of an error inside a stream."; self._need('error_event')
+# %% ../nbs/04b_hosted_doubles.ipynb #0a774e58
+# What each provider states; `_need` names the missing method if a subclass forgot one.
+@patch
+def _need(self:FakeProvider, name): raise NotImplementedError(f'{type(self).__name__} must define {name}')
+
+# %% ../nbs/04b_hosted_doubles.ipynb #060b3fac
+@patch
+def check_auth(self:FakeProvider, request): "Raise `_Reject` unless the request carries the key."; self._need('check_auth')
+
+# %% ../nbs/04b_hosted_doubles.ipynb #a4504b28
+@patch
+def validate(self:FakeProvider, body:dict, model:str): "Raise `_Reject` for what the provider refuses."; self._need('validate')
+
+# %% ../nbs/04b_hosted_doubles.ipynb #603d3458
+@patch
+def prompt(self:FakeProvider, body:dict) -> tuple[str, int|None]: "Canonical prompt text, and its cache breakpoint."; self._need('prompt')
+
+# %% ../nbs/04b_hosted_doubles.ipynb #d21f338f
+@patch
+def bad_json(self:FakeProvider) -> _Reject: "The error for a body that is not JSON."; self._need('bad_json')
+
+# %% ../nbs/04b_hosted_doubles.ipynb #04c30db8
+@patch
+def overflow(self:FakeProvider, n:int, model:str) -> _Reject: "The error for a prompt of `n` tokens over the window."; self._need('overflow')
+
+# %% ../nbs/04b_hosted_doubles.ipynb #366ee767
+@patch
+def fault_error(self:FakeProvider, f:HostedFault, model:str) -> _Reject: "The error response for fault `f`."; self._need('fault_error')
+
+# %% ../nbs/04b_hosted_doubles.ipynb #97c3db1f
+@patch
+def render(self:FakeProvider, turn:Turn) -> dict: "The whole answer."; self._need('render')
+
+# %% ../nbs/04b_hosted_doubles.ipynb #7c065511
+@patch
+def events(self:FakeProvider, turn:Turn) -> Iterator[str]: "The streamed answer, as SSE text."; self._need('events')
+
+# %% ../nbs/04b_hosted_doubles.ipynb #41a3dda7
+@patch
+def error_event(self:FakeProvider, f:HostedFault) -> str: "The SSE text of an error inside a stream."; self._need('error_event')
 
 # %% ../nbs/04b_hosted_doubles.ipynb #ff60e925
 @patch
@@ -208,6 +260,7 @@ def usage(self:FakeProvider, body, reply, prompt, upto, thinking=True) -> dict:
     u.update(reply.usage)
     return u
 
+# %% ../nbs/04b_hosted_doubles.ipynb #558f6c26
 @patch
 async def answer(self:FakeProvider, request, *, model:str|None=None, stream:bool|None=None, **info):
     "Check, then answer one request: the steps every provider shares."
@@ -230,6 +283,7 @@ async def answer(self:FakeProvider, request, *, model:str|None=None, stream:bool
     if not stream: return JSONResponse(self.render(turn), headers=self.headers(turn))
     return StreamingResponse(self.stream_events(turn), media_type=self.media_type(turn), headers=self.headers(turn))
 
+# %% ../nbs/04b_hosted_doubles.ipynb #95e324f8
 @patch
 def stream_events(self:FakeProvider, turn:Turn) -> Iterator[str]:
     "The turn's events; with a `stream_error` fault, its first two events and then the provider's error event."
@@ -248,6 +302,7 @@ def _is_object(s:dict) -> bool:
     t = s.get('type')
     return t == 'object' or (isinstance(t, list) and 'object' in t) or 'properties' in s
 
+# %% ../nbs/04b_hosted_doubles.ipynb #35361a65
 def strict_schema_problem(schema:dict, root:bool=True, ctx:tuple=()) -> str|None:
     "The first reason OpenAI's strict mode rejects `schema`, in its words; None when it is accepted."
     if not isinstance(schema, dict): return None
@@ -274,10 +329,12 @@ def strict_schema_problem(schema:dict, root:bool=True, ctx:tuple=()) -> str|None
 def _oai_err(message:str, type:str='invalid_request_error', param=None, code=None) -> dict:
     return {'error': {'message': message, 'type': type, 'param': param, 'code': code}}
 
+# %% ../nbs/04b_hosted_doubles.ipynb #0a9ef093
 def _mask(key:str) -> str:
     "A key as OpenAI echoes it: all but its ends hidden."
     return key[:3] + '*'*max(0, len(key)-7) + key[-4:] if len(key) > 7 else '*'*len(key)
 
+# %% ../nbs/04b_hosted_doubles.ipynb #6e5c4c7d
 _OAI_FINISH = dict(stop='stop', length='length', tool_calls='tool_calls', content_filter='content_filter')
 
 class FakeOpenAI(FakeProvider):
@@ -378,6 +435,7 @@ def validate(self:FakeOpenAI, body:dict, model):
             raise _Reject(400, _oai_err(f"Invalid schema for function '{fn.get('name')}': {p}",
                                         param=f'tools[{i}].function.parameters', code='invalid_function_parameters'))
 
+# %% ../nbs/04b_hosted_doubles.ipynb #75142c4f
 @patch
 def prompt(self:FakeOpenAI, body) -> tuple[str, int|None]:
     "The canonical prompt text: messages, tools and the response format."
@@ -392,14 +450,17 @@ def _oai_usage(u:dict) -> dict:
             'completion_tokens_details': {'reasoning_tokens': u['reasoning'], 'audio_tokens': 0,
                                           'accepted_prediction_tokens': 0, 'rejected_prediction_tokens': 0}}
 
+# %% ../nbs/04b_hosted_doubles.ipynb #e932be06
 def _oai_calls(turn:Turn) -> list[dict]:
     return [{'id': t.id or f'call_{turn.n:06d}{i:02d}fake', 'type': 'function',
              'function': {'name': t.name, 'arguments': _dumps(t.args)}} for i, t in enumerate(turn.reply.tool_calls)]
 
+# %% ../nbs/04b_hosted_doubles.ipynb #340b388b
 def _oai_head(turn:Turn, obj:str) -> dict:
     return {'id': f'chatcmpl-fake{turn.n:06d}', 'object': obj, 'created': int(time.time()), 'model': turn.model,
             'system_fingerprint': 'fp_fake'}
 
+# %% ../nbs/04b_hosted_doubles.ipynb #f6d91ba5
 @patch
 def render(self:FakeOpenAI, turn:Turn) -> dict:
     "The whole `chat.completion` object."
@@ -410,6 +471,7 @@ def render(self:FakeOpenAI, turn:Turn) -> dict:
     return {**_oai_head(turn, 'chat.completion'), 'choices': [choice], 'usage': _oai_usage(turn.usage),
             'service_tier': 'default'}
 
+# %% ../nbs/04b_hosted_doubles.ipynb #83dd3552
 @patch
 def events(self:FakeOpenAI, turn:Turn) -> Iterator[str]:
     "The `chat.completion.chunk` stream, ending with `[DONE]`."
@@ -430,6 +492,7 @@ def events(self:FakeOpenAI, turn:Turn) -> Iterator[str]:
     if with_usage: yield f"data: {_dumps({**head, 'choices': [], 'usage': _oai_usage(turn.usage)})}\n\n"
     yield 'data: [DONE]\n\n'
 
+# %% ../nbs/04b_hosted_doubles.ipynb #f8e07b5a
 @patch
 def error_event(self:FakeOpenAI, f:HostedFault) -> str:
     return f"data: {_dumps(_oai_err('The server had an error while processing your request. Sorry about that!', type='server_error'))}\n\n"
@@ -438,8 +501,10 @@ def error_event(self:FakeOpenAI, f:HostedFault) -> str:
 def _ant_err(type:str, message:str, n:int=0) -> dict:
     return {'type': 'error', 'error': {'type': type, 'message': message}, 'request_id': f'req_fake{n:08d}'}
 
+# %% ../nbs/04b_hosted_doubles.ipynb #7fb0a83e
 def _bad(message:str) -> _Reject: return _Reject(400, _ant_err('invalid_request_error', message))
 
+# %% ../nbs/04b_hosted_doubles.ipynb #5eed84ab
 _ANT_STOP = dict(stop='end_turn', length='max_tokens', tool_calls='tool_use', content_filter='refusal')
 _THINK_DOC = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
 
@@ -488,6 +553,7 @@ def _blocks(m:dict) -> list:
     c = m.get('content')
     return [{'type': 'text', 'text': c}] if isinstance(c, str) else (c or [])
 
+# %% ../nbs/04b_hosted_doubles.ipynb #a483ae70
 def _ant_check_thinking(self:FakeAnthropic, body:dict):
     "Enforce extended thinking's rules on the request."
     msgs, th = body.get('messages') or [], body.get('thinking') or {}
@@ -527,6 +593,7 @@ def _ant_check_thinking(self:FakeAnthropic, body:dict):
                 'the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from '
                 f'previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at {_THINK_DOC}')
 
+# %% ../nbs/04b_hosted_doubles.ipynb #191941ce
 @patch
 def validate(self:FakeAnthropic, body:dict, model):
     "Refuse what the Messages API refuses."
@@ -557,6 +624,7 @@ def validate(self:FakeAnthropic, body:dict, model):
         if fmt.get('type') == 'json_schema' and 'type' not in (fmt.get('schema') or {}):
             raise _bad(f"output_config.format.schema: Invalid schema: Schema type is missing for schema: {fmt.get('schema')}")
 
+# %% ../nbs/04b_hosted_doubles.ipynb #6585ed8d
 @patch
 def prompt(self:FakeAnthropic, body) -> tuple[str, int]:
     "The canonical prompt (tools, system, messages, block by block) and where its last cache breakpoint ends."
@@ -582,21 +650,26 @@ def _ant_content(self:FakeAnthropic, turn:Turn) -> list[dict]:
         out.append({'type': 'tool_use', 'id': t.id or f'toolu_fake{turn.n:06d}{i:02d}', 'name': t.name, 'input': t.args})
     return out
 
+# %% ../nbs/04b_hosted_doubles.ipynb #d6948721
 def _ant_usage(u:dict, final:bool=True) -> dict:
     return {'input_tokens': u['prompt'] - u['cached'] - u['cache_write'], 'cache_creation_input_tokens': u['cache_write'],
             'cache_read_input_tokens': u['cached'], 'output_tokens': u['output'] + u['reasoning'] if final else 1,
             'service_tier': 'standard'}
 
+# %% ../nbs/04b_hosted_doubles.ipynb #5cf08c9e
 def _ant_message(turn:Turn, content, stop, usage) -> dict:
     return {'id': f'msg_fake{turn.n:08d}', 'type': 'message', 'role': 'assistant', 'model': turn.model,
             'content': content, 'stop_reason': stop, 'stop_sequence': None, 'usage': usage}
 
+# %% ../nbs/04b_hosted_doubles.ipynb #e0b4db1e
 @patch
 def render(self:FakeAnthropic, turn:Turn) -> dict:
     return _ant_message(turn, _ant_content(self, turn), _ANT_STOP[turn.reply.stop], _ant_usage(turn.usage))
 
+# %% ../nbs/04b_hosted_doubles.ipynb #04216018
 def _sse(event:str, data:dict) -> str: return f'event: {event}\ndata: {_dumps({"type": event, **data})}\n\n'
 
+# %% ../nbs/04b_hosted_doubles.ipynb #ee33345e
 @patch
 def events(self:FakeAnthropic, turn:Turn) -> Iterator[str]:
     "The Messages event stream."
@@ -620,6 +693,7 @@ def events(self:FakeAnthropic, turn:Turn) -> Iterator[str]:
                                  'usage': _ant_usage(turn.usage)})
     yield _sse('message_stop', {})
 
+# %% ../nbs/04b_hosted_doubles.ipynb #4aa67c9f
 @patch
 def error_event(self:FakeAnthropic, f:HostedFault) -> str:
     return _sse('error', {'error': {'type': 'overloaded_error', 'message': 'Overloaded'}})
@@ -630,8 +704,10 @@ def _gem_err(code:int, status:str, message:str, details:list|None=None) -> dict:
     if details: e['details'] = details
     return {'error': e}
 
+# %% ../nbs/04b_hosted_doubles.ipynb #6e75f5c1
 def _gbad(message:str) -> _Reject: return _Reject(400, _gem_err(400, 'INVALID_ARGUMENT', message))
 
+# %% ../nbs/04b_hosted_doubles.ipynb #dcb435e3
 _GEM_STOP = dict(stop='STOP', length='MAX_TOKENS', tool_calls='STOP', content_filter='SAFETY')
 
 class FakeGemini(FakeProvider):
@@ -693,8 +769,11 @@ class FakeGemini(FakeProvider):
 
 # %% ../nbs/04b_hosted_doubles.ipynb #a94a5a3a
 def _fcalls(c:dict) -> list: return [p for p in c.get('parts') or [] if 'functionCall' in p]
+
+# %% ../nbs/04b_hosted_doubles.ipynb #fccc7b19
 def _fresps(c:dict) -> list: return [p for p in c.get('parts') or [] if 'functionResponse' in p]
 
+# %% ../nbs/04b_hosted_doubles.ipynb #0e43b46f
 @patch
 def validate(self:FakeGemini, body:dict, model):
     "Refuse what generateContent refuses."
@@ -733,6 +812,7 @@ def validate(self:FakeGemini, body:dict, model):
         if b != 0 and not lo <= b <= hi:
             raise _gbad(f'The thinking budget {b} is invalid. Please choose a value between {lo} and {hi}.')  # the fake's wording
 
+# %% ../nbs/04b_hosted_doubles.ipynb #ed76d884
 @patch
 def prompt(self:FakeGemini, body) -> tuple[str, None]:
     return _dumps([body.get('systemInstruction'), body.get('tools'), body.get('contents')]), None
@@ -746,6 +826,7 @@ def _gem_usage(u:dict) -> dict:
     if u['reasoning']: m['thoughtsTokenCount'] = u['reasoning']
     return m
 
+# %% ../nbs/04b_hosted_doubles.ipynb #fc934064
 def _gem_parts(self:FakeGemini, turn:Turn) -> tuple[list, list, list]:
     "Thought, text and function-call parts of the answer, signed."
     r = turn.reply
@@ -757,6 +838,7 @@ def _gem_parts(self:FakeGemini, turn:Turn) -> tuple[list, list, list]:
     elif texts: texts[-1]['thoughtSignature'] = self.sign('text', r.answer)
     return thoughts, texts, calls
 
+# %% ../nbs/04b_hosted_doubles.ipynb #2bcad3a1
 _GEM_BLOCKED = [{'category': 'HARM_CATEGORY_DANGEROUS_CONTENT', 'probability': 'HIGH', 'blocked': True}]
 
 def _gem_response(turn:Turn, parts, finish=None, usage=None) -> dict:
@@ -769,11 +851,13 @@ def _gem_response(turn:Turn, parts, finish=None, usage=None) -> dict:
     return {'candidates': [cand], 'usageMetadata': usage or _gem_usage({**turn.usage, 'output': 0, 'reasoning': 0}),
             'modelVersion': turn.model, 'responseId': f'fake{turn.n:08d}'}
 
+# %% ../nbs/04b_hosted_doubles.ipynb #fd83fc67
 @patch
 def render(self:FakeGemini, turn:Turn) -> dict:
     th, tx, ca = _gem_parts(self, turn)
     return _gem_response(turn, th + tx + ca, _GEM_STOP[turn.reply.stop], _gem_usage(turn.usage))
 
+# %% ../nbs/04b_hosted_doubles.ipynb #51f98723
 def _gem_chunks(self:FakeGemini, turn:Turn) -> list[dict]:
     "The partial responses of a streamed answer."
     th, tx, ca = _gem_parts(self, turn)
@@ -785,16 +869,19 @@ def _gem_chunks(self:FakeGemini, turn:Turn) -> list[dict]:
     parts = parts or [[{'text': ''}]]
     return [_gem_response(turn, p) for p in parts[:-1]] + [_gem_response(turn, parts[-1], _GEM_STOP[turn.reply.stop], _gem_usage(turn.usage))]
 
+# %% ../nbs/04b_hosted_doubles.ipynb #5855440a
 @patch
 def events(self:FakeGemini, turn:Turn) -> Iterator[str]:
     if turn.info.get('sse'):
         for c in _gem_chunks(self, turn): yield f'data: {_dumps(c)}\r\n\r\n'
     else: yield json.dumps(_gem_chunks(self, turn), indent=2)
 
+# %% ../nbs/04b_hosted_doubles.ipynb #de770365
 @patch
 def error_event(self:FakeGemini, f:HostedFault) -> str:
     return f"data: {_dumps(_gem_err(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.'))}\r\n\r\n"
 
+# %% ../nbs/04b_hosted_doubles.ipynb #f7c31a61
 @patch
 def stream_events(self:FakeGemini, turn:Turn):
     "Without `alt=sse` a broken stream is a truncated JSON array."
@@ -848,6 +935,7 @@ def validate(self:FakeOllama, body:dict, model):
         raise _Reject(400, _oai_err(f'registry.ollama.ai/library/{tag} does not support tools'))
     if not body.get('messages'): raise _Reject(400, _oai_err('[] is too short - \'messages\''))   # the fake's wording
 
+# %% ../nbs/04b_hosted_doubles.ipynb #6ffa560a
 @patch
 async def show(self:FakeOllama, request):
     "`POST /api/show`: what the model can do, the window it was trained for, and its Modelfile parameters."

@@ -26,6 +26,7 @@ def new_key() -> str:
     "A new secret key: `rmb_` and 32 random bytes, URL-safe."
     return KEY_PREFIX + secrets.token_urlsafe(32)
 
+# %% ../nbs/05gc_keys.ipynb #f56775bf
 def digest(key:str, pepper:bytes) -> str:
     "The HMAC-SHA256 of `key` under the server secret `pepper`, as hex: what the store keeps."
     return hmac.new(pepper, key.encode(), hashlib.sha256).hexdigest()
@@ -39,6 +40,7 @@ def actor() -> str:
     except (KeyError, OSError): user = f'uid {os.getuid()}'   # a container's user with no name
     return f'{user}@{socket.gethostname()}'
 
+# %% ../nbs/05gc_keys.ipynb #e5ff2441
 def check_name(name:str) -> str:
     "`name` if it can name a key, else a `ConfigError` saying what a name may hold."
     if not isinstance(name, str) or not _NAME.fullmatch(name):
@@ -55,6 +57,7 @@ def key_tables(real:str) -> list[str]:
             'name TEXT NOT NULL, detail TEXT)',
             'CREATE TABLE IF NOT EXISTS key_meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)']
 
+# %% ../nbs/05gc_keys.ipynb #2b3c47e6
 LIMIT_FIELDS = ('models', 'rpm', 'tpm', 'max_parallel', 'budget_usd', 'budget_period', 'expires')
 CHECK = 'ramabana key check'   # what the check digest is the HMAC of
 
@@ -94,10 +97,12 @@ def _meta(cur, mark, k):
     row = cur.execute(f'SELECT v FROM key_meta WHERE k = {mark}', (k,)).fetchone()
     return row[0] if row else None
 
+# %% ../nbs/05gc_keys.ipynb #523a1bf1
 def _set_meta(cur, mark, k, v):
     cur.execute(f'DELETE FROM key_meta WHERE k = {mark}', (k,))
     cur.execute(f'INSERT INTO key_meta (k, v) VALUES ({mark}, {mark})', (k, v))
 
+# %% ../nbs/05gc_keys.ipynb #58af6cf8
 @patch
 def _checked(self:KeyStore, cur, mark):
     "The server secret, checked against the store's record of it (recorded now if there is none)."
@@ -111,10 +116,12 @@ def _checked(self:KeyStore, cur, mark):
         raise ConfigError(f'{var} is not the secret the stored keys were made with: every gateway sharing this ledger needs the same one')
     return self.pepper
 
+# %% ../nbs/05gc_keys.ipynb #56d66aba
 def _bump(cur, mark):
     "Raise the version every gateway compares with the one it read."
     _set_meta(cur, mark, 'version', str(int(_meta(cur, mark, 'version') or 0) + 1))
 
+# %% ../nbs/05gc_keys.ipynb #7b7a2162
 def _audit(cur, mark, now, actor, action, name, detail=None):
     cur.execute(f'INSERT INTO key_audit (time, actor, action, name, detail) VALUES ({mark}, {mark}, {mark}, {mark}, {mark})',
                 (now, actor, action, name, json.dumps(detail, sort_keys=True) if detail else None))
@@ -132,9 +139,11 @@ def limits_of(name:str, models=None, rpm=None, tpm=None, max_parallel=None, budg
         res['models'] = list(models)
     return res
 
+# %% ../nbs/05gc_keys.ipynb #cb521aed
 def _row(rec:dict) -> tuple:
     return tuple(json.dumps(rec[k]) if k == 'models' and rec.get(k) else rec.get(k) for k in LIMIT_FIELDS)
 
+# %% ../nbs/05gc_keys.ipynb #388214f5
 @patch
 def add(self:KeyStore, name:str, actor:str, expires:float|None=None, **limits) -> str:
     "Make the key `name` with `limits` (`limits_of`'s) and return its secret: shown this once, stored only as a digest."
@@ -158,6 +167,7 @@ def _live(cur, mark, name):
     row = cur.execute(f'SELECT revoked FROM gateway_keys WHERE name = {mark}', (name,)).fetchone()
     if row is None or row[0] is not None: raise ConfigError(f"there is no live key named '{name}'")
 
+# %% ../nbs/05gc_keys.ipynb #55b149e1
 @patch
 def revoke(self:KeyStore, name:str, actor:str) -> None:
     "Revoke the key `name`: refused by every gateway sharing the store from its next look (`gateway.keys_refresh`)."
@@ -169,6 +179,7 @@ def revoke(self:KeyStore, name:str, actor:str) -> None:
         _bump(cur, mark)
     self.tx(body)
 
+# %% ../nbs/05gc_keys.ipynb #035fedd6
 @patch
 def rotate(self:KeyStore, name:str, actor:str) -> str:
     "A new secret for the key `name`, its limits kept; the old secret stops working. The new one is returned, once."
@@ -190,22 +201,26 @@ def _record(row) -> dict:
     if rec['models']: rec['models'] = json.loads(rec['models'])
     return rec
 
+# %% ../nbs/05gc_keys.ipynb #b88403cf
 @patch
 def version(self:KeyStore) -> int:
     "How many changes the keys have had: a gateway reads them again when this moved."
     return int(self.tx(lambda cur, mark: _meta(cur, mark, 'version')) or 0)
 
+# %% ../nbs/05gc_keys.ipynb #7df2e7aa
 @patch
 def records(self:KeyStore) -> list[dict]:
     "Every stored key, revoked ones too, by name: its limits, `expires`, `created`, `revoked` (never its digest)."
     rows = self.tx(lambda cur, mark: cur.execute(f'SELECT {", ".join(_COLS)} FROM gateway_keys ORDER BY name').fetchall())
     return [_record(r) for r in rows]
 
+# %% ../nbs/05gc_keys.ipynb #5e382b7f
 def as_token(rec:dict) -> NamedToken:
     "A stored key's record as the `NamedToken` the gateway's limits and model checks read."
     return NamedToken(rec['name'], '', tuple(rec['models']) if rec.get('models') else None,
                       **{k: rec[k] for k in ('rpm', 'tpm', 'max_parallel', 'budget_usd', 'budget_period') if rec.get(k) is not None})
 
+# %% ../nbs/05gc_keys.ipynb #fa8440bf
 @patch
 def live(self:KeyStore) -> dict[str, NamedToken]:
     "The keys a gateway accepts now: digest -> its `NamedToken` (none revoked or expired)."
@@ -219,6 +234,7 @@ def live(self:KeyStore) -> dict[str, NamedToken]:
         if rec['expires'] is None or rec['expires'] > now: out[d] = as_token(rec)
     return out
 
+# %% ../nbs/05gc_keys.ipynb #7f18d0b0
 @patch
 def audit(self:KeyStore, name:str|None=None) -> list[dict]:
     "The changes to the keys (to `name`'s), oldest first: `time`, `actor`, `action`, `name`, `detail`."
@@ -274,6 +290,7 @@ def find(self:Keyring, key:str):
     hit = self.fixed.get(d) or self.stored.get(d)
     return hit[0] if hit else NOT_FOUND
 
+# %% ../nbs/05gc_keys.ipynb #daa0dd5c
 @patch
 def token(self:Keyring, name:str|None) -> NamedToken|None:
     "The `NamedToken` of the key named `name`, if it has one (the single token has none)."
@@ -281,6 +298,7 @@ def token(self:Keyring, name:str|None) -> NamedToken|None:
         if n == name and n is not None: return tok
     return None
 
+# %% ../nbs/05gc_keys.ipynb #517ccf6e
 @patch
 def tokens(self:Keyring) -> dict[str, NamedToken]:
     "Every named key's `NamedToken`, by name."
@@ -307,11 +325,13 @@ def read(self:Keyring) -> bool:
     self.seen = v
     return True
 
+# %% ../nbs/05gc_keys.ipynb #6b9dc0b8
 @patch
 def due(self:Keyring) -> bool:
     "Whether it is time to look at the store again (and no look is under way)."
     return self.store is not None and self._reading is None and self.clock() - self.checked >= self.refresh
 
+# %% ../nbs/05gc_keys.ipynb #1ff4b635
 @patch
 async def look(self:Keyring) -> bool:
     "`read` in a thread, one at a time; True when the keys changed."

@@ -63,6 +63,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
 class LedgerError(RamabanaError):
     "The ledger could not be written or read."
 
+# %% ../nbs/05g_ledger.ipynb #f6ec3061
 def _known(fields, columns:dict=COLUMNS):
     "Raise unless every name in `fields` is one of `columns` (by default the calls' columns)."
     if bad := set(fields) - set(columns): raise LedgerError(f"unknown ledger fields: {', '.join(sorted(bad))}")
@@ -112,6 +113,7 @@ def message_hashes(messages:list) -> list[str]:
     "A short fingerprint of each message."
     return [hashlib.blake2b(_canonical(m), digest_size=8).hexdigest() for m in messages]
 
+# %% ../nbs/05g_ledger.ipynb #244c1b27
 def first_change(prev:list[str]|None, cur:list[str]) -> int:
     "Index of the first message of `cur` that differs from `prev`; -1 when `cur` only extends `prev` (or there is no `prev`)."
     if not prev: return -1
@@ -193,11 +195,13 @@ class _Refusal:
     __slots__ = ('fields',)
     def __init__(self, fields): self.fields = fields
 
+# %% ../nbs/05g_ledger.ipynb #6edb40c0
 class _Update:
     "A change to a row already recorded."
     __slots__ = ('id', 'fields')
     def __init__(self, id, fields): self.id, self.fields = id, fields
 
+# %% ../nbs/05g_ledger.ipynb #5e64cc48
 def _kind(item) -> str: return 'row' if type(item) is dict else 'refusal' if type(item) is _Refusal else 'update'
 
 # %% ../nbs/05g_ledger.ipynb #5b108e14
@@ -216,6 +220,7 @@ def _set_columns(r:dict) -> tuple[tuple, tuple]:
     set_ = {k: v if type(v) in _AS_IS else _cell(v) for k, v in r.items() if v is not None}
     return tuple(set_), tuple(set_.values())
 
+# %% ../nbs/05g_ledger.ipynb #6ca3fafd
 _SQLITE_INSERTS: dict = {}   # the columns a row sets -> its INSERT
 
 def _sqlite_inserts(rows) -> Iterator[tuple[str, list]]:
@@ -251,6 +256,7 @@ def _write_items(con, items:list, inserts:Callable, refuse:str, mark:str='?') ->
 # %% ../nbs/05g_ledger.ipynb #0a1a571b
 def _busy(e:sqlite3.Error) -> bool: return isinstance(e, sqlite3.OperationalError) and ('locked' in str(e) or 'busy' in str(e))
 
+# %% ../nbs/05g_ledger.ipynb #37f1a511
 Ledger.DB_ERRORS = (sqlite3.Error,)   # what a failed write raises
 
 @patch
@@ -258,6 +264,7 @@ def _write(self:Ledger, con, items:list) -> None:
     "One transaction of `items`."
     with con: _write_items(con, items, _sqlite_inserts, _REFUSE)
 
+# %% ../nbs/05g_ledger.ipynb #b0960ee8
 @patch
 def _give_back(self:Ledger, e:Exception, wait:bool) -> bool:
     "Whether a failed write's items go back to the buffer (to be written later) rather than count as lost: another process is writing."
@@ -291,9 +298,11 @@ def _done(self:Ledger, items:list) -> None:
     self._out += len(items)
     self._release()
 
+# %% ../nbs/05g_ledger.ipynb #93a25a89
 def _settle(fut, ok=True):
     if not fut.done(): fut.set_result(ok)
 
+# %% ../nbs/05g_ledger.ipynb #f9bd0b92
 @patch
 def _release(self:Ledger):
     "Wake the `committed` calls whose rows are now written."
@@ -347,6 +356,7 @@ def _put(self:Ledger, item) -> int:
         self._buf.append(item); self._n += 1
         return self._n
 
+# %% ../nbs/05g_ledger.ipynb #1b3da3c3
 @patch
 def record(self:Ledger, row:dict) -> int:
     "Enqueue one call's row; unknown keys are an error, missing ones are NULL. Returns its ticket for `committed`."
@@ -441,6 +451,7 @@ def _turn_committed(self:Ledger) -> asyncio.Future:
     turn.append(fut := loop.create_future())
     return fut
 
+# %% ../nbs/05g_ledger.ipynb #ecea3064
 @patch
 def _commit_turn(self:Ledger, loop) -> None:
     "One commit for the rows of all the `committed` calls made in the turn of `loop` that just ended."
@@ -522,6 +533,7 @@ def _refusal_rows(rows) -> list[dict]:
         if d.get('clients') is not None: d['clients'] = json.loads(d['clients'])
     return res
 
+# %% ../nbs/05g_ledger.ipynb #703bc1e0
 _REFUSALS_SQL = 'SELECT * FROM refusals ORDER BY last_time DESC, id DESC LIMIT {m}'
 
 @patch
@@ -567,6 +579,7 @@ def _settle_hold(cur, hold_id, token, period, usd, mark='?') -> None:
     cur.execute(f'UPDATE token_budgets SET spent = spent + {mark} WHERE token = {mark} AND period = {mark}', (usd, token, period))
     cur.execute(f'DELETE FROM token_holds WHERE id = {mark}', (hold_id,))
 
+# %% ../nbs/05g_ledger.ipynb #ccdf137d
 def _budget_state(cur, token, period, mark='?') -> dict:
     "What `token` spent in `period` and its holds there (lapsed ones too), read on `cur`."
     row = cur.execute(f'SELECT spent FROM token_budgets WHERE token = {mark} AND period = {mark}', (token, period)).fetchone()
@@ -614,11 +627,13 @@ def hold_budget(self:Ledger,
     "Take a hold of `usd` on `token`'s budget for `period` if spent + held + usd fits the budget, in one transaction."
     return self._budget_tx(_take_hold, token, period, since, usd, budget, hold_id, now, ttl)
 
+# %% ../nbs/05g_ledger.ipynb #2e1e7b07
 @patch
 def settle_budget(self:Ledger, hold_id:str, token:str, period:str, usd:float) -> None:
     "Add what the call cost (`usd`) to the period's `spent` and drop its hold, in one transaction."
     self._budget_tx(_settle_hold, hold_id, token, period, usd)
 
+# %% ../nbs/05g_ledger.ipynb #9bb569a9
 @patch
 def budget(self:Ledger, token:str, period:str) -> dict:
     "What `token` spent in `period` and what its holds may still cost: `{'spent', 'held', 'holds'}` (lapsed holds too)."
@@ -689,6 +704,7 @@ def _said(self:PgLedger, e:Exception) -> str:
     pw = urlsplit(self.url).password
     return text.replace(pw, '***') if pw else text
 
+# %% ../nbs/05g_ledger.ipynb #d2dcb1ab
 @patch
 def _connect_db(self:PgLedger):
     try: return self._pg.connect(self.url, connect_timeout=5)
@@ -704,6 +720,7 @@ def _tables_refused(self:PgLedger, e:Exception) -> str:
     "What the ledger says when PostgreSQL would not make its tables: at start, and in `errors` after an outage."
     return f'{self.path}: cannot make the ledger tables: {self._said(e)}'
 
+# %% ../nbs/05g_ledger.ipynb #75215b83
 @patch
 def _make_tables(self:PgLedger, con):
     "The schema on `con`, in one transaction: the tables, the columns and indexes a newer version added, the version."
@@ -728,6 +745,7 @@ def _spool_line(item) -> dict:
     kind = _kind(item)
     return {'row': item} if kind == 'row' else {'refusal': item.fields} if kind == 'refusal' else {'update': item.id, 'fields': item.fields}
 
+# %% ../nbs/05g_ledger.ipynb #d1f2a0f4
 def _spool_item(line:dict):
     "The row, the `_Update` or the `_Refusal` a spool line holds."
     if 'row' in line: return line['row']
@@ -751,6 +769,7 @@ def _lock(fd:int, wait:bool=True) -> bool:
     except BlockingIOError: return False
     return True
 
+# %% ../nbs/05g_ledger.ipynb #d8944653
 def _fsync_dir(folder:Path) -> None:
     "Make the names in `folder` durable: a new file's name survives a power cut, not only a killed process."
     fd = os.open(folder, os.O_RDONLY)
@@ -797,6 +816,7 @@ def append(self:Spool, items:list) -> None:
     "Append `items` in order, a line each, on disk (fsynced) when it returns."
     append_jsonl(self.path, [_spool_line(i) for i in items], default=str)
 
+# %% ../nbs/05g_ledger.ipynb #1df52584
 @patch
 def items(self:Spool) -> tuple[list, int]:
     "What the file holds: the items, and how many lines did not read."
@@ -809,6 +829,7 @@ def remove(self:Spool) -> None:
     self.path.unlink()
     self.close()
 
+# %% ../nbs/05g_ledger.ipynb #5e66e49e
 @patch
 def close(self:Spool) -> None:
     "Let go of the file and its lock; the file stays, for whoever writes it to PostgreSQL. Safe to call twice."
@@ -831,6 +852,7 @@ def _gone(self:PgLedger, e:Exception) -> bool:
     "Whether `e` says the server went away or cannot be reached, rather than that it refused what was written."
     return isinstance(e, (self._pg.OperationalError, self._pg.InterfaceError))
 
+# %% ../nbs/05g_ledger.ipynb #0271519d
 @patch
 def _away(self:PgLedger, e:Exception) -> None:
     "Note that the server went away (once an outage): from now on rows go to the spool."
@@ -839,6 +861,7 @@ def _away(self:PgLedger, e:Exception) -> None:
     self.errors.append(f'{self.path} unreachable: {self._said(e)}')
     log.warning('ledger: %s is unreachable (%s); rows wait in a spool file in %s until it is back', self.path, self._said(e), self.spool_dir)
 
+# %% ../nbs/05g_ledger.ipynb #8fa1a819
 @patch
 def _give_back(self:PgLedger, e:Exception, wait:bool) -> bool:
     "The server went away: the rows go back to the buffer, and from there to the spool."
@@ -860,6 +883,7 @@ def _connected(self:PgLedger, con):
     "`con`, or a new connection when there is none or the server closed it."
     return con if con is not None and not con.closed else self._pg.connect(self.url, connect_timeout=5)
 
+# %% ../nbs/05g_ledger.ipynb #1674c1de
 @patch
 def _drop(self:PgLedger, con) -> None:
     "Close `con`, if any; one the server already dropped closes without a word."
@@ -1026,6 +1050,7 @@ def recent(self:PgLedger, limit:int=50, **where) -> list[dict]:
             if d.get(k) is not None: d[k] = json.loads(d[k])
     return rows
 
+# %% ../nbs/05g_ledger.ipynb #4cd179d1
 @patch
 def count(self:PgLedger) -> int:
     with self._connect_db() as con: return con.execute('SELECT count(*) FROM model_calls').fetchone()[0]
@@ -1037,6 +1062,7 @@ def spend(self:PgLedger, by:str='model', since:str|None=None) -> list[dict]:
     sql, args = _spend_sql(by, since, '%s'), [since_utc(since)] if since else []
     with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur: return cur.execute(sql, args).fetchall()
 
+# %% ../nbs/05g_ledger.ipynb #53eb6032
 @patch
 def refusals(self:PgLedger, limit:int=50) -> list[dict]:
     from psycopg.rows import dict_row
@@ -1066,10 +1092,12 @@ def hold_budget(self:PgLedger, token:str, period:str, since:str, usd:float, budg
     "As `Ledger.hold_budget`, the period row locked `FOR UPDATE` until the hold is taken or refused."
     return self._budget_tx(_take_hold, token, period, since, usd, budget, hold_id, now, ttl, '%s', ' FOR UPDATE')
 
+# %% ../nbs/05g_ledger.ipynb #3d38181b
 @patch
 def settle_budget(self:PgLedger, hold_id:str, token:str, period:str, usd:float) -> None:
     self._budget_tx(_settle_hold, hold_id, token, period, usd, '%s')
 
+# %% ../nbs/05g_ledger.ipynb #eddb3623
 @patch
 def budget(self:PgLedger, token:str, period:str) -> dict: return self._budget_tx(_budget_state, token, period, '%s')
 

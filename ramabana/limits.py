@@ -80,6 +80,7 @@ def _without_media(content) -> tuple:
     kept = [p for p in content if not isinstance(p, dict) or p.get('type', 'text') in _TEXT_TYPES]
     return kept, len(content) - len(kept)
 
+# %% ../nbs/05gb_limits.ipynb #37d00fda
 def prompt_bound(body:dict) -> int:
     "At most how many prompt tokens the chat `body` makes: the UTF-8 bytes of its messages, tools and schema, and the template's own."
     from ramabana.compaction import img_tokens   # lazy: only a token with a budget needs it
@@ -91,6 +92,7 @@ def prompt_bound(body:dict) -> int:
     text = json.dumps([msgs, body.get('tools'), body.get('response_format')], ensure_ascii=False, separators=(',', ':'))
     return len(text.encode()) + TEMPLATE_TOKENS + (TOOLS_TOKENS if body.get('tools') else 0) + media * img_tokens()
 
+# %% ../nbs/05gb_limits.ipynb #48fed11f
 def output_bound(body:dict, window:int|None) -> int:
     "At most how many tokens the answer has: the `max_tokens` sent, else the model's window, else `OUTPUT_ASSUMED`."
     for k in ('max_completion_tokens', 'max_tokens'):
@@ -98,6 +100,7 @@ def output_bound(body:dict, window:int|None) -> int:
         if isinstance(n, int) and not isinstance(n, bool) and n > 0: return n
     return window or OUTPUT_ASSUMED
 
+# %% ../nbs/05gb_limits.ipynb #e590999f
 def dearest_rates(price:dict) -> tuple[float, float]:
     "The dearest prompt-side and output-side rates of a price table (USD per million tokens), long prompts included."
     tables = [price, price.get('long_prompt') or {}]
@@ -105,6 +108,7 @@ def dearest_rates(price:dict) -> tuple[float, float]:
     output = max(t[k] for t in tables for k in ('output', 'reasoning') if k in t)
     return prompt, output
 
+# %% ../nbs/05gb_limits.ipynb #dc95e942
 def cost_bound(spec:ModelSpec, prompt:int, output:int) -> float|None:
     "At most what a call to `spec` with `prompt` and `output` tokens costs, in USD; None when its price is unknown."
     price = price_of(spec)
@@ -119,6 +123,7 @@ class Period(NamedTuple):
     since: str
     ends: float
 
+# %% ../nbs/05gb_limits.ipynb #3d11d756
 def budget_period(now:float, period:str) -> Period:
     "The UTC `day` or `month` that the Unix time `now` falls in."
     t = dt.datetime.fromtimestamp(now, dt.timezone.utc)
@@ -138,6 +143,7 @@ class Hold(NamedTuple):
     period: str
     usd: float
 
+# %% ../nbs/05gb_limits.ipynb #1edfff47
 class Limits:
     "The limits of a gateway's named tokens: their windows and calls in flight here, their budgets in the ledger."
     def __init__(self,
@@ -159,6 +165,7 @@ class Limits:
         "Limit these tokens from now on (stored keys made or revoked): a name kept keeps its window; calls in flight keep theirs."
         self.tokens = {n: t for n, t in tokens.items() if t.limited}
 
+# %% ../nbs/05gb_limits.ipynb #169fde61
 @dataclass
 class Admission:
     "One call let in: what it took (a place in flight, a budget hold), given back once by `release`."
@@ -184,6 +191,7 @@ def headers(self:Limits, lim:NamedToken, w:Window, now:float) -> dict:
                   'x-ratelimit-reset-tokens': reset_text(w.charges[-1][0] + WINDOW - now if w.charges else 0)})
     return h
 
+# %% ../nbs/05gb_limits.ipynb #e006f0b8
 @patch
 def check_rates(self:Limits, lim:NamedToken, w:Window, now:float) -> None:
     "Raise `LimitExceeded` when the token `lim` is at its max_parallel, rpm or tpm now, with the longest of their waits."
@@ -204,6 +212,7 @@ def check_rates(self:Limits, lim:NamedToken, w:Window, now:float) -> None:
 # %% ../nbs/05gb_limits.ipynb #81e7704c
 def _usd(v:float) -> str: return f'${v:,.6f}' if abs(v) < 0.01 else f'${v:,.4f}'
 
+# %% ../nbs/05gb_limits.ipynb #c38470ff
 _MAX_KEYS = ('max_completion_tokens', 'max_tokens')
 
 @patch
@@ -222,6 +231,7 @@ def call_bound(self:Limits, token:str, spec:ModelSpec, body:dict, window:int|Non
         costs.append(c)
     return max(costs)
 
+# %% ../nbs/05gb_limits.ipynb #437d3485
 @patch
 async def hold(self:Limits, lim:NamedToken, usd:float) -> Hold:
     "A hold of `usd` on the budget of the token `lim` for its current period, or `LimitExceeded` (`budget_exceeded`)."
@@ -280,6 +290,7 @@ def shared_headers(lim:NamedToken, d) -> dict:
     if lim.tpm is not None: h.update({'x-ratelimit-limit-tokens': str(lim.tpm), 'x-ratelimit-remaining-tokens': str(max(0, lim.tpm - d.tokens))})
     return h
 
+# %% ../nbs/05gb_limits.ipynb #bd503399
 @patch
 async def admit_shared(self:Limits, lim:NamedToken, usd:float|None) -> Admission:
     "`admit`'s rates, asked of Redis; then the budget as always."
@@ -304,6 +315,7 @@ async def admit_shared(self:Limits, lim:NamedToken, usd:float|None) -> Admission
     a.headers = shared_headers(lim, d) if d else {}
     return a
 
+# %% ../nbs/05gb_limits.ipynb #74f549e0
 @patch
 def later(self:Limits, coro) -> None:
     "Run `coro` in the background, held until it is done (at once when no event loop runs)."
@@ -330,6 +342,7 @@ def release(self:Admission, tokens:dict|None=None, cost:float|None=None) -> None
         w.charge(self.limits.clock(), (tokens.get('prompt_tokens') or 0) + (tokens.get('completion_tokens') or 0))
     if self.hold is not None: self.limits.settle(self.hold, self.hold.usd if cost is None else cost)
 
+# %% ../nbs/05gb_limits.ipynb #7d55bf84
 @patch
 def cancel(self:Admission) -> None:
     "The call is not made after all: its request and its place in flight are given back, and there is nothing to settle."
@@ -342,6 +355,7 @@ def cancel(self:Admission) -> None:
     w.inflight -= 1
     if self.at in w.requests: w.requests.remove(self.at)   # any entry at that time is as good as this one
 
+# %% ../nbs/05gb_limits.ipynb #ee73512d
 @patch
 def settle(self:Limits, hold:Hold, cost:float) -> None:
     "Settle `hold` at `cost` in the background (at once when no event loop runs)."
@@ -351,6 +365,7 @@ def settle(self:Limits, hold:Hold, cost:float) -> None:
     self._settling.add(task)
     task.add_done_callback(self._settling.discard)
 
+# %% ../nbs/05gb_limits.ipynb #7c9c650d
 @patch
 def settle_now(self:Limits, hold:Hold, cost:float) -> None:
     "Write the settlement of `hold` at `cost`; kept for later when the ledger's store cannot take it."
@@ -359,6 +374,7 @@ def settle_now(self:Limits, hold:Hold, cost:float) -> None:
         self._unsettled.append((hold, cost))
         log.warning("limits: the budget hold of a call by '%s' (%s) is not settled yet: %s", hold.token, _usd(cost), e)
 
+# %% ../nbs/05gb_limits.ipynb #c79f976c
 @patch
 def settle_pending(self:Limits) -> None:
     "Try again the settlements the ledger's store could not take; those it still cannot stay kept."
@@ -366,6 +382,7 @@ def settle_pending(self:Limits) -> None:
         hold, cost = self._unsettled.popleft()
         self.settle_now(hold, cost)
 
+# %% ../nbs/05gb_limits.ipynb #189951db
 @patch
 async def settled(self:Limits) -> None:
     "Wait for the settlements running now."

@@ -34,6 +34,7 @@ def backend_choice(backend=None, eng_kw:dict|None=None) -> tuple[str, bool]:
     if v.strip().lower() not in ('cpu', 'gpu'): raise ConfigError(f"{BACKEND_ENV} should be cpu or gpu, got {v!r}")
     return v.strip().lower(), True
 
+# %% ../nbs/08c_litert.ipynb #afb3853d
 def engine_kw(spec:ModelSpec, backend=None, eng_kw:dict|None=None) -> dict:
     "The keyword arguments for `litert_lm.Engine`: the model file, the backend and the window as `max_num_tokens`."
     import litert_lm   # lazy: the native library loads only when a LiteRT model is used
@@ -51,6 +52,7 @@ def _load(kw):
     import litert_lm
     return capture(litert_lm.Engine, **kw)[0]
 
+# %% ../nbs/08c_litert.ipynb #6a597c38
 def _load_error(path, e) -> UpstreamError:
     lines = getattr(e, 'native_output', None) or []
     detail = '; '.join(lines) if lines else ''
@@ -59,6 +61,7 @@ def _load_error(path, e) -> UpstreamError:
     err.native_output = lines
     return err
 
+# %% ../nbs/08c_litert.ipynb #c95b309e
 def load_engine(spec:ModelSpec, backend=None, eng_kw:dict|None=None, factory=None):
     "The engine for `spec` (loaded once per file and backend); `UpstreamError` with the engine's words when it fails."
     kw = engine_kw(spec, backend, eng_kw)
@@ -94,11 +97,13 @@ def _parts(content) -> list:
         elif p.get('type') == 'input_audio': out.append({'type': 'audio', 'blob': (p.get('input_audio') or {}).get('data', '')})
     return out
 
+# %% ../nbs/08c_litert.ipynb #d82d6830
 def _args(a):
     if isinstance(a, dict): return a
     try: return json.loads(a or '{}')
     except ValueError: return {'_raw': a}   # a model's broken arguments travel as they are
 
+# %% ../nbs/08c_litert.ipynb #a5898953
 def to_litert(messages:list) -> tuple[str|None, list, dict]:
     "OpenAI `messages` as (system message, LiteRT history, the message to send)."
     sys_msgs = [m for m in messages if m.get('role') in ('system', 'developer')]
@@ -152,6 +157,7 @@ def _schema_tool(schema:dict):
         def execute(self, param): raise UpstreamError('tools run in the client, not in the engine', status=500)
     return SchemaTool()
 
+# %% ../nbs/08c_litert.ipynb #d4472a7c
 _OVERFLOW_WORDS = ('max_num_tokens', 'exceed', 'context', 'too long')
 
 class LiteRTUpstream(Upstream):
@@ -178,6 +184,7 @@ def _sampler(body:dict):
     vals = {k: body[k] for k in SAMPLER_FIELDS if body.get(k) is not None}
     return litert_lm.SamplerConfig(**vals) if vals else None
 
+# %% ../nbs/08c_litert.ipynb #db056d97
 def _constrained(v):
     "`conv_kw.constrained_decoding_config` (true/false, or {enable, provider}) as LiteRT's config."
     import litert_lm
@@ -190,6 +197,7 @@ def _constrained(v):
         raise InvalidRequest(f"{where}.provider should be one of {', '.join(names)}, got {p!r}", param='conv_kw')
     return litert_lm.ConstrainedDecodingConfig(enable=v.get('enable', True), provider=names.get(p))
 
+# %% ../nbs/08c_litert.ipynb #23d8dba7
 CONV_KW = {'constrained_decoding_config': _constrained}   # the conversation options a client may pass in `conv_kw`
 
 def _conv_kw(body:dict) -> dict:
@@ -201,6 +209,7 @@ def _conv_kw(body:dict) -> dict:
         raise InvalidRequest(f"conv_kw: {', '.join(bad)} is not a LiteRT option ramabana passes (it takes {', '.join(CONV_KW)})", param='conv_kw')
     return {k: CONV_KW[k](v) for k, v in kw.items()}
 
+# %% ../nbs/08c_litert.ipynb #5f4d4fa6
 def _conversation(eng, body:dict):
     "A LiteRT conversation for request `body`, and the message to send."
     sp, hist, last = to_litert(body.get('messages') or [])
@@ -210,12 +219,14 @@ def _conversation(eng, body:dict):
     if sc := _sampler(body): kw['sampler_config'] = sc
     return eng.create_conversation(**kw), last
 
+# %% ../nbs/08c_litert.ipynb #411c2ba3
 def _engine_error(e) -> UpstreamError:
     msg = str(e) or type(e).__name__
     if any(w in msg.lower() for w in _OVERFLOW_WORDS) and ('token' in msg.lower() or 'context' in msg.lower()):
         return ContextOverflow(f'LiteRT: {msg}', param='messages')
     return UpstreamError(f'LiteRT: {msg}', status=500)
 
+# %% ../nbs/08c_litert.ipynb #6cae58f8
 @patch
 async def stream(self:LiteRTUpstream, body, call):
     "The engine's answer to `body` as OpenAI chunks."
@@ -247,6 +258,7 @@ async def stream(self:LiteRTUpstream, body, call):
         if not done and callable(getattr(conv, 'cancel_process', None)): conv.cancel_process()
         if callable(getattr(conv, 'close', None)): conv.close()
 
+# %% ../nbs/08c_litert.ipynb #f9be2649
 def _count(conv, eng, body) -> int:
     "Prompt tokens: the conversation's own count when it has one, else the engine's tokenizer over the text."
     n = getattr(conv, 'token_count', None)

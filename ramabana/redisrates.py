@@ -85,9 +85,11 @@ class Decision(NamedTuple):
     inflight: int      # calls in flight, this one's included when granted
     id: str|None = None
 
+# %% ../nbs/05gd_redisrates.ipynb #2be34911
 class RedisUnavailable(Exception):
     "Redis did not answer: what to do is `limits.redis_down`'s."
 
+# %% ../nbs/05gd_redisrates.ipynb #e211366e
 class RedisRates:
     "Rates and calls in flight of every key, counted in one Redis for all the gateways that share it."
     def __init__(self,
@@ -126,10 +128,12 @@ def _gone(self:RedisRates, e:Exception):
     self.outage = said
     return RedisUnavailable(said)
 
+# %% ../nbs/05gd_redisrates.ipynb #2f49734c
 @patch
 def _back(self:RedisRates):
     if self.outage is not None: log.warning('limits: Redis at %s answers again', self.url.split('@')[-1]); self.outage = None
 
+# %% ../nbs/05gd_redisrates.ipynb #40d22ef0
 @patch
 async def admit(self:RedisRates, lim:NamedToken, look:bool=False) -> Decision:
     "Let a call of `lim` in if its rates and calls in flight allow, counting it (with `look`: only say whether one would be); `RedisUnavailable` when Redis is away."
@@ -142,6 +146,7 @@ async def admit(self:RedisRates, lim:NamedToken, look:bool=False) -> Decision:
     self._back()
     return Decision(bool(ok), wait / 1000, reqs, used, fly, call if ok and not look else None)
 
+# %% ../nbs/05gd_redisrates.ipynb #d37251ca
 @patch
 async def end(self:RedisRates, token:str, call:str, tokens:int=0, cancel:bool=False) -> None:
     "The call `call` of `token` ended: out of flight, `tokens` charged (with `cancel`: its request given back)."
@@ -151,6 +156,7 @@ async def end(self:RedisRates, token:str, call:str, tokens:int=0, cancel:bool=Fa
     except (RedisError, OSError) as e: self._gone(e)   # its place lapses at its deadline; the outage is logged
     else: self._back()
 
+# %% ../nbs/05gd_redisrates.ipynb #fbe5c1ab
 @patch
 async def aclose(self:RedisRates):
     "Close the client, if one was made."

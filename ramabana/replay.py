@@ -35,11 +35,13 @@ def _text_key(content) -> str|None:
     if not content or not isinstance(content, str): return None
     return 'text:' + hashlib.blake2b(content.strip().encode(), digest_size=12).hexdigest()
 
+# %% ../nbs/05c_replay.ipynb #1471e811
 def replay_keys(msg:dict) -> list[str]:
     "Keys an assistant message's reasoning is stored under: its tool-call ids, else a hash of its text."
     ids = [f'tool:{tc["id"]}' for tc in msg.get('tool_calls') or [] if isinstance(tc, dict) and tc.get('id')]
     return ids or [k for k in [_text_key(msg.get('content'))] if k]
 
+# %% ../nbs/05c_replay.ipynb #e5cfc342
 class ReplayStore:
     "What models wrote beside their answers (reasoning, signed blocks), per task: an append-only, fsynced JSONL file."
     def __init__(self, path:Path|str|None=None):   # None: in memory only
@@ -108,6 +110,7 @@ def store_for(path:Path|str|None) -> ReplayStore:
             if len(_stores) > STORES_KEPT: _stores.popitem(last=False)   # its file stays; only the copy in memory goes
         return _stores[key]
 
+# %% ../nbs/05c_replay.ipynb #70e30960
 def drop_stores() -> None:
     "Forget every store kept in memory (their files stay): what a new process starts with."
     with _stores_lock: _stores.clear()

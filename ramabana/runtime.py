@@ -44,6 +44,7 @@ def threshold(ctx, # the model's context window in tokens; 0 or None when unknow
     if reserve is None: reserve = RESERVE
     return ctx - min(reserve, ctx // 4)
 
+# %% ../nbs/02_runtime.ipynb #ac6fcac5
 def should_compact(used, # tokens the conversation uses now
                    ctx, # the model's context window
                    reserve=None): # as for `threshold`
@@ -73,6 +74,7 @@ def answer_only(text): # a finished reply
 class RunError(RamabanaError):
     "A run was used out of order."
 
+# %% ../nbs/02_runtime.ipynb #fe0c46ee
 class ChatTemplateError(RamabanaError):
     "A chat template could not be rendered."
 
@@ -91,6 +93,7 @@ def _clean(line):
     line = _ANSI.sub('', line).strip()
     return line if len(line) <= MAX_LINE else line[:MAX_LINE // 2] + ' … ' + line[-(MAX_LINE // 2 - 3):]
 
+# %% ../nbs/02_runtime.ipynb #e8bd3445
 def interesting(text, # captured output, several lines
                 limit:int=4): # keep at most this many, the latest
     "The lines of captured output a person should see: complaints, not chatter."
@@ -117,12 +120,14 @@ def _fflush_c():
         _libc.fflush(None)
     except (OSError, AttributeError): pass  # no C library to flush on this platform: nothing can be buffered there
 
+# %% ../nbs/02_runtime.ipynb #3c2713ff
 def _flush_py():
     for f in (sys.__stdout__, sys.__stderr__):
         try:
             if f is not None: f.flush()
         except (OSError, ValueError): pass  # a closed or broken stream has nothing left to flush
 
+# %% ../nbs/02_runtime.ipynb #1ec89e65
 def _write_all(fd, data):
     while data: data = data[os.write(fd, data):]
 
@@ -258,6 +263,7 @@ _AS_NAME = re.compile(r'\bas\s+`?[A-Za-z_][\w.\-/]*`?$')
 # %% ../nbs/02_runtime.ipynb #462e9b1e
 def _words(p): return re.findall(r"[a-z][a-z'\-]*", p.lower())
 
+# %% ../nbs/02_runtime.ipynb #fb2de2e7
 def prompt_notices(prompt): # the text the user submitted
     "Notices a submitted prompt earns, after aai-coding's `UserPromptSubmit` hook."
     p = (prompt or '').strip()
@@ -275,6 +281,7 @@ def prompt_notices(prompt): # the text the user submitted
     if (rest and rest[0] in ACTION_VERBS) or _AS_NAME.search(p): res.append(ACTION_NOTICE)
     return res
 
+# %% ../nbs/02_runtime.ipynb #8a1d9a67
 def notices_block(prompt): # the text the user submitted
     "The notices for `prompt` as one reminder to append to it, or `''`."
     ns = prompt_notices(prompt)
@@ -287,6 +294,7 @@ def _tag_prefix(s, tag=THINK_CLOSE):
         if tag.startswith(s[-n:]): return n
     return 0
 
+# %% ../nbs/02_runtime.ipynb #6b394661
 class ThinkFilter:
     "Drop a template-opened thinking block out of a raw chunk stream. A tool call re-arms it."
     def __init__(self):
@@ -325,6 +333,11 @@ class ThinkFilter:
     def end(self):
         "The stream is over: a tag fragment still held back was thinking."
         self.thought += len(self._held); self._held = ''
+    def __call__(self, chunks):
+        "Filter a stream of chunks, yielding what the user should see."
+        for c in chunks:
+            if (o := self._chunk(c)) is not None: yield o
+        self.end()
 
 # %% ../nbs/02_runtime.ipynb #172f1887
 @patch
@@ -360,18 +373,12 @@ def _chunk(self:ThinkFilter, c):
     if not res: return None
     return c if res == parts else {**c, 'content': res}
 
-@patch
-def __call__(self:ThinkFilter, chunks):
-    "Filter a stream of chunks, yielding what the user should see."
-    for c in chunks:
-        if (o := self._chunk(c)) is not None: yield o
-    self.end()
-
 # %% ../nbs/02_runtime.ipynb #15ec2854
 _PROBE = 'ramabana-probe-7f3a'
 
 def _raise(msg): raise ChatTemplateError(f'the chat template raised: {msg}')
 
+# %% ../nbs/02_runtime.ipynb #9d7bed20
 def _jinja_env():
     "A sandboxed Jinja2 environment with the globals, filters and tags chat templates expect."
     import json, jinja2, jinja2.ext, jinja2.sandbox  # only needed when a template is inspected
@@ -388,6 +395,7 @@ def _jinja_env():
                                                                                        ensure_ascii=ensure_ascii)
     return env
 
+# %% ../nbs/02_runtime.ipynb #6c00b728
 def render_template(template, # Jinja2 chat template text
                     messages, # OpenAI-style messages
                     add_generation_prompt=True, **kw): # `tools`, `enable_thinking` and such, when wanted
@@ -402,6 +410,7 @@ def render_template(template, # Jinja2 chat template text
     # a template is foreign code: whatever goes wrong while it runs is the template's fault, so say so
     except Exception as e: raise ChatTemplateError(f'could not render the chat template: {type(e).__name__}: {e}') from None
 
+# %% ../nbs/02_runtime.ipynb #c0e30170
 def prefills_think(chat): # a chat template, or an object or dict holding one as `chat_template`
     "Whether this model's chat template opens a `<think>` block and leaves the model to close it."
     t = chat.get('chat_template') if isinstance(chat, dict) else getattr(chat, 'chat_template', chat)
@@ -531,6 +540,7 @@ def status_line(text, # what the model said
         if line: return line[:n].strip()
     return ''
 
+# %% ../nbs/02_runtime.ipynb #7dcb49d0
 def said_before_call(hist): # a backend's messages, oldest first
     "The text of the message that made the latest tool call in `hist`, or ''."
     for m in reversed(hist or []):
@@ -611,6 +621,7 @@ def start(self:Run, backend=None):
         self.state, self.started = 'running', time.time()
     return self
 
+# %% ../nbs/02_runtime.ipynb #a288722c
 @patch
 def _end(self:Run, state):
     with self._lock:
@@ -619,6 +630,7 @@ def _end(self:Run, state):
     self._done.set()
     return True
 
+# %% ../nbs/02_runtime.ipynb #d42ac966
 @patch
 def finish(self:Run, answer:str|None=None, error:BaseException|None=None):
     "The backend is done: completed, failed, or cancelled if a stop was asked for. Ignored once the run is over."
@@ -629,6 +641,7 @@ def finish(self:Run, answer:str|None=None, error:BaseException|None=None):
         self._end('cancelled' if self._stopping else 'failed' if error is not None else 'completed')
     return self
 
+# %% ../nbs/02_runtime.ipynb #8d54cc8d
 @patch
 def wait(self:Run, timeout:float|None=None):
     "Wait until the run is over; True if it is."
@@ -642,6 +655,7 @@ def _call(run, name):
     except Exception as e:  # the backend is foreign code: its failing to stop must not leave the rest of the tree running
         run.notes.append(f'backend {name} failed ({type(e).__name__}: {e})')
 
+# %% ../nbs/02_runtime.ipynb #aee17479
 @patch
 def _ask_stop(self:Run):
     with self._lock:
@@ -651,11 +665,13 @@ def _ask_stop(self:Run):
     for c in list(self.children): c._ask_stop()
     _call(self, 'cancel')
 
+# %% ../nbs/02_runtime.ipynb #88da168c
 @patch
 def _settle(self:Run, deadline):
     for c in list(self.children): c._settle(deadline)
     if not self._done.wait(max(0.0, deadline - time.monotonic())): self._end('detached')
 
+# %% ../nbs/02_runtime.ipynb #eefa87a3
 @patch
 def cancel(self:Run, grace:float|None=None):
     "Ask the backend (and every child's) to stop; a run still going after `grace` seconds is detached."
@@ -664,6 +680,7 @@ def cancel(self:Run, grace:float|None=None):
     self._settle(time.monotonic() + (self.grace if grace is None else grace))
     return self
 
+# %% ../nbs/02_runtime.ipynb #e528908d
 @patch
 def detach(self:Run):
     "Treat the run (and its children) as over now; whatever the backend sends later is ignored."
@@ -672,6 +689,7 @@ def detach(self:Run):
     self._end('detached')
     return self
 
+# %% ../nbs/02_runtime.ipynb #f851f4ad
 @patch
 def terminate(self:Run):
     "End the run (and its children) whatever its state, and close its backend."
@@ -691,6 +709,7 @@ def child(self:Run, id:str|None=None, question:str='', model:str='', **kw):
     if self.stopped: c._ask_stop()   # made after the tree was cancelled: it is cancelled too, before it starts
     return c
 
+# %% ../nbs/02_runtime.ipynb #408f1b3d
 @patch
 def draw(self:Run, n:int=1):
     "Take `n` tool calls from the tree's budget; False when it cannot."
@@ -702,6 +721,7 @@ def hear(self:Run, text:str):
     "Take a piece of the model's streamed text."
     if text: self._heard.append(text)
 
+# %% ../nbs/02_runtime.ipynb #28e42576
 @patch
 def on_call(self:Run, tool:str=''): # the tool being called, named in the status of a backend that cannot narrate
     "A tool call is starting: update `status` and `notes` from what the model said before it."
@@ -714,12 +734,14 @@ def on_call(self:Run, tool:str=''): # the tool being called, named in the status
     if narrates: self._quiet = self._quiet + 1 if len(said.strip()) < AIR_CHARS else 0
     return self
 
+# %% ../nbs/02_runtime.ipynb #fb27738a
 @patch
 def note(self:Run, text:str):
     "Keep `text` for the live pane (the last `MAX_NOTES`) and write it to the transcript."
     self.notes.append(text)
     self.write(text)
 
+# %% ../nbs/02_runtime.ipynb #e33dbf8e
 @patch
 def write(self:Run, line:str):
     "Append `line` to the run's transcript file, when it has one."
@@ -738,6 +760,7 @@ def tell(self:Run, msg:str):
     "Queue a message from the user for this run."
     self._inbox.append(msg)
 
+# %% ../nbs/02_runtime.ipynb #9cee0c2f
 @patch
 def drain_inbox(self:Run) -> list:
     "The queued messages, oldest first; the queue is left empty."
@@ -754,6 +777,7 @@ def air(self:Run) -> str:
     self._quiet = 0
     return AIR_NOTICE
 
+# %% ../nbs/02_runtime.ipynb #e560d866
 @patch
 def repeated(self:Run, call, # the tool call: name and arguments, any JSON-able value
              result) -> int: # what it returned
@@ -771,6 +795,7 @@ def current_run() -> Run|None:
     "The run the current thread or task works for, or None."
     return _current.get()
 
+# %% ../nbs/02_runtime.ipynb #866db1fd
 @contextlib.contextmanager
 def run_context(run:Run|None):
     "Make `run` the current run inside a `with` block."

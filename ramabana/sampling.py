@@ -36,6 +36,7 @@ class ReasoningEffort(str, Enum):
     xhigh = 'xhigh'       # hosted models only
     def __str__(self): return self.value
 
+# %% ../nbs/01_sampling.ipynb #a3acdc56
 HOSTED_EFFORTS = ('none', 'xhigh')   # levels a hosted API takes and a local chat template does not
 
 def _p(kind, lo=None, hi=None):
@@ -77,6 +78,7 @@ class InferenceConfig:
         "`set_fields`, computed once (the config is frozen); read it, never change it."
         return {k: v for k in FIELDS if (v := getattr(self, k)) is not None}
 
+# %% ../nbs/01_sampling.ipynb #f7599136
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(InferenceConfig))
 _NONE = dict.fromkeys(FIELDS)
 
@@ -101,6 +103,7 @@ def merge_with(self:InferenceConfig, other:InferenceConfig|None) -> InferenceCon
     if other is None: return self
     return dataclasses.replace(self, **{k: v for k, v in other.set_fields().items() if getattr(self, k) is None})
 
+# %% ../nbs/01_sampling.ipynb #4ab70ab6
 @patch
 def to_openai_json_patch(self:InferenceConfig) -> dict:
     "The set fields as OpenAI request keys (snake_case); enums as their strings."
@@ -117,10 +120,12 @@ def _jtype(v) -> str:
     if isinstance(v, dict): return 'an object'
     return type(v).__name__
 
+# %% ../nbs/01_sampling.ipynb #2436fe9c
 def issue(field:str, value, action:str, reason:str) -> dict:
     "One field the parser or the trust gate did not pass through as sent."
     return dict(field=field, value=value, action=action, reason=reason)
 
+# %% ../nbs/01_sampling.ipynb #4a7084f8
 def _read_enum(v, hosted=False):
     "Read `reasoning_effort`: (value, None) or (None, (action, reason))."
     levels = ', '.join(e.value for e in ReasoningEffort if hosted or e.value not in HOSTED_EFFORTS)
@@ -132,6 +137,7 @@ def _read_enum(v, hosted=False):
     if v == 'xhigh': return None, ('rejected', f"'xhigh' is a level of hosted models only; one of {levels}")
     return None, ('rejected', f'{v!r} is not one of {levels}')
 
+# %% ../nbs/01_sampling.ipynb #fc16dc70
 def _read_number(k, v):
     "Read a numeric field `k`: (value, None) or (None, (action, reason))."
     m = _META[k]
@@ -155,6 +161,7 @@ def _read_number(k, v):
         return None, ('rejected', f"{v} is outside {m['lo']}..{m['hi']}{hint}")
     return v, (('normalised', note) if note else None)
 
+# %% ../nbs/01_sampling.ipynb #76cf3f29
 def read_field(k:str, # the config field
                v, # the JSON value sent for it
                hosted:bool=False, # for a hosted model: `reasoning_effort` may also be `none` or `xhigh`
@@ -172,6 +179,7 @@ def _sent_as(body:dict, k:str) -> str:
     "The key a client sent field `k` under: the field's own name, else its first alias present (else `k`)."
     return next((a for a in (k, *_ALIAS_OF.get(k, ())) if body.get(a) is not None), k)
 
+# %% ../nbs/01_sampling.ipynb #a2e0a21b
 def extract_client_sampling(body, hosted:bool=False) -> tuple[InferenceConfig, list[dict]]:
     "The sampling fields of an OpenAI request `body`, and what had to be rejected or normalised. Never raises."
     if not isinstance(body, dict):
@@ -225,6 +233,7 @@ class SamplingLayer(str, Enum):
         "The rung at index `i` of the ladder."
         return _RUNGS[i]
 
+# %% ../nbs/01_sampling.ipynb #92217c00
 @dataclass(frozen=True)
 class ParamSource:
     "Where a resolved field came from: `layer` (with its index), `floor` or `unset`."
@@ -241,6 +250,7 @@ class ParamSource:
 
     def __repr__(self): return f'ParamSource.layer({self.index})' if self.kind == 'layer' else f'ParamSource.{self.kind.upper()}'
 
+# %% ../nbs/01_sampling.ipynb #1ec7a6e8
 ParamSource.FLOOR, ParamSource.UNSET = ParamSource('floor'), ParamSource('unset')
 _RUNGS = tuple(SamplingLayer)
 _LAYER_SOURCES = [ParamSource.layer(i) for i in range(len(SamplingLayer))]
@@ -250,6 +260,7 @@ def _layer_source(i:int) -> ParamSource:
     "`ParamSource.layer(i)`, made once for each rung of the ladder (sources are frozen: one object serves all requests)."
     return _LAYER_SOURCES[i] if i < len(_LAYER_SOURCES) else ParamSource.layer(i)
 
+# %% ../nbs/01_sampling.ipynb #2a8a0746
 class FieldSources(dict):
     "A `ParamSource` for every config field; also readable as attributes (`sources.temperature`)."
     def __getattr__(self, k):
@@ -259,6 +270,7 @@ class FieldSources(dict):
         "Field -> rung name, for fields something set."
         return {k: s.name for k, s in self.items() if s.kind != 'unset'}
 
+# %% ../nbs/01_sampling.ipynb #98b72a80
 @dataclass(frozen=True)
 class ModelSamplingContext:
     "What resolution needs to know about the target model."
@@ -273,6 +285,7 @@ def _first(layers, k):
         if l is not None and (v := getattr(l, k)) is not None: return i, v
     return None, None
 
+# %% ../nbs/01_sampling.ipynb #9344dc1b
 def resolve_layers_with_sources(layers:Sequence[InferenceConfig|None], # highest priority first; None for an empty rung
                                 floor:InferenceConfig, # what applies when no layer names a value
                                ) -> tuple[InferenceConfig, FieldSources]:
@@ -295,15 +308,18 @@ def with_hardcoded_defaults() -> InferenceConfig:
     "The neutral floor: temperature 0.7, everything else deferred to upstream."
     return InferenceConfig(temperature=0.7)
 
+# %% ../nbs/01_sampling.ipynb #4bbcb9f4
 def reasoning_floor() -> InferenceConfig:
     "The floor for reasoning models: the neutral floor plus presence_penalty 1.0 and min_p 0.0."
     return dataclasses.replace(with_hardcoded_defaults(), presence_penalty=1.0, min_p=0.0)
 
+# %% ../nbs/01_sampling.ipynb #55c8ede5
 def reasoning_profile() -> InferenceConfig:
     "The recipe for reasoning models, applied as the auto-detected model rung."
     return InferenceConfig(temperature=1.0, top_p=0.95, top_k=20, max_tokens=8192, repeat_penalty=1.0,
                            presence_penalty=1.5, min_p=0.0)
 
+# %% ../nbs/01_sampling.ipynb #f6e23e05
 def agentic_temperature_ceiling(is_reasoning:bool) -> float|None:
     "The highest temperature a tool-carrying turn should decode at: none for reasoning models, 0.3 otherwise."
     return None if is_reasoning else 0.3
@@ -315,12 +331,14 @@ def _floor(ctx:ModelSamplingContext) -> InferenceConfig:
     if ctx.hosted: return InferenceConfig()
     return reasoning_floor() if ctx.is_reasoning else with_hardcoded_defaults()
 
+# %% ../nbs/01_sampling.ipynb #dcd05bf6
 def _model_rungs(model, ctx):
     "The model's config placed on the user rung or the auto rung, by `ctx.defaults_origin`."
     if ctx.defaults_origin not in ('user', 'auto'):
         raise ConfigError(f"defaults_origin should be 'user' or 'auto', got {ctx.defaults_origin!r}")
     return (model, None) if ctx.defaults_origin == 'user' else (None, model)
 
+# %% ../nbs/01_sampling.ipynb #d40b8877
 @patch
 def resolve_with_profile_explained(self:InferenceConfig, profile:InferenceConfig|None=None,
                                    model:InferenceConfig|None=None, global_:InferenceConfig|None=None,
@@ -330,11 +348,13 @@ def resolve_with_profile_explained(self:InferenceConfig, profile:InferenceConfig
     user, auto = _model_rungs(model, ctx)
     return resolve_layers_with_sources([self, None, profile, user, global_, auto], _floor(ctx))
 
+# %% ../nbs/01_sampling.ipynb #2c4b4e55
 @patch
 def resolve_with_profile(self:InferenceConfig, profile=None, model=None, global_=None, model_ctx=None) -> InferenceConfig:
     "The values of `resolve_with_profile_explained`."
     return self.resolve_with_profile_explained(profile, model, global_, model_ctx)[0]
 
+# %% ../nbs/01_sampling.ipynb #48d855fc
 @patch
 def resolve_with_defaults(self:InferenceConfig, model=None, global_=None, model_ctx=None) -> InferenceConfig:
     "`resolve_with_profile` with no profile selected."
@@ -373,6 +393,7 @@ class SamplingResult:
         "A table of field, value and source rung (`model` names the model in the heading)."
         return explain(self, all_fields=all_fields, model=model)
 
+# %% ../nbs/01_sampling.ipynb #1a75c70f
 def _jsonable(v):
     "`v` if it is plain JSON data, else its repr (an issue's value is whatever the client sent)."
     if v is None or isinstance(v, (bool, int, str)): return v
@@ -388,6 +409,7 @@ def _rung(x, where, hosted=False, stored=True) -> InferenceConfig|None:
         raise ConfigError(f"{where}: 'seed' cannot be stored: it would make every answer the same; send seed in the request")
     return c if c is not None and c.set_fields() else None
 
+# %% ../nbs/01_sampling.ipynb #c231a5d8
 LOCAL_RUNTIMES = ('llamacpp', 'litert')  # engines we run: the ladder's floor and auto rung apply to them
 
 def _model_layers(model, ctx):
@@ -400,9 +422,11 @@ def _model_layers(model, ctx):
     ctx = ctx or ModelSamplingContext()
     return (*_model_rungs(_rung(model, 'model sampling', ctx.hosted), ctx), ctx)
 
+# %% ../nbs/01_sampling.ipynb #027a0d55
 def _has_tools(body) -> bool:
     return isinstance(body, dict) and any(isinstance(body.get(k), list) and body.get(k) for k in ('tools', 'functions'))
 
+# %% ../nbs/01_sampling.ipynb #dbbc82bb
 class Rungs(NamedTuple):
     "The rungs of a ladder that no request changes, checked: all `sampling_for_request` reads of its other arguments."
     cli: InferenceConfig|None
@@ -414,6 +438,7 @@ class Rungs(NamedTuple):
     floor: InferenceConfig
     profile_name: str|None           # the profile a `NAME:PROFILE` model name chose
 
+# %% ../nbs/01_sampling.ipynb #32314c9f
 def fixed_rungs(*, cli=None, profile=None, model:ModelSpec|InferenceConfig|dict|None=None, global_=None,
                 ctx:ModelSamplingContext|None=None) -> Rungs:
     "The rungs `sampling_for_request` would build from these arguments; a `ConfigError` for a wrong one, as it raises."
@@ -442,6 +467,7 @@ def _gate(client:InferenceConfig, issues:list, body) -> tuple[InferenceConfig, l
     dropped += [issue(k, body[k], 'dropped_untrusted', _UNTRUSTED) for k in UNMODELLED_SAMPLERS if body.get(k) is not None]
     return InferenceConfig(**keep), issues + dropped
 
+# %% ../nbs/01_sampling.ipynb #f07820f6
 # fields llama-server range-checks per request -> the lowest value it takes (the highest is 2^31-1 for all four)
 RANGE_CHECKED = dict(max_tokens=-1, reasoning_budget_tokens=-1, dry_allowed_length=0, dry_penalty_last_n=0)
 
@@ -452,6 +478,7 @@ def _int32(v) -> int:
     if isinstance(v, int) and -2**63 <= v < 2**64: return (v + 2**31) % 2**32 - 2**31
     return int(v) if -2**31 <= v <= I32_MAX else -2**31
 
+# %% ../nbs/01_sampling.ipynb #03d13a12
 def _refused_upstream(k:str, v) -> bool:
     "Whether llama-server answers a 400 naming `k` for the value `v`, rather than converting it and going on."
     if isinstance(v, (str, list, dict)): return True   # 'type must be number'
@@ -459,6 +486,7 @@ def _refused_upstream(k:str, v) -> bool:
     whole = isinstance(v, int) or math.isfinite(v) and v.is_integer()
     return k in RANGE_CHECKED and whole and _int32(v) < RANGE_CHECKED[k]
 
+# %% ../nbs/01_sampling.ipynb #82b737dd
 def _clean_body(body:dict, issues:list, trust_client:bool) -> dict:
     "`body` without any sampling key (or alias), except rejected values left for upstream's own 400."
     leave = {}
@@ -507,6 +535,7 @@ def sampling_for_request(body, # the client's OpenAI request body (any JSON valu
     if isinstance(body, dict): res.body = sampled_body(body, res)
     return res
 
+# %% ../nbs/01_sampling.ipynb #c050490d
 def sampled_body(body:dict, r:SamplingResult) -> dict:
     "What goes upstream for the request `body` once the ladder decided `r`: its own keys less the sampling ones, and the config's."
     out = {**_clean_body(body, r.issues, r.trust_client), **r.config.to_openai_json_patch()}
@@ -529,6 +558,7 @@ def request_key(body) -> tuple|None:
         key.append((k, t, v))
     return tuple(key), _has_tools(body)
 
+# %% ../nbs/01_sampling.ipynb #e273e906
 def remembered_sampling(body, rungs:Rungs, trust_client:bool, memo:dict, size:int=256) -> SamplingResult:
     "`sampling_for_request(body, rungs=rungs, trust_client=...)`, its decision taken from `memo` when a request with the same sampling fields came before."
     key = request_key(body)
@@ -557,18 +587,22 @@ class UnknownProfile(ConfigError, KeyError):
     "A `NAME:PROFILE` model name whose profile no table and no built-in defines."
     def __str__(self): return str(self.args[0])
 
+# %% ../nbs/01_sampling.ipynb #64be2849
 @dataclass(frozen=True)
 class SamplingTables:
     "config.toml's sampling rungs, checked: the global defaults and the profiles every model has."
     global_: InferenceConfig|None
     profiles: dict   # name -> InferenceConfig: the built-ins, then `[inference.profile.NAME]`
 
+# %% ../nbs/01_sampling.ipynb #83c09f1f
 def _toml_key(k:str) -> str: return k if k.replace('_', '').replace('-', '').isalnum() else json.dumps(k)
 
+# %% ../nbs/01_sampling.ipynb #995db7b7
 def _stored(t, where:str, hosted:bool=True) -> InferenceConfig:
     "A stored table as a rung; an empty table is an empty config (a profile that changes nothing still exists)."
     return _rung(t, where, hosted) or InferenceConfig()
 
+# %% ../nbs/01_sampling.ipynb #7b9f1b70
 _checked: dict = {}
 
 def sampling_tables(cfg:Config|None=None) -> SamplingTables:
@@ -589,11 +623,13 @@ def sampling_tables(cfg:Config|None=None) -> SamplingTables:
     res = _checked[key] = SamplingTables(g, profiles)
     return res
 
+# %% ../nbs/01_sampling.ipynb #7ce49295
 def profiles_of(spec:ModelSpec, tables:SamplingTables) -> dict[str, InferenceConfig]:
     "Every profile `spec` can be asked for: the global ones, then its own."
     own = {p: _stored(t, f"model '{spec.name}' profile '{p}'", spec.runtime not in LOCAL_RUNTIMES) for p, t in spec.profiles.items()}
     return {**tables.profiles, **own}
 
+# %% ../nbs/01_sampling.ipynb #c3b13f7a
 def rungs_for(spec:ModelSpec, tables:SamplingTables) -> dict:
     "The `profile` and `global_` rungs of a request to `spec`, whose `profile` a `NAME:PROFILE` name chose."
     if not spec.profile: return dict(profile=None, global_=tables.global_)
@@ -631,6 +667,7 @@ class Explanation:
         table = ['| ' + ' | '.join(self.header) + ' |', '|---|---|---|', *map(md, self.rows)] if self.rows else [self.NOTHING_SET]
         return '\n'.join([self.heading(), '', *table] + ([''] + [f'- {n}' for n in self.notes] if self.notes else []))
 
+# %% ../nbs/01_sampling.ipynb #c682eada
 def explain(res:SamplingResult|InferenceConfig, # a pipeline result, or a resolved config
             sources:FieldSources|None=None, # the config's sources, when `res` is a config
             all_fields:bool=False, # also list fields no rung set (deferred to upstream)

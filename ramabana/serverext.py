@@ -20,14 +20,17 @@ SAVE_HOOK_ENV = 'RAMABANA_SAVE_HOOK'   # set by the extension in the server; its
 class MarksError(RamabanaError):
     "The pending-marks file cannot be read or written."
 
+# %% ../nbs/09b_serverext.ipynb #e6d187e3
 def marks_path() -> Path:
     "Where pending marks wait for the next save: `data_dir()/marks.json`."
     return data_dir()/'marks.json'
 
+# %% ../nbs/09b_serverext.ipynb #5ed0d820
 def saved_by_server(env:dict|None=None) -> bool:
     "Whether this process was started by a Jupyter server that writes pending marks at save."
     return (os.environ if env is None else env).get(SAVE_HOOK_ENV) == '1'
 
+# %% ../nbs/09b_serverext.ipynb #6757abb1
 def _nb_key(path) -> str: return str(Path(path).resolve())
 
 # %% ../nbs/09b_serverext.ipynb #da762681
@@ -39,6 +42,7 @@ def _read(p:Path) -> dict:
         raise MarksError(f'{p} should map notebook paths to {{cell id: mode}}; delete it to start afresh')
     return d
 
+# %% ../nbs/09b_serverext.ipynb #05ad54cf
 def _write(p:Path, d:dict) -> None:
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix='.marks.', suffix='.tmp')
@@ -48,6 +52,7 @@ def _write(p:Path, d:dict) -> None:
     finally:
         if os.path.exists(tmp): os.unlink(tmp)
 
+# %% ../nbs/09b_serverext.ipynb #a1173de4
 @contextlib.contextmanager
 def _locked():
     "The marks table, read under an exclusive lock and written back when the block ends without an error."
@@ -61,10 +66,12 @@ def _locked():
         yield d
         _write(p, {k: v for k, v in d.items() if v})
 
+# %% ../nbs/09b_serverext.ipynb #2335e951
 def note_mark(path, cell_id:str, mode:str) -> None:
     "Remember `mode` for cell `cell_id` of notebook `path` until a save carries it."
     with _locked() as d: d.setdefault(_nb_key(path), {})[cell_id] = mode
 
+# %% ../nbs/09b_serverext.ipynb #6d3c620b
 def pending_marks(path) -> dict:
     "The marks waiting for notebook `path`'s next save: `{cell id: mode}`."
     return dict(_read(marks_path()).get(_nb_key(path), {}))
@@ -93,6 +100,7 @@ def _os_path(cm, path:str) -> Path:
     get = getattr(cm, '_get_os_path', None)   # FileContentsManager and its async twin
     return Path(get(path)) if callable(get) else Path(getattr(cm, 'root_dir', '.'))/path
 
+# %% ../nbs/09b_serverext.ipynb #4c7aced5
 def pre_save_hook(model:dict, path:str, contents_manager, **kw) -> None:
     "Jupyter's pre-save hook: a notebook being saved gets its pending `%ram` marks."
     if model.get('type') != 'notebook' or not isinstance(model.get('content'), dict): return
@@ -102,8 +110,10 @@ def pre_save_hook(model:dict, path:str, contents_manager, **kw) -> None:
         return
     if n: contents_manager.log.info('ramabana: %d %%ram cell mark(s) written into %s', n, path)
 
+# %% ../nbs/09b_serverext.ipynb #b1aae551
 def _jupyter_server_extension_points() -> list[dict]: return [{'module': 'ramabana.serverext'}]
 
+# %% ../nbs/09b_serverext.ipynb #c30d6cd9
 def _load_jupyter_server_extension(serverapp) -> None:
     "Register the pre-save hook and tell the kernels this server starts that it does the writing."
     serverapp.contents_manager.register_pre_save_hook(pre_save_hook)

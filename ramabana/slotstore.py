@@ -20,6 +20,7 @@ __all__ = ['log', 'BLOCK', 'MIN_SHARED', 'SAVE_TIMEOUT', 'prompt_text', 'prompt_
 # %% ../nbs/06c_slotstore.ipynb #1f67b14b
 def _json(v) -> str: return json.dumps(v, sort_keys=True, ensure_ascii=False)
 
+# %% ../nbs/06c_slotstore.ipynb #4fcd49da
 def prompt_text(body:dict) -> str:
     "A chat request's tools and messages, in the order a template renders them, as one string."
     parts = [_json(body.get('tools') or [])]
@@ -40,6 +41,7 @@ def prompt_marks(body:dict) -> list[str]:
         marks.append(h.copy().hexdigest()[:16])
     return marks
 
+# %% ../nbs/06c_slotstore.ipynb #ffe43f09
 def shared(a:list, b:list) -> int:
     "How many leading marks `a` and `b` have in common."
     n = 0
@@ -96,6 +98,7 @@ def _post(url:str, what:str, timeout:float) -> dict|None:
 def _remove(store:SlotStore, name:str):
     for ext in ('.bin', '.json'): (store.dir/f'{name}{ext}').unlink(missing_ok=True)
 
+# %% ../nbs/06c_slotstore.ipynb #12ca49f9
 @patch
 def save(self:SlotStore, url:str, body:dict, slot:int=0) -> dict|None:
     "Have the server at `url` save `slot`, which last read `body`'s prompt; its record, or None."
@@ -110,6 +113,7 @@ def save(self:SlotStore, url:str, body:dict, slot:int=0) -> dict|None:
         if old['name'] != name and shared(old['marks'], marks) == len(old['marks']): _remove(self, old['name'])
     return {**rec, 'name': name}
 
+# %% ../nbs/06c_slotstore.ipynb #54bc7778
 @patch
 def restore(self:SlotStore, url:str, body:dict, slot:int=0) -> int:
     "Read the saved slot nearest `body`'s prompt into `slot` of the server at `url`; the tokens restored (0: none)."

@@ -93,6 +93,7 @@ def attempt_outcomes(row:dict) -> list[tuple[str, str, str]]:
     if row['status'] == 200: res.append((row.get('answered_by') or model, row['upstream'], 'ok'))
     return res
 
+# %% ../nbs/05l_telemetry.ipynb #976e7adb
 @patch
 def observe(self:GatewayMetrics, row:dict) -> None:
     "Count one finished call, from its ledger row."
@@ -135,12 +136,14 @@ def exposition(self:GatewayMetrics) -> tuple[bytes, str]:
     MultiProcessCollector(merged, path)
     return generate_latest(merged), CONTENT_TYPE_LATEST
 
+# %% ../nbs/05l_telemetry.ipynb #82c10207
 @patch
 async def scrape(self:GatewayMetrics) -> tuple[bytes, str]:
     "Publish the circuits as they are now, then the exposition (read off the event loop: files may be many)."
     self.publish(self.gw.circuits())
     return await asyncio.to_thread(self.exposition)
 
+# %% ../nbs/05l_telemetry.ipynb #92c53426
 _METRICS = weakref.WeakKeyDictionary()   # gateway -> its GatewayMetrics
 
 def metrics_for(gw:Gateway) -> GatewayMetrics:
@@ -171,6 +174,7 @@ def traces_wanted(env=None) -> bool:
     if env.get('OTEL_SDK_DISABLED', '').strip().lower() == 'true': return False
     return bool(env.get('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') or env.get('OTEL_EXPORTER_OTLP_ENDPOINT'))
 
+# %% ../nbs/05l_telemetry.ipynb #0abaa483
 def attempts(row:dict) -> list[dict]:
     "Each upstream attempt of the call `row` with its start and length (ms after the call's start): the failed ones, then the answer."
     res, after, total = [], 0.0, row.get('total_ms') or 0.0
@@ -199,15 +203,18 @@ def otlp_provider():
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     return provider
 
+# %% ../nbs/05l_telemetry.ipynb #5743c220
 def _ns(row:dict) -> int:
     "The call's start, in nanoseconds since the epoch (the row's `time`)."
     return int(dt.datetime.fromisoformat(row['time']).timestamp() * 1e9)
 
+# %% ../nbs/05l_telemetry.ipynb #6de2480c
 def gen_ai_attributes(row:dict, model:str, upstream:str) -> dict:
     "The GenAI semantic-convention attributes of a chat with `model` at `upstream` (a runtime)."
     return {'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': PROVIDERS.get(upstream, upstream),
             'gen_ai.request.model': model}
 
+# %% ../nbs/05l_telemetry.ipynb #6e2bc284
 def answer_attributes(row:dict) -> dict:
     "What the row says of the answer: the model that gave it, its usage, why it finished, its first chunk."
     a = {'gen_ai.response.model': row.get('answered_by'), 'gen_ai.usage.input_tokens': row.get('prompt_tokens'),
@@ -219,6 +226,7 @@ def answer_attributes(row:dict) -> dict:
          'gen_ai.response.time_to_first_chunk': row['ttft_ms'] / 1000 if row.get('ttft_ms') is not None else None}
     return {k: v for k, v in a.items() if v is not None}
 
+# %% ../nbs/05l_telemetry.ipynb #8436754b
 class CallTracer:
     "OpenTelemetry spans made from ledger rows: one per call, and under it one per upstream attempt."
     def __init__(self, provider=None):
@@ -258,6 +266,7 @@ def observe(self:CallTracer, row:dict) -> None:
     if not ok: call.set_status(Status(StatusCode.ERROR, row.get('error') or str(row['status'])))
     call.end(end_time=start + int(total * 1e6))
 
+# %% ../nbs/05l_telemetry.ipynb #9712cc1f
 def call_tracer() -> CallTracer|None:
     "A `CallTracer` exporting over OTLP when traces are wanted (`traces_wanted`), else None; a missing `otel` extra is said once."
     if not traces_wanted(): return None

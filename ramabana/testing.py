@@ -90,61 +90,68 @@ class BackgroundServer:
         self.requests: list[LoggedRequest] = []
         self._server = self._thread = self._sock = None
         self.port = None
-
-    def app(self):
-        "The ASGI app to serve."
-        if self._app is None: raise TestingError(f'{type(self).__name__} needs an app')
-        return self._app
-
-    @property
-    def url(self) -> str:
-        "Base URL, e.g. `http://127.0.0.1:PORT`."
-        if self.port is None: raise TestingError('server is not started')
-        return f'http://127.0.0.1:{self.port}'
-
-    def start(self, port:int=0):   # 0: a free one; a port of its own brings a stopped server back where it was
-        "Bind `port`, start uvicorn on a thread and wait until it accepts connections."
-        if self._thread: return self
-        # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on sockets that name it, and without it every kept-alive
-        # request waits ~40 ms for a delayed ACK
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(('127.0.0.1', port))
-        self._sock,self.port = sock,sock.getsockname()[1]
-        self._server = srv = _uvicorn_server(_RequestLog(self.app(), self.requests), self.grace)
-        def run():
-            try: srv.run(sockets=[sock])
-            finally: srv.ready.set()  # a failed startup must not leave `start` waiting
-        self._thread = threading.Thread(target=run, name=f'{type(self).__name__}:{self.port}', daemon=True)
-        self._thread.start()
-        if not srv.ready.wait(self.timeout) or not srv.started:
-            self.stop()
-            raise TestingError(f'{type(self).__name__} did not start on port {self.port}')
-        return self
-
-    def stop(self):
-        "Ask uvicorn to exit, wait for its thread, close the socket. Safe to call twice."
-        srv,th,sock = self._server,self._thread,self._sock
-        if srv is not None:
-            srv.should_exit = True
-            if th is not None:
-                th.join(self.timeout)
-                if th.is_alive():  # a handler ignores cancellation: force it
-                    srv.force_exit = True
-                    th.join(self.timeout)
-        if sock is not None: sock.close()
-        self._server = self._thread = self._sock = None
-        self.port = None
-
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
     def __del__(self):
         if getattr(self, '_thread', None): self.stop()
 
-    @property
-    def last(self) -> LoggedRequest:
-        "The most recent request."
-        return self.requests[-1]
+# %% ../nbs/04_testing.ipynb #12cec170
+@patch
+def app(self:BackgroundServer):
+    "The ASGI app to serve."
+    if self._app is None: raise TestingError(f'{type(self).__name__} needs an app')
+    return self._app
+
+# %% ../nbs/04_testing.ipynb #7b17e425
+@patch(as_prop=True)
+def url(self:BackgroundServer) -> str:
+    "Base URL, e.g. `http://127.0.0.1:PORT`."
+    if self.port is None: raise TestingError('server is not started')
+    return f'http://127.0.0.1:{self.port}'
+
+# %% ../nbs/04_testing.ipynb #1b4077c4
+@patch
+def start(self:BackgroundServer, port:int=0):   # 0: a free one; a port of its own brings a stopped server back where it was
+    "Bind `port`, start uvicorn on a thread and wait until it accepts connections."
+    if self._thread: return self
+    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on sockets that name it, and without it every kept-alive
+    # request waits ~40 ms for a delayed ACK
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(('127.0.0.1', port))
+    self._sock,self.port = sock,sock.getsockname()[1]
+    self._server = srv = _uvicorn_server(_RequestLog(self.app(), self.requests), self.grace)
+    def run():
+        try: srv.run(sockets=[sock])
+        finally: srv.ready.set()  # a failed startup must not leave `start` waiting
+    self._thread = threading.Thread(target=run, name=f'{type(self).__name__}:{self.port}', daemon=True)
+    self._thread.start()
+    if not srv.ready.wait(self.timeout) or not srv.started:
+        self.stop()
+        raise TestingError(f'{type(self).__name__} did not start on port {self.port}')
+    return self
+
+# %% ../nbs/04_testing.ipynb #13d60739
+@patch
+def stop(self:BackgroundServer):
+    "Ask uvicorn to exit, wait for its thread, close the socket. Safe to call twice."
+    srv,th,sock = self._server,self._thread,self._sock
+    if srv is not None:
+        srv.should_exit = True
+        if th is not None:
+            th.join(self.timeout)
+            if th.is_alive():  # a handler ignores cancellation: force it
+                srv.force_exit = True
+                th.join(self.timeout)
+    if sock is not None: sock.close()
+    self._server = self._thread = self._sock = None
+    self.port = None
+
+# %% ../nbs/04_testing.ipynb #e5feeb71
+@patch(as_prop=True)
+def last(self:BackgroundServer) -> LoggedRequest:
+    "The most recent request."
+    return self.requests[-1]
 
 # %% ../nbs/04_testing.ipynb #23c4102c
 def message_text(content) -> str:
@@ -153,6 +160,7 @@ def message_text(content) -> str:
     if isinstance(content, str): return content
     return ''.join(p.get('text', '') if p.get('type') == 'text' else '<__media__>' for p in content)
 
+# %% ../nbs/04_testing.ipynb #b0c3cfa1
 def json_or_text(b:bytes|str):
     "JSON if it parses, else the text (None when empty)."
     if isinstance(b, bytes): b = b.decode('utf-8', 'replace')
@@ -160,15 +168,18 @@ def json_or_text(b:bytes|str):
     try: return json.loads(b)
     except ValueError: return b
 
+# %% ../nbs/04_testing.ipynb #22bc941b
 def sse_line(o) -> bytes:
     "One server-sent event line as llama-server writes it."
     return b'data: ' + (o if isinstance(o, str) else json.dumps(o, ensure_ascii=False, separators=(',', ':'))).encode() + b'\n\n'
 
+# %% ../nbs/04_testing.ipynb #89bdcd27
 class RawASGI:
     "Wraps a coroutine `fn(scope, receive, send)` so Starlette routes to it as a raw ASGI app."
     def __init__(self, fn): self.fn = fn
     async def __call__(self, scope, receive, send): await self.fn(scope, receive, send)
 
+# %% ../nbs/04_testing.ipynb #70b6a445
 async def drop_connection(scope, receive):
     "Close the client's connection without answering."
     tr = scope.get('ramabana.transport')

@@ -39,6 +39,7 @@ def _parts(d:dict):
     name = d.get('name', fn if isinstance(fn, str) else d.get('tool_name', d.get('tool')))
     return name, d.get('arguments', d.get('parameters', d.get('args', d.get('input', {}))))
 
+# %% ../nbs/06b_textcalls.ipynb #cdc7a636
 def as_call(d, tools:dict) -> dict|str:
     "An OpenAI tool call for object `d` when it calls one of `tools` with valid arguments; else why not."
     if not isinstance(d, dict): return 'not an object'
@@ -68,12 +69,14 @@ def _objects(s:str) -> list|None:
         except ValueError: return None
         out += v if isinstance(v, list) else [v]
 
+# %% ../nbs/06b_textcalls.ipynb #e6cc88ad
 _TRIPLE = re.compile(r'("""|\'\'\')(.*?)\1', re.S)
 
 def _unpython(s:str) -> str:
     "`s` with Python's triple-quoted strings (a code argument written as Python writes it) turned into JSON strings."
     return _TRIPLE.sub(lambda m: json.dumps(textwrap.dedent(m[2]).strip('\n')), s)
 
+# %% ../nbs/06b_textcalls.ipynb #859014b8
 def text_calls(text:str, tools:dict) -> list[dict]|str:
     "The tool calls `text` consists of, when it is only calls to `tools` with valid arguments; else why it is not."
     s = text.strip()
@@ -122,6 +125,7 @@ def _may_be_call(s:str) -> bool:
     if m[2] is None: return m.end() >= len(s.rstrip())   # after the brace: only a key may come
     return m[2] in CALL_KEYS if m[3] else any(k.startswith(m[2]) for k in CALL_KEYS)
 
+# %% ../nbs/06b_textcalls.ipynb #c3cdf660
 def _closes_at(s:str) -> int:
     "Where the first bracketed JSON value in `s` closes (strings skipped), or -1 while it is open."
     depth, esc, quoted = 0, False, False
@@ -190,6 +194,7 @@ def _step(self:TextCalls, s:str, out:list) -> str:
     if self.mode == 'prose' or line.strip().startswith('```'): self.mode = 'start'   # a code block ends at its fence
     return s[i + 1:]
 
+# %% ../nbs/06b_textcalls.ipynb #0286fb6b
 @patch
 def _let_go(self:TextCalls, s:str, out:list, code:bool=False) -> str:
     "`s` is not a call: pass on its first line (of a code block when `code`) and read on from the next."
@@ -198,6 +203,7 @@ def _let_go(self:TextCalls, s:str, out:list, code:bool=False) -> str:
     self._out(out, s[:i + 1]); self.mode = 'code' if code else 'start'
     return s[i + 1:]
 
+# %% ../nbs/06b_textcalls.ipynb #80280689
 @patch
 def _read(self:TextCalls, block:str, rest:str, out:list) -> str:
     "A finished block: calls when it is only calls, else the text it was."
@@ -207,6 +213,7 @@ def _read(self:TextCalls, block:str, rest:str, out:list) -> str:
     self.mode = 'start' if block.endswith('\n') else 'prose'
     return rest
 
+# %% ../nbs/06b_textcalls.ipynb #d07d1b42
 @patch
 def _wait(self:TextCalls, s:str, out:list) -> str:
     "Hold `s` for more of the answer, unless it has grown too long to be a call."

@@ -139,10 +139,12 @@ async def count_tokens(self:Upstream, text:str) -> int|None:
     "Tokens in `text` by the model's own tokenizer; None when this upstream has no tokenizer to ask."
     return None
 
+# %% ../nbs/05d_upstream.ipynb #ffb18a5d
 @patch
 async def recover(self:Upstream):
     "Called before a resend after the connection was refused or reset (the managed llama.cpp server restarts here)."
 
+# %% ../nbs/05d_upstream.ipynb #d50264a1
 @patch
 async def readback(self:Upstream, body:dict, call:Call) -> list[dict]|None:
     "After a successful call: the sampling fields of `body` the server applied otherwise, as {field, sent, applied}; None when unknown."
@@ -157,6 +159,7 @@ def register_upstream(runtime:str, factory:Callable[..., Upstream]) -> Callable[
     UPSTREAMS[runtime] = factory
     return factory
 
+# %% ../nbs/05d_upstream.ipynb #bbef26ad
 def upstream_for(spec:ModelSpec, client:httpx.AsyncClient|None=None) -> Upstream:
     "A new upstream for `spec`, importing the provider modules on first need."
     if spec.runtime not in UPSTREAMS:
@@ -205,6 +208,7 @@ class _SSELines:
         elif line.startswith('event:'): self.event = line[6:].strip()
         # comments (':') and other fields (id, retry) carry nothing we use
 
+# %% ../nbs/05d_upstream.ipynb #6799cb8c
 async def aiter_sse(lines:AsyncIterator[str]) -> AsyncIterator[tuple[str|None, str]]:
     "Yield `(event, data)` for each server-sent event read from `lines`."
     p = _SSELines()
@@ -220,6 +224,7 @@ def _parsed(ev:bytes) -> list[tuple[str|None, bytes]]:
         if (got := p.feed(line)) is not None: res.append((got[0], got[1].encode()))
     return res
 
+# %% ../nbs/05d_upstream.ipynb #7e59bcc3
 def _events(block:bytes) -> list[tuple[str|None, bytes]]:
     "The `(event, data)` of `block`, whole events without the last one's blank line."
     if block.startswith(b'data: '):   # nearly always every event is one `data: ` line: one split cuts them all out
@@ -304,11 +309,13 @@ async def base_url(self:OpenAIChatUpstream) -> str:
     if not url: raise UpstreamError(f"model '{self.spec.name}' has no base_url", status=500, code='config_error')
     return url.rstrip('/')
 
+# %% ../nbs/05d_upstream.ipynb #fa09b12d
 @patch
 async def endpoint(self:OpenAIChatUpstream) -> str:
     "The URL a request is posted to."
     return await self.base_url() + self.path
 
+# %% ../nbs/05d_upstream.ipynb #2da623a4
 @patch
 def headers(self:OpenAIChatUpstream, call:Call) -> dict:
     "Request headers: the bearer key (read from the environment now) and the call's Idempotency-Key."
@@ -316,6 +323,7 @@ def headers(self:OpenAIChatUpstream, call:Call) -> dict:
     if key := self.spec.api_key: h['Authorization'] = f'Bearer {key}'
     return h
 
+# %% ../nbs/05d_upstream.ipynb #ab9626b8
 @patch
 def prepare(self:OpenAIChatUpstream, body:dict, call:Call) -> dict:
     "The body as sent: always streamed, with usage in the last chunk."
@@ -323,6 +331,7 @@ def prepare(self:OpenAIChatUpstream, body:dict, call:Call) -> dict:
     so['include_usage'] = True
     return {**body, 'model': self.spec.model_id, 'stream': True, 'stream_options': so}
 
+# %% ../nbs/05d_upstream.ipynb #cb3036ff
 @patch
 def encode(self:OpenAIChatUpstream, body:dict, call:Call) -> bytes:
     "The request's bytes: `prepare`d and serialised (compact, non-ASCII as it is)."
@@ -334,6 +343,7 @@ def error(self:OpenAIChatUpstream, status:int, text:str, headers, body:dict) -> 
     "The `GatewayError` for an error answer (`status`, its body `text` and `headers`) to request `body`."
     return classify_error(status, text, headers)
 
+# %% ../nbs/05d_upstream.ipynb #7f721e54
 @patch
 def reader(self:OpenAIChatUpstream, body:dict, call:Call) -> ChunkReader:
     "A fresh reader for one answer's events."
@@ -347,6 +357,7 @@ def http(self:OpenAIChatUpstream, url:str):
     if self._local is None: self._local = LocalHTTP()
     return self._local
 
+# %% ../nbs/05d_upstream.ipynb #bcd743fc
 @patch
 async def fetch_json(self:OpenAIChatUpstream, method:str, url:str, body=None, headers:dict|None=None, timeout:float=10) -> tuple:
     "A small request to the server's own API beside the chat: (status, its JSON or None); `UpstreamUnavailable` when unreachable."
@@ -561,6 +572,7 @@ async def within(aw, seconds:float):
     if not hasattr(asyncio, 'timeout'): return await asyncio.wait_for(aw, seconds)
     async with asyncio.timeout(seconds): return await aw
 
+# %% ../nbs/05d_upstream.ipynb #9903a858
 @patch
 async def _connect(self:LocalHTTP, key):
     "(a pooled or new connection to `key`, whether pooled, whether pooled after a streamed answer less than 2 s ago)."
@@ -578,6 +590,7 @@ async def _connect(self:LocalHTTP, key):
     except OSError as e: raise httpx.ConnectError(f'{e.strerror or e}') from None
     return conn, False, False
 
+# %% ../nbs/05d_upstream.ipynb #42137ebf
 @patch
 def _release(self:LocalHTTP, key, conn, ok:bool, streamed:bool=False):
     "Pool `conn` if its answer was read whole (`ok`), unless it carried a stream and its server closes those."
@@ -594,6 +607,7 @@ class _Stale(httpx.RemoteProtocolError):
         super().__init__(msg)
         self.reused, self.streamed = reused, streamed
 
+# %% ../nbs/05d_upstream.ipynb #74b8af85
 @patch
 async def _send(self:LocalHTTP, key, head:bytes, clock:ReadClock):
     "Send `head` on a pooled or new connection and read the answer's head, timed by `clock`: (conn, raw head)."
@@ -623,6 +637,7 @@ class _Opened:
         return self.resp
     async def __aexit__(self, *exc): self.http._close(self.key, self.resp)
 
+# %% ../nbs/05d_upstream.ipynb #56606c02
 @patch
 def stream(self:LocalHTTP, method:str, url:str, *, content:bytes=b'', headers:dict|None=None) -> _Opened:
     "One request, to use with `async with`: its `LocalResponse`; the connection goes back to the pool if the body was read."
@@ -658,6 +673,7 @@ async def _open(self:LocalHTTP, method:str, url:str, content:bytes, headers:dict
         return key, LocalResponse(conn, status, hdrs, clock)
     except BaseException: clock.stop(); raise
 
+# %% ../nbs/05d_upstream.ipynb #99f88538
 @patch
 def _close(self:LocalHTTP, key, resp:LocalResponse):
     "The request is over: pool its connection if its answer was read whole, and stop its clock."

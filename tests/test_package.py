@@ -31,3 +31,11 @@ def test_docs_site(docs_site):
     text = html.unescape(re.sub(r'<[^>]+>', '', index))
     assert '%%ram\nWhy does the last cell' in text and '<table' in index and '[model."qwen-local"]' in text, text
     assert 'input_area' not in index and '#|' not in text
+    # the sidebar is grouped by the architecture's parts, in nbs/sidebar.yml's order
+    heads = re.findall(r'<p class="section">([^<]+)</p>', index)
+    assert heads[:3] == ['The notebook side', 'The runtime', 'The gateway'] and 'The doubles' in heads, heads
+    # a page's subtitle is its whole description, and a NamedTuple is shown with its fields, not (*args, **kwargs)
+    failover = (tmp_path/'failover.html').read_text()
+    sub = html.unescape(re.sub(r'<[^>]+>', '', re.search(r'<p class="description">(.*?)</p>', failover, re.S)[1]))
+    assert sub.startswith('When an upstream fails') and sub.endswith('continued by the next model.'), sub
+    assert 'class Retries(NamedTuple)' in html.unescape(re.sub(r'<[^>]+>', '', failover))

@@ -455,6 +455,36 @@ def _site_link(cfg):
     "The prefix nbdev's `add_links` gives a link into this site (`doc_host` + `doc_baseurl`), to be made relative."
     return (cfg.doc_host.rstrip('/') + '/' + cfg.doc_baseurl.strip('/')).rstrip('/') + '/'
 
+def _fields(cls) -> str | None:
+    "A NamedTuple's fields as a signature's lines (type, default, the comment beside each), or None for any other class."
+    import inspect
+    if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, '_fields')): return None
+    notes = dict(re.findall(r'^\s+(\w+)\s*:[^#\n]*#\s*(.*)$', inspect.getsource(cls), re.M))
+    ann, dflt = cls.__annotations__, cls._field_defaults
+    def line(f):
+        t = ann.get(f)
+        t = getattr(t, '__forward_arg__', t)   # `from __future__ import annotations` leaves each type a ForwardRef
+        t = t if isinstance(t, str) else getattr(t, '__name__', repr(t))
+        d = f' = {dflt[f]!r}' if f in dflt else ''
+        return f'    {f}: {t}{d}' + (f'  # {notes[f]}' if f in notes else '')
+    return '\n'.join(map(line, cls._fields))
+
+def _tuple_sig(m) -> str:
+    "show_doc's heading and signature, with a NamedTuple's fields where fastcore shows `(*args, **kwargs)`."
+    import importlib, pkgutil, ramabana
+    for mod in pkgutil.iter_modules(ramabana.__path__):
+        cls = getattr(importlib.import_module(f'ramabana.{mod.name}'), m[1], None)
+        if (fields := _fields(cls)) is not None: return f'### {m[1]}\n\n```python\nclass {m[1]}(NamedTuple):\n{fields}'
+    return m[0]
+
+def description(path:Path) -> str|None:
+    "A notebook's whole `>` description, its lines joined (nbdev's frontmatter keeps only the first line of it)."
+    import json
+    cells = json.loads(path.read_text())['cells']
+    lines = ''.join(cells[0]['source']).splitlines() if cells and cells[0]['cell_type'] == 'markdown' else []
+    quoted = [l[1:].strip() for l in lines if l.startswith('>')]
+    return ' '.join(quoted) or None
+
 def page(nb, cfg) -> tuple[dict, str]:
     "The frontmatter and the HTML body of a page notebook (one `nbdev-proc-nbs` made)."
     import nbformat, yaml
@@ -482,6 +512,7 @@ def page(nb, cfg) -> tuple[dict, str]:
             md = ''.join(md) if isinstance(md, list) else md
             # Quarto reads pandoc's `[text](url){attrs}`; nbconvert's Markdown does not: make it a plain link
             md = re.sub(r'\[source\]\((\S+?)\)\{[^}]*\}', r'<a class="source-link" href="\1">source</a>', md)
+            md = re.sub(r'### (\w+)\n\n```python\ndef \1\(\n    \*args, \*\*kwargs\n\):', _tuple_sig, md)
             out['data']['text/markdown'] = md
     body, _ = _exporter().from_notebook_node(nbformat.from_dict(nb))
     body = body.replace(f'href="{pre}', 'href="') if pre != '/' else re.sub(r'href="/(?!/)', 'href="', body)
@@ -493,6 +524,7 @@ def page(nb, cfg) -> tuple[dict, str]:
 CSS = """body{margin:0;font-family:system-ui,sans-serif;display:flex;line-height:1.45}
 nav{width:14rem;flex:none;padding:1rem;border-right:1px solid #ddd;min-height:100vh;background:#fafafa}
 nav a{display:block;padding:.2rem 0;color:#0645ad;text-decoration:none} nav a.here{font-weight:bold}
+nav p.section{margin:.9rem 0 .2rem;font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:#666}
 main{padding:1rem 2rem;max-width:62rem;min-width:0;overflow-x:auto} pre{background:#f6f8fa;padding:.5rem;overflow-x:auto}
 header .description{font-size:1.15rem;color:#555;margin-top:-.5rem}
 .output_area pre{background:#fff;border-left:3px solid #e1e4e8;padding-left:.6rem}
@@ -512,6 +544,16 @@ def _inline_md(text:str) -> str:
     "One line of Markdown as HTML without its paragraph, as Quarto shows a page's description."
     from nbconvert.filters.markdown import markdown2html
     return re.sub(r'^<p>|</p>\s*$', '', markdown2html(text).strip())
+
+def sections(stems:list[str]) -> list[tuple[str, list[str]]]:
+    "The sidebar's sections from `nbs/sidebar.yml`, as (title, page stems); a page it does not place is an error."
+    import yaml
+    tree = yaml.safe_load((NBS/'sidebar.yml').read_text())['website']['sidebar']['contents']
+    out = [(e['section'], [Path(c).stem for c in e['contents']]) if isinstance(e, dict) else ('', [Path(e).stem]) for e in tree]
+    placed = [s for _, ss in out for s in ss]
+    if missing := sorted(set(stems) - set(placed)): raise SystemExit(f'docs: nbs/sidebar.yml places no page for {", ".join(missing)}')
+    if gone := sorted(set(placed) - set(stems)): raise SystemExit(f'docs: nbs/sidebar.yml names pages that do not exist: {", ".join(gone)}')
+    return out
 
 def process(paths:list[Path], out:Path, jobs:int=1) -> list[Path]:
     "Page notebooks of `paths` in `out`, each made by nbdev's driver with nbdev's processors, as `nbdev-proc-nbs` makes them."
@@ -537,10 +579,12 @@ def build(out:Path, jobs:int=1, fresh:bool=False) -> list[Path]:
     head = f'<style>{HtmlFormatter(style="default").get_style_defs(".highlight")}</style>'
     names = {p.stem: fm.get('output-file') or f'{p.stem}.html' for p, fm, _ in pages}
     titles = {p.stem: fm.get('title') or p.stem for p, fm, _ in pages}
-    written = []
+    written, groups = [], sections([p.stem for p, _, _ in pages])
     for p, fm, body in pages:
-        links = ''.join(f'<a href="{names[s]}"{" class=here" if s == p.stem else ""}>{html.escape(t)}</a>' for s, t in titles.items())
-        desc = f'<p class="description">{_inline_md(fm["description"])}</p>' if fm.get('description') else ''
+        link = lambda s: f'<a href="{names[s]}"{" class=here" if s == p.stem else ""}>{html.escape(titles[s])}</a>'
+        links = ''.join((f'<p class="section">{html.escape(g)}</p>' if g else '') + ''.join(map(link, stems)) for g, stems in groups)
+        d = description(p) or fm.get('description')
+        desc = f'<p class="description">{_inline_md(d)}</p>' if d else ''
         doc = PAGE.format(title=html.escape(titles[p.stem]), site=html.escape(cfg.title), css=CSS, head=head, links=links,
                           desc=desc, body=body)
         (out/names[p.stem]).write_text(doc)
