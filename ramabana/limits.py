@@ -83,7 +83,7 @@ def _without_media(content) -> tuple:
 # %% ../nbs/05gb_limits.ipynb #37d00fda
 def prompt_bound(body:dict) -> int:
     "At most how many prompt tokens the chat `body` makes: the UTF-8 bytes of its messages, tools and schema, and the template's own."
-    from ramabana.compaction import img_tokens   # lazy: only a token with a budget needs it
+    from ramabana.runtime import img_tokens   # lazy: only a token with a budget needs it
     msgs, media = [], 0
     for m in body.get('messages') or ():
         content, n = _without_media(m.get('content')) if isinstance(m, dict) else (None, 0)

@@ -14,30 +14,21 @@ from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get, is_loopback, file_lock
+from .llamabuild import (LlamaCppError, BuildError, PIN, BASE_FLAGS, NO_AMX, build_dir, build_llama_server,
+                                 cache_builds, cmake_flags, compile_llama_server, find_llama_server, named_server,
+                                 read_stamp, restamp, templates_dir, utc_now)
 from .slotstore import SlotStore, prune
 from .weights import (DEFAULT_WEIGHTS, DownloadError, ModelFetchError, WEIGHTS, weights_of, weights_path,
                               fetch_weights, check_file, memory_note, pip_download, say as _say)
 
 # %% auto #0
-__all__ = ['log', 'PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'SERVER_FLAGS', 'SAMPLING_FLAGS',
-           'REQUEST_SAMPLING', 'STORED_SEED', 'MANAGED_FLAGS', 'HEALTH_TIMEOUT', 'MAX_RESTARTS', 'RESTART_WINDOW',
-           'QUIET_FETCH', 'CPU_FAULTS', 'PROOF', 'READBACK', 'LOADING_WAIT', 'LlamaCppError', 'BuildError',
-           'ServerStartError', 'cpu_features', 'cpu_flags_hash', 'is_x86', 'cmake_flags', 'build_dir', 'named_server',
-           'cache_builds', 'cached_server', 'find_llama_server', 'templates_dir', 'cached_install', 'restamp',
-           'check_build_tools', 'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server',
-           'model_path', 'chat_template_file', 'server_command', 'run_dir', 'free_port', 'server_env', 'Server',
-           'check_gguf', 'weights_ready', 'ensure_weights', 'server_url', 'running', 'stop', 'stop_all', 'slots_root',
-           'slot_dir', 'restore_slot', 'save_slot', 'prove', 'proven_server', 'fall_back', 'setup_weights', 'setup',
-           'sampling_mismatches', 'slot_mismatches', 'slots_readback', 'nest_schema', 'caps_from_props',
-           'TextCallReader', 'LlamaCppUpstream']
-
-# %% ../nbs/06_llamacpp.ipynb #e9119e28
-class LlamaCppError(RamabanaError):
-    "The local llama.cpp engine could not be built, fetched or started."
-
-# %% ../nbs/06_llamacpp.ipynb #f879caad
-class BuildError(LlamaCppError):
-    "Building llama-server failed, or a tool it needs is missing."
+__all__ = ['log', 'SERVER_FLAGS', 'SAMPLING_FLAGS', 'REQUEST_SAMPLING', 'STORED_SEED', 'MANAGED_FLAGS', 'HEALTH_TIMEOUT',
+           'MAX_RESTARTS', 'RESTART_WINDOW', 'QUIET_FETCH', 'CPU_FAULTS', 'PROOF', 'READBACK', 'LOADING_WAIT',
+           'ServerStartError', 'model_path', 'chat_template_file', 'server_command', 'run_dir', 'free_port',
+           'server_env', 'Server', 'check_gguf', 'weights_ready', 'ensure_weights', 'server_url', 'running', 'stop',
+           'stop_all', 'slots_root', 'slot_dir', 'restore_slot', 'save_slot', 'prove', 'proven_server', 'fall_back',
+           'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches', 'slots_readback', 'nest_schema',
+           'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
 
 # %% ../nbs/06_llamacpp.ipynb #4a49d7ab
 class ServerStartError(LlamaCppError):
@@ -46,213 +37,6 @@ class ServerStartError(LlamaCppError):
         super().__init__(msg); self.returncode = returncode
 
 log = logging.getLogger('ramabana.llamacpp')
-
-# %% ../nbs/06_llamacpp.ipynb #89f3c985
-PIN = '0.3.36'  # llama-cpp-python sdist that vendors llama.cpp (server and chat templates included)
-BASE_FLAGS = ('-DCMAKE_BUILD_TYPE=Release', '-DBUILD_SHARED_LIBS=OFF',
-              '-DLLAMA_USE_PREBUILT_UI=OFF',  # otherwise the configure step downloads the web UI
-              '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_CURL=OFF')
-NO_AMX = '-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'  # ggml's AMX kernel died by SIGILL on an AMX VM (above)
-# the instruction sets of x86-64-v3 that ggml has a switch for: /proc/cpuinfo flag -> ggml option
-X86_64_V3 = dict(sse4_2='GGML_SSE42', avx='GGML_AVX', avx2='GGML_AVX2', fma='GGML_FMA', f16c='GGML_F16C', bmi2='GGML_BMI2')
-# on by default outside x86 with GGML_NATIVE=OFF, although not every CPU of the family has them
-NON_X86_EXTRAS = ('GGML_RVV', 'GGML_RV_ZFH', 'GGML_RV_ZVFH', 'GGML_RV_ZICBOP', 'GGML_RV_ZIHINTPAUSE', 'GGML_LSX', 'GGML_LASX')
-
-@functools.cache  # the CPU does not change under a running process
-def cpu_features() -> frozenset[str]:
-    "This CPU's feature flags from `/proc/cpuinfo` (`flags` on x86, `Features` on ARM); empty where there is none."
-    with contextlib.suppress(OSError):  # not Linux
-        for line in Path('/proc/cpuinfo').read_text().splitlines():
-            if line.startswith(('flags', 'Features')): return frozenset(line.split(':', 1)[1].split())
-    return frozenset()
-
-# %% ../nbs/06_llamacpp.ipynb #ef3fa68f
-def cpu_flags_hash() -> str:
-    "A short hash of this CPU's feature flags: a `GGML_NATIVE` build only runs on a CPU with the same flags."
-    return hashlib.sha256((' '.join(sorted(cpu_features())) or platform.machine()).encode()).hexdigest()[:12]
-
-# %% ../nbs/06_llamacpp.ipynb #0a1e47f4
-def is_x86(machine:str|None=None) -> bool:
-    "True if `machine` (default: this one, `platform.machine()`) is an x86 CPU."
-    return (machine or platform.machine()).lower() in ('x86_64', 'amd64', 'i386', 'i686', 'x86')
-
-# %% ../nbs/06_llamacpp.ipynb #8e5d0dff
-def cmake_flags(portable:bool=False,      # only what every machine of this family has, instead of this CPU's best
-                machine:str|None=None,    # default: `platform.machine()`
-                features:set|None=None,   # the CPU's feature flags; default: `cpu_features()`
-               ) -> tuple[str, ...]:
-    "The cmake flags of a build: native without AMX by default; `portable`: x86-64-v3 at most, or the family's baseline."
-    x86, feats = is_x86(machine), cpu_features() if features is None else features
-    if not portable: return (*BASE_FLAGS, '-DGGML_NATIVE=ON', *((f'-DCMAKE_C_FLAGS={NO_AMX}', f'-DCMAKE_CXX_FLAGS={NO_AMX}') if x86 else ()))
-    if x86: return (*BASE_FLAGS, '-DGGML_NATIVE=OFF', *(f"-D{opt}={'ON' if f in feats else 'OFF'}" for f, opt in X86_64_V3.items()))
-    return (*BASE_FLAGS, '-DGGML_NATIVE=OFF', *(f'-D{opt}=OFF' for opt in NON_X86_EXTRAS))
-
-# %% ../nbs/06_llamacpp.ipynb #b0aec64b
-def build_dir(pin:str=PIN, flags:tuple|None=None) -> Path:
-    "Where the build for this pin, CPU and cmake `flags` (default: native) lives: `cache_dir()/llama.cpp/<pin>-<cpu>-<flags>`."
-    fh = hashlib.sha256(json.dumps(list(cmake_flags() if flags is None else flags)).encode()).hexdigest()[:8]
-    return cache_dir()/'llama.cpp'/f'{pin}-{cpu_flags_hash()}-{fh}'
-
-# %% ../nbs/06_llamacpp.ipynb #3f53291b
-def _stamp(d:Path) -> dict|None:
-    "The stamp of a finished install in `d`, or None."
-    try: return json.loads((d/'stamp.json').read_text())
-    except (OSError, ValueError): return None
-
-# %% ../nbs/06_llamacpp.ipynb #cf28c6de
-def named_server() -> tuple[Path, str]|None:
-    "The llama-server you named, and where (`RAMABANA_LLAMA_SERVER` or the `llamacpp.server` setting); None if none."
-    for where, src in (('RAMABANA_LLAMA_SERVER', os.environ.get('RAMABANA_LLAMA_SERVER')), ('the llamacpp.server setting', get('llamacpp.server'))):
-        if src:
-            p = Path(src).expanduser()
-            if not (p.is_file() and os.access(p, os.X_OK)): raise LlamaCppError(f"llama-server {p} is not an executable file")
-            return p, where
-    return None
-
-# %% ../nbs/06_llamacpp.ipynb #3dfc1221
-def cache_builds(pin:str=PIN) -> list[Path]:
-    "The build directories for this pin and CPU, in order of preference: native, then portable."
-    return [build_dir(pin, cmake_flags(portable)) for portable in (False, True)]
-
-# %% ../nbs/06_llamacpp.ipynb #6afa5eb3
-def cached_server(pin:str=PIN) -> Path|None:
-    "The build in the cache to use: the native one unless it crashed here, else the portable one; None if neither is there."
-    for d in cache_builds(pin):
-        st, exe = _stamp(d), d/'bin'/'llama-server'
-        if st and not st.get('crashed') and exe.is_file(): return exe
-    return None
-
-# %% ../nbs/06_llamacpp.ipynb #6a9120ff
-def find_llama_server(pin:str=PIN) -> Path|None:
-    "The llama-server to use: `RAMABANA_LLAMA_SERVER`, then the `llamacpp.server` setting, then the cache; None if none."
-    return named[0] if (named := named_server()) else cached_server(pin)
-
-# %% ../nbs/06_llamacpp.ipynb #b16871dc
-def templates_dir(pin:str=PIN) -> Path:
-    "The chat templates shipped in the sdist (`models/templates/`), kept with each build (all builds hold the same ones)."
-    return next((d/'templates' for d in cache_builds(pin) if (d/'templates').is_dir()), build_dir(pin)/'templates')
-
-# %% ../nbs/06_llamacpp.ipynb #e7212394
-def cached_install(final:Path, # the directory to fill, once
-                   make:Callable[[Path], dict], # fills the empty directory it is given; returns the stamp's contents
-                  ) -> dict:
-    "Run `make` once into a temporary directory and rename it to `final`, under a lock; return the stamp."
-    if st := _stamp(final): return st
-    with file_lock(final.with_name(final.name + '.lock')):
-        if st := _stamp(final): return st  # another process finished it while we waited
-        work = Path(tempfile.mkdtemp(prefix=f'.{final.name}-', dir=final.parent))  # same filesystem: rename is atomic
-        try:
-            st = make(work) or {}
-            (work/'stamp.json').write_text(json.dumps(st, indent=1))
-            if final.exists(): shutil.rmtree(final)  # unstamped, so a leftover nobody can be using
-            os.rename(work, final)
-        finally: shutil.rmtree(work, ignore_errors=True)
-    return st
-
-# %% ../nbs/06_llamacpp.ipynb #a37be810
-def _utc() -> str: return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
-
-# %% ../nbs/06_llamacpp.ipynb #b16bcc0d
-def restamp(final:Path, **fields) -> dict:
-    "Add `fields` to the stamp of the install in `final`, under its lock; readers see the old stamp or the new one, whole."
-    with file_lock(final.with_name(final.name + '.lock')):
-        st = {**(_stamp(final) or {}), **fields}
-        tmp = final/'stamp.json.tmp'
-        tmp.write_text(json.dumps(st, indent=1))
-        os.replace(tmp, final/'stamp.json')  # atomic: a reader never sees half a stamp
-    return st
-
-# %% ../nbs/06_llamacpp.ipynb #5c70e3ba
-def check_build_tools() -> str:
-    "The cmake generator to use; `BuildError` saying what to install if cmake, a compiler or a build tool is missing."
-    missing = [] if shutil.which('cmake') else ['cmake']
-    if not any(map(shutil.which, ('c++', 'g++', 'clang++'))): missing.append('a C++ compiler')
-    if not (shutil.which('ninja') or shutil.which('make')): missing.append('ninja or make')
-    if missing:
-        raise BuildError(f"building llama-server needs {', '.join(missing)}: install them (Debian/Ubuntu: "
-                         "sudo apt-get install cmake ninja-build g++; macOS: xcode-select --install && brew install "
-                         "cmake ninja), or set RAMABANA_LLAMA_SERVER to an existing llama-server binary")
-    return 'Ninja' if shutil.which('ninja') else 'Unix Makefiles'
-
-# %% ../nbs/06_llamacpp.ipynb #8bfab43a
-def fetch_sdist(dest:Path, pin:str=PIN) -> Path:
-    "Download the llama-cpp-python sdist into `dest`, extract it, and return its `vendor/llama.cpp` directory."
-    try: tgz = pip_download(dest/'dl', f'llama-cpp-python=={pin}', '--no-binary', ':all:')
-    except DownloadError as e: raise BuildError(str(e)) from None
-    with tarfile.open(tgz) as t: t.extractall(dest/'src', filter='data')
-    src = next((dest/'src').iterdir())/'vendor'/'llama.cpp'
-    if not (src/'CMakeLists.txt').exists(): raise BuildError(f"{tgz.name} has no vendor/llama.cpp")
-    return src
-
-# %% ../nbs/06_llamacpp.ipynb #ee2f64bd
-_STEP = re.compile(r'^\[(\d+)/(\d+)\]')   # ninja: "[12/206] Building CXX object ..."
-_PCT = re.compile(r'^\[\s*(\d+)%\]')      # make:  "[ 12%] Building CXX object ..."
-
-def _run_logged(cmd, log, progress, label):
-    "Run `cmd`, appending its output to the open file `log` and showing build progress; `BuildError` on failure."
-    log.write(f'$ {" ".join(map(str, cmd))}\n'); log.flush()
-    tty = progress and sys.stderr.isatty()
-    p = subprocess.Popen(list(map(str, cmd)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
-    last, tail = -1, []
-    for line in p.stdout:
-        log.write(line)
-        tail = (tail + [line.rstrip()])[-20:]
-        if m := _STEP.match(line): pct = int(m[1])*100//int(m[2])
-        elif m := _PCT.match(line): pct = int(m[1])
-        else: continue
-        if tty: print(f'\r{label}: {pct:3d}% {line.split("]", 1)[1].strip()[:60]:<60}', end='', file=sys.stderr, flush=True)
-        elif progress and pct//10 > last//10: print(f'{label}: {pct}%', file=sys.stderr, flush=True)
-        last = pct
-    rc = p.wait()
-    if tty: print(file=sys.stderr)
-    log.flush()
-    if rc:
-        errs = [l for l in tail if 'error' in l.lower()] or tail
-        raise BuildError(f"{label} failed (exit status {rc}); build log {log.name}:\n" + '\n'.join(errs[-5:]))
-
-# %% ../nbs/06_llamacpp.ipynb #bd042bb0
-def cmake_build(src:Path, build:Path, targets=('llama-server',), log=None, progress:bool=True, jobs:int|None=None,
-                flags:tuple|None=None):
-    "Configure llama.cpp in `src` into `build` with `flags` (default: `cmake_flags()`), then build `targets`."
-    gen = check_build_tools()
-    _run_logged(['cmake', '-S', src, '-B', build, '-G', gen, *(cmake_flags() if flags is None else flags)], log, progress, 'configure')
-    _run_logged(['cmake', '--build', build, '-j', str(jobs or os.cpu_count() or 2), '--target', *targets],
-                log, progress, 'build ' + ' '.join(targets))
-
-# %% ../nbs/06_llamacpp.ipynb #bf413773
-def compile_llama_server(out:Path, flags:tuple, log, pin:str=PIN, progress:bool=True):
-    "Download the pinned sdist, build llama-server with cmake `flags`, and put `bin/llama-server` and `templates/` into `out`."
-    check_build_tools()  # before anything is downloaded
-    with tempfile.TemporaryDirectory(prefix='.work-', dir=out.parent) as work:
-        _say(f'llama-server: downloading the llama-cpp-python {pin} sdist', progress)
-        src = fetch_sdist(Path(work), pin)
-        _say(f'llama-server: building (several minutes; log {log.name})', progress)
-        cmake_build(src, Path(work)/'build', log=log, progress=progress, flags=flags)
-        (out/'bin').mkdir()
-        shutil.copy2(Path(work)/'build'/'bin'/'llama-server', out/'bin'/'llama-server')
-        shutil.copytree(src/'models'/'templates', out/'templates')
-
-# %% ../nbs/06_llamacpp.ipynb #0192a24d
-def build_llama_server(pin:str=PIN, progress:bool=True,
-                       portable:bool=False,  # build with `cmake_flags(portable=True)` instead of the native flags
-                       compile:Callable=compile_llama_server, # fills a directory with a build (the seam for tests)
-                      ) -> Path:
-    "Build llama-server from the pinned sdist into the cache (once per pin, CPU and flag set); return the binary's path."
-    flags, built = cmake_flags(portable), []
-    final = build_dir(pin, flags)
-    def make(out:Path) -> dict:
-        built.append(out)
-        t0, logf = time.time(), final.parent/f'{final.name}.build.log'
-        with open(logf, 'w') as lf: compile(out, flags, lf, pin=pin, progress=progress)
-        shutil.copy2(logf, out/'build.log')
-        ver = subprocess.run([out/'bin'/'llama-server', '--version'], capture_output=True, text=True)
-        return dict(pin=pin, cpu_flags=cpu_flags_hash(), flags=list(flags), portable=portable, seconds=round(time.time() - t0),
-                    built=_utc(),
-                    version=(ver.stdout + ver.stderr).strip().splitlines()[-2:])
-    st = cached_install(final, make)
-    # only a build is news: a server found in the cache is not announced, like a model already fetched
-    if built: _say(f"llama-server: {final/'bin'/'llama-server'} ({' '.join(st.get('version', [])[:1])})", progress)
-    return final/'bin'/'llama-server'
 
 # %% ../nbs/06_llamacpp.ipynb #d90ee056
 def model_path(spec:ModelSpec|None=None) -> Path:
@@ -810,7 +594,7 @@ def _mark_crashed(d:Path, how:str, logf:Path, tell:Callable):
     "Record in the stamp of build `d` how it died; `BuildError` if it was the portable build, else say what comes next."
     st = restamp(d, crashed=how, crash_log=str(logf))
     if st.get('portable'): raise _portable_died(d, st)
-    built = _stamp(build_dir(st.get('pin', PIN), cmake_flags(portable=True)))
+    built = read_stamp(build_dir(st.get('pin', PIN), cmake_flags(portable=True)))
     nxt = 'using the portable build' if built else 'rebuilding with portable flags (several minutes)'
     tell(f'llama-server: the native build {how}; {nxt}')
 
@@ -821,15 +605,15 @@ def proven_server(pin:str=PIN, progress:bool=True, compile:Callable=compile_llam
                  ) -> Path:
     "A build from the cache that has answered a token here: the native one, else the portable one; built and proven as needed."
     for d, portable in zip(cache_builds(pin), (False, True)):
-        st = _stamp(d) or {}
+        st = read_stamp(d) or {}
         if st.get('crashed'):
             if portable: raise _portable_died(d, st)
             continue
         exe = build_llama_server(pin, progress, portable, compile)
-        if (_stamp(d) or {}).get('proven'): return exe
+        if (read_stamp(d) or {}).get('proven'): return exe
         logf = d.with_name(d.name + '.proof.log')  # next to the build, like its build log
         if (how := prove(exe, logf, model or fetch_weights(progress=progress))) is None:
-            restamp(d, proven=_utc())
+            restamp(d, proven=utc_now())
             return exe
         _mark_crashed(d, how, logf, tell)
 
@@ -837,7 +621,7 @@ def proven_server(pin:str=PIN, progress:bool=True, compile:Callable=compile_llam
 def fall_back(exe:Path, how:str, logf:Path, compile:Callable=compile_llama_server, tell:Callable=log.warning) -> Path:
     "After `exe` died of a CPU fault (`how`, its log `logf`): mark its build crashed, and return the portable build, proven."
     d, named = exe.parent.parent, named_server()
-    if named or d not in cache_builds() or _stamp(d) is None:  # you named it (or it is not one of ours): not ours to rebuild
+    if named or d not in cache_builds() or read_stamp(d) is None:  # you named it (or it is not one of ours): not ours to rebuild
         raise _named_crash(exe, named[1] if named else 'you', how, logf)
     kept = d.with_name(d.name + '.crash.log')  # the restarted server's log would overwrite it
     with contextlib.suppress(OSError): shutil.copy2(logf, kept)

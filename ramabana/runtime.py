@@ -15,14 +15,14 @@ from .core import RamabanaError, get
 from .chat import content_text
 
 # %% auto #0
-__all__ = ['CHARS_PER_TOKEN', 'RESERVE', 'THINK_OPEN', 'THINK_CLOSE', 'MAX_LINE', 'MAX_KEEP', 'LOCK_WAIT', 'Q_NOTICE',
-           'READ_NOTICE', 'APPROVAL_NOTICE', 'BTW_NOTICE', 'ACTION_NOTICE', 'CONTINUE_NOTICE', 'SIMPLER_NOTICE',
-           'NEXT_NOTICE', 'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'APPROVAL_WORDS', 'LOOP_LINES', 'LOOP_NGRAM',
-           'LOOP_NGRAMS', 'LOOP_NOTE', 'RUN_STATES', 'ENDED', 'MAX_NOTES', 'AIR_CALLS', 'AIR_CHARS', 'AIR_NOTICE',
-           'estimate_tokens', 'threshold', 'should_compact', 'halvings', 'answer_only', 'RunError', 'ChatTemplateError',
-           'interesting', 'captured', 'capture', 'prompt_notices', 'notices_block', 'ThinkFilter', 'render_template',
-           'prefills_think', 'LoopGuard', 'safe_repr', 'Usage', 'status_line', 'said_before_call', 'Run', 'current_run',
-           'run_context']
+__all__ = ['CHARS_PER_TOKEN', 'RESERVE', 'IMG_TOKENS', 'EST_MARGIN', 'THINK_OPEN', 'THINK_CLOSE', 'MAX_LINE', 'MAX_KEEP',
+           'LOCK_WAIT', 'Q_NOTICE', 'READ_NOTICE', 'APPROVAL_NOTICE', 'BTW_NOTICE', 'ACTION_NOTICE', 'CONTINUE_NOTICE',
+           'SIMPLER_NOTICE', 'NEXT_NOTICE', 'SHORTCUTS', 'APPROVALS', 'ACTION_VERBS', 'APPROVAL_WORDS', 'LOOP_LINES',
+           'LOOP_NGRAM', 'LOOP_NGRAMS', 'LOOP_NOTE', 'RUN_STATES', 'ENDED', 'MAX_NOTES', 'AIR_CALLS', 'AIR_CHARS',
+           'AIR_NOTICE', 'estimate_tokens', 'threshold', 'should_compact', 'halvings', 'img_tokens', 'margin',
+           'answer_only', 'RunError', 'ChatTemplateError', 'interesting', 'captured', 'capture', 'prompt_notices',
+           'notices_block', 'ThinkFilter', 'render_template', 'prefills_think', 'LoopGuard', 'safe_repr', 'Usage',
+           'status_line', 'said_before_call', 'Run', 'current_run', 'run_context']
 
 # %% ../nbs/02_runtime.ipynb #665c754d
 CHARS_PER_TOKEN = 3.25
@@ -60,6 +60,22 @@ def halvings(budget, # the first size to try, in tokens
     res = [budget]
     while len(res) < tries and res[-1] > floor: res.append(max(res[-1] // 2, floor))
     return res
+
+# %% ../nbs/02_runtime.ipynb #ab144294
+IMG_TOKENS = 1600     # tokens a picture or recording counts for
+
+def img_tokens() -> int:
+    "Tokens one picture or recording counts for: `window.image_tokens`, else `IMG_TOKENS`."
+    v = get('window.image_tokens')
+    return IMG_TOKENS if v is None else v
+
+# %% ../nbs/02_runtime.ipynb #99954c9a
+EST_MARGIN = 1.15     # factor on an estimated count before deciding a fit
+
+def margin() -> float:
+    "The factor on an estimated token count: `window.margin`, else `EST_MARGIN`."
+    v = get('window.margin')
+    return EST_MARGIN if v is None else v
 
 # %% ../nbs/02_runtime.ipynb #0deebbf5
 THINK_OPEN, THINK_CLOSE = '<think>', '</think>'
