@@ -1,7 +1,7 @@
 """What `LocalHTTP` alone costs to read a llama-server-like stream: CPU µs an event, one event an HTTP chunk.
 
-Run: `python bench/local_http.py [MODULE_OR_FILE ...]` (default `ramabana.upstream`; a path to a copy of an older
-upstream.py compares versions, e.g. `git show REV:ramabana/upstream.py | sed 's/^from \\.\\([a-z_]*\\) import/from
+Run: `python bench/local_http.py [MODULE_OR_FILE ...]` (default `ramabana.localhttp`; a path to a copy of an older
+localhttp.py compares versions, e.g. `git show REV:ramabana/localhttp.py | sed 's/^from \\.\\([a-z_]*\\) import/from
 ramabana.\\1 import/' > /tmp/old.py`). The fake upstream of harness.py streams 4,000 events, one a write;
 each module reads 15 streams (after one to warm up), in turn; the table has the fewest and the median CPU µs an
 event of this process (the upstream's own CPU is not counted).
@@ -48,4 +48,4 @@ def main(names:list[str]):
     print('| module | fewest µs an event | median |\n|---|---|---|')
     for n, v in got.items(): print(f'| {n} | {min(v):.2f} | {statistics.median(v):.2f} |')
 
-if __name__ == '__main__': main(sys.argv[1:] or ['ramabana.upstream'])
+if __name__ == '__main__': main(sys.argv[1:] or ['ramabana.localhttp'])

@@ -22,7 +22,7 @@ PHASES = (   # (phase, marks in a frame's name): the deepest frame with a mark d
     ('chunks: checked', ('parse_chunk', '_well_formed')),
     ('chunks: assembled', ('Assembler.', 'ToolCallRepair.', 'has_output')),
     ('upstream: reading events', ('_batches (ramabana/upstream', 'sse_batches', '_events (ramabana', 'Dechunker.',
-                                  'ReadClock.', 'feed (ramabana/upstream', 'StreamReader.')),
+                                  'ReadClock.', 'feed (ramabana/localhttp', 'StreamReader.')),
     ('upstream: sending the request', ('LocalHTTP.', '_Opened.', 'OpenAIChatUpstream.', 'prepare (ramabana/',
                                        'new_call_id', 'Call.__init__', 'StreamWriter.', 'Pool.post')),
     ('opening the call: route, sampling, history', ('Gateway.open_call', 'Gateway.target', 'Gateway.route',

@@ -14,6 +14,7 @@ Modules:
 - `ramabana.keys`: The keys a gateway accepts, in one model: its single token, the tokens declared in config.toml, and keys made and revoked at run time, stored hashed in the ledger's store and seen by every gateway sharing it within seconds.
 - `ramabana.limits`: What each named token may do: requests and tokens a minute, calls in flight, dollars a day or a month; the reservation that keeps a budget across gateways; and the refusals, counted.
 - `ramabana.llamabuild`: Building llama-server: the llama.cpp of a pinned llama-cpp-python sdist, compiled for this CPU (natively, or portably after a CPU fault), found or built once per pin, CPU and flag set, and installed into the cache atomically.
+- `ramabana.localhttp`: The HTTP/1.1 client for model servers on loopback: one write a request, a keep-alive pool that learns which servers close a connection after a stream, chunked bodies read as they arrive, one timer for all of a request's reads, and httpx's exception types.
 - `ramabana.notebook`: The notebook a question is about: which file is open, its cells as a model reads them, the `<notebook>` block, and what changed since the model last saw it.
 - `ramabana.providers`: Hosted models behind the gateway: OpenAI, any OpenAI-compatible service, Anthropic and Gemini, over one shared translation skeleton.
 - `ramabana.redisrates`: A key's rates and calls in flight counted in Redis, atomically, so that several workers and several gateways give a key exactly its `rpm`, `tpm` and `max_parallel`.

@@ -6,24 +6,23 @@ Docs: https://ramabana.github.io/ramabana/upstream.html.md"""
 
 # %% ../nbs/05d_upstream.ipynb #ae097d7d
 from __future__ import annotations
-import asyncio, contextlib, itertools, json, logging, os, re, time
+import asyncio, contextlib, itertools, json, logging, os, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AsyncIterator, Callable
-from urllib.parse import urlsplit
 import httpx
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec
 from .errors import (GatewayError, BrokenStream, LlamaServerError, MalformedResponse, RateLimited,
                              UpstreamError, UpstreamUnavailable, classify_error, keep_secret, redact)
+from .localhttp import DEFAULT_TIMEOUT, LocalHTTP
 from .chat import chunk, completion_to_chunks, json_bytes, json_loads, parse_chunk
 log = logging.getLogger('ramabana.upstream')
 
 # %% auto #0
-__all__ = ['log', 'PURPOSES', 'DEFAULT_TIMEOUT', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'new_call_id', 'Native', 'Call',
-           'new_client', 'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse',
-           'sse_batches', 'flattened', 'ChunkReader', 'OpenAIChatUpstream', 'ReadClock', 'Dechunker', 'LocalResponse',
-           'LocalHTTP', 'within', 'server_root']
+__all__ = ['log', 'PURPOSES', 'UPSTREAMS', 'MAX_UNREADABLE', 'Capabilities', 'new_call_id', 'Native', 'Call', 'new_client',
+           'Upstream', 'register_upstream', 'upstream_for', 'FunctionUpstream', 'aiter_sse', 'sse_batches', 'flattened',
+           'ChunkReader', 'OpenAIChatUpstream', 'server_root']
 
 # %% ../nbs/05d_upstream.ipynb #4bda2e54
 @dataclass(frozen=True)
@@ -83,8 +82,6 @@ class Call:
         return sum(r.get('then') != 'give_up' for r in self.retries)
 
 # %% ../nbs/05d_upstream.ipynb #106b7415
-DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)   # a local model may think for minutes; connecting is quick
-
 def new_client(**kw) -> httpx.AsyncClient:
     "An `httpx.AsyncClient` sized for a gateway: generous read timeout, a large connection pool."
     kw.setdefault('timeout', DEFAULT_TIMEOUT)
@@ -423,262 +420,6 @@ async def _batches(self:OpenAIChatUpstream, body, call):
     except httpx.TimeoutException as e:
         raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
     if not rd.done: raise BrokenStream(f'the stream from {url} ended before the answer was complete (no finish reason, no [DONE])')
-
-# %% ../nbs/05d_upstream.ipynb #d5e5cb1f
-class ReadClock:
-    "One timer for every read of a request, its head's and its body's: each read may wait `timeout` seconds for bytes."
-    def __init__(self, timeout:float):
-        self.timeout, self.conn, self.expired = timeout, None, False   # `conn`: the connection a late read aborts
-        self._timer = self._since = None   # the timer, while armed; when the read under way began (None: none is)
-        self.loop = asyncio.get_running_loop()   # once: asking costs a system call (the loop checks its process id)
-
-    def _ring(self):
-        "The timeout may have passed: abort the connection if a read has waited that long, else look again when it could."
-        self._timer = None
-        if self._since is None: return   # no read under way: the next one arms the timer again
-        loop = self.loop
-        if (at := self._since + self.timeout) > loop.time(): self._timer = loop.call_at(at, self._ring)
-        else: self.expired = True; self.conn[1].transport.abort()
-
-    async def read(self, coro):
-        "Await the read `coro`; one that waits past the timeout aborts the connection and raises `ReadTimeout`."
-        # armed once and moved on lazily, rather than a timer armed and cancelled per read: a stream of one event per
-        # chunk (llama-server's) makes two reads an event, and the head's read shares it too
-        loop = self.loop
-        self._since = loop.time()
-        if self._timer is None: self._timer = loop.call_at(self._since + self.timeout, self._ring)
-        try: data = await coro
-        except (asyncio.IncompleteReadError, ConnectionError, OSError):
-            if self.expired: raise httpx.ReadTimeout('read timed out') from None
-            raise
-        finally: self._since = None
-        if self.expired: raise httpx.ReadTimeout('read timed out')   # the abort ends a read with no bytes, not an error
-        return data
-
-    def stop(self):
-        "The answer is read, or abandoned: no more timing."
-        if self._timer is not None: self._timer.cancel(); self._timer = None
-
-# %% ../nbs/05d_upstream.ipynb #3ec1d3ed
-class Dechunker:
-    "A chunked body's data from the pieces it arrives in (`feed`); `ended` at its last chunk and trailers."
-    __slots__ = ('buf', 'ended', 'clean')
-    MAX_LINE = 4096   # a size or trailer line longer than this is not HTTP
-
-    def __init__(self): self.buf, self.ended, self.clean = bytearray(), False, False
-
-    def feed(self, data:bytes) -> bytes:
-        "The data of the chunks `data` completes (b'' if none); `RemoteProtocolError` when it breaks the framing."
-        buf, most = self.buf, self.MAX_LINE
-        if buf: buf += data; data = buf   # the rest of a cut chunk: joined to what it left
-        elif 0 < (nl := data.find(b'\r\n', 0, 18)) and data.endswith(b'\r\n'):   # most often one whole chunk (llama-server's event)
-            try: end = nl + 2 + int(data[:nl], 16)
-            except ValueError: end = -1   # an extension, or not a size: the way below says which
-            if end + 2 == len(data) and end > nl + 2: return data[nl + 2:end]
-        out, pos, n = [], 0, len(data)
-        while True:   # read straight from `data` when nothing was left over, as with an event a chunk
-            nl = data.find(b'\r\n', pos, pos + most)
-            if nl < 0:
-                if n - pos >= most: raise httpx.RemoteProtocolError('a chunk size line is too long')
-                break
-            try: size = int(data[pos:nl].split(b';', 1)[0], 16)
-            except ValueError: size = -1
-            if size < 0: raise httpx.RemoteProtocolError(f'bad chunk size line {bytes(data[pos:nl][:40])!r}')
-            if size == 0:   # the last chunk, then trailer lines to an empty one
-                if data[nl + 2:nl + 4] == b'\r\n': stop = nl + 4
-                elif (t := data.find(b'\r\n\r\n', nl + 2)) >= 0: stop = t + 4
-                elif n - nl >= most: raise httpx.RemoteProtocolError('the trailers are too long')
-                else: break
-                pos, self.ended, self.clean = stop, True, stop == n
-                break
-            end = nl + 2 + size
-            if n < end + 2: break   # its data (and CRLF) not all here yet
-            if data[end:end + 2] != b'\r\n': raise httpx.RemoteProtocolError('a chunk does not end where its size says')
-            out.append(data[nl + 2:end])
-            pos = end + 2
-        if data is buf: del buf[:pos]
-        elif pos < n: buf += data[pos:]   # a chunk cut by the read: kept for the next
-        return out[0] if len(out) == 1 and data is not buf else b''.join(out)
-
-# %% ../nbs/05d_upstream.ipynb #3bff89ca
-class LocalResponse:
-    "The status, headers and body stream of one `LocalHTTP` request, its reads timed by the request's `ReadClock`."
-    def __init__(self, conn, status:int, headers:dict, clock:ReadClock):
-        self._conn, self.status_code, self.headers, self._clock = conn, status, headers, clock
-        te, cl = headers.get('transfer-encoding', ''), headers.get('content-length')
-        self._chunked, self._left = 'chunked' in te.lower(), (int(cl) if cl and cl.isdigit() else None)
-        self._done = not self._chunked and self._left == 0
-
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        "The body, as it arrives; a closed connection is a `RemoteProtocolError`, a read past the timeout a `ReadTimeout`."
-        r, read = self._conn[0], self._clock.read   # each read straight through the clock: no layer of our own a read
-        try:
-            if self._chunked:
-                # what has arrived, read at once and cut into its chunks here: a read a chunk size and another its data
-                # cost two reads an event, and every event its own pass through the gateway's layers
-                body = Dechunker()
-                while not body.ended:
-                    data = await read(r.read(1 << 16))
-                    if not data: raise httpx.RemoteProtocolError('connection closed mid-answer')
-                    if got := body.feed(data): yield got
-                self._done = body.clean   # nothing came after the end: the connection can carry the next request
-            elif self._left is not None:
-                while self._left > 0:
-                    data = await read(r.read(min(self._left, 1 << 16)))
-                    if not data: raise httpx.RemoteProtocolError('connection closed before the end of the body')
-                    self._left -= len(data)
-                    yield data
-                self._done = True
-            else:   # no length: the body runs to the end of the connection, which cannot be reused
-                while (data := await read(r.read(1 << 16))): yield data
-        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
-            raise httpx.RemoteProtocolError(f'connection closed mid-answer: {type(e).__name__}') from None
-        except asyncio.LimitOverrunError: raise httpx.RemoteProtocolError('a chunk header line is too long') from None
-
-    async def aread(self) -> bytes:
-        "The whole body."
-        return b''.join([b async for b in self.aiter_bytes()])
-
-# %% ../nbs/05d_upstream.ipynb #5e4f8bac
-class LocalHTTP:
-    "A minimal keep-alive HTTP/1.1 client for plain-HTTP local servers; raises httpx's exception types."
-    def __init__(self, timeout:httpx.Timeout=DEFAULT_TIMEOUT, max_idle:int=64):
-        self.timeout, self.max_idle = timeout, max_idle
-        self._idle: dict = {}     # (host, port) -> [(reader, writer)]
-        self._urls: dict = {}
-        self._streamed: dict = {}  # writer -> when its connection was pooled after a streamed (chunked) answer
-        self.closes_streams: set = set()   # servers seen closing the connection after a streamed answer, unannounced
-
-    def _split(self, url):
-        if url not in self._urls:
-            u = urlsplit(url)
-            if u.scheme != 'http': raise httpx.UnsupportedProtocol(f'LocalHTTP speaks plain http only, not {u.scheme!r}')
-            self._urls[url] = ((u.hostname, u.port or 80), (u.path or '/') + (f'?{u.query}' if u.query else ''),
-                               f'{u.hostname}:{u.port or 80}')
-        return self._urls[url]
-
-    def drop(self, key=None):
-        "Close idle connections (to `key`, or all)."
-        for k in ([key] if key else list(self._idle)):
-            for _, w in self._idle.pop(k, []):
-                self._streamed.pop(w, None)
-                w.close()
-
-    async def aclose(self): self.drop()
-
-# %% ../nbs/05d_upstream.ipynb #34bb0cd4
-async def within(aw, seconds:float):
-    "Await `aw`, or raise `asyncio.TimeoutError` after `seconds`; on Python 3.11+ in this task (no task made per wait, as `wait_for` does)."
-    if not hasattr(asyncio, 'timeout'): return await asyncio.wait_for(aw, seconds)
-    async with asyncio.timeout(seconds): return await aw
-
-# %% ../nbs/05d_upstream.ipynb #9903a858
-@patch
-async def _connect(self:LocalHTTP, key):
-    "(a pooled or new connection to `key`, whether pooled, whether pooled after a streamed answer less than 2 s ago)."
-    pool = self._idle.get(key)
-    while pool:
-        r, w = pool.pop()
-        # closed this soon after a streamed answer: by the answer, not by an idle timeout (5 s and more)
-        soon = (at := self._streamed.pop(w, None)) is not None and time.monotonic() - at < 2
-        # a reset while pooled (the server was killed) leaves an exception, not an end, and uvloop may not call it closing
-        if not r.at_eof() and not w.is_closing() and r.exception() is None: return (r, w), True, soon
-        if soon: self.closes_streams.add(key)
-        w.close()
-    try: conn = await within(asyncio.open_connection(*key), self.timeout.connect)
-    except asyncio.TimeoutError: raise httpx.ConnectTimeout(f'connecting to {key[0]}:{key[1]} timed out') from None
-    except OSError as e: raise httpx.ConnectError(f'{e.strerror or e}') from None
-    return conn, False, False
-
-# %% ../nbs/05d_upstream.ipynb #42137ebf
-@patch
-def _release(self:LocalHTTP, key, conn, ok:bool, streamed:bool=False):
-    "Pool `conn` if its answer was read whole (`ok`), unless it carried a stream and its server closes those."
-    pool = self._idle.setdefault(key, [])
-    if ok and len(pool) < self.max_idle and not (streamed and key in self.closes_streams):
-        pool.append(conn)
-        if streamed: self._streamed[conn[1]] = time.monotonic()
-    else: conn[1].close()
-
-# %% ../nbs/05d_upstream.ipynb #2a09c3fd
-class _Stale(httpx.RemoteProtocolError):
-    "A connection closed before any byte of the answer (`reused`: it was a kept-alive one; `streamed`: kept after a stream just before)."
-    def __init__(self, reused:bool, msg:str, streamed:bool=False):
-        super().__init__(msg)
-        self.reused, self.streamed = reused, streamed
-
-# %% ../nbs/05d_upstream.ipynb #74b8af85
-@patch
-async def _send(self:LocalHTTP, key, head:bytes, clock:ReadClock):
-    "Send `head` on a pooled or new connection and read the answer's head, timed by `clock`: (conn, raw head)."
-    conn, reused, soon = await self._connect(key)
-    r, w = conn
-    clock.conn = conn
-    try:
-        try: w.write(head)
-        except RuntimeError as e: raise ConnectionResetError(str(e)) from None   # uvloop's word for a transport that is gone
-        return conn, await clock.read(r.readuntil(b'\r\n\r\n'))
-    except httpx.ReadTimeout: w.close(); raise httpx.ReadTimeout('timed out waiting for the answer') from None
-    except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
-        w.close()
-        if reused: self.drop(key)   # the server closed kept-alive connections: the others are likely stale too
-        if soon: self.closes_streams.add(key)   # it closed the connection its last stream came on
-        raise _Stale(reused, f'Server disconnected without sending a response ({type(e).__name__})', soon) from None
-    except asyncio.LimitOverrunError: w.close(); raise httpx.RemoteProtocolError('response headers too long') from None
-    except asyncio.CancelledError: w.close(); raise   # the caller gave up: the half-used connection must not be pooled
-
-# %% ../nbs/05d_upstream.ipynb #4688804d
-class _Opened:
-    "`LocalHTTP.stream`'s `async with`: a class, where contextlib's generator-made one costs microseconds a request."
-    __slots__ = ('http', 'args', 'key', 'resp')
-    def __init__(self, http, args): self.http, self.args, self.key, self.resp = http, args, None, None
-    async def __aenter__(self) -> LocalResponse:
-        self.key, self.resp = await self.http._open(*self.args)
-        return self.resp
-    async def __aexit__(self, *exc): self.http._close(self.key, self.resp)
-
-# %% ../nbs/05d_upstream.ipynb #56606c02
-@patch
-def stream(self:LocalHTTP, method:str, url:str, *, content:bytes=b'', headers:dict|None=None) -> _Opened:
-    "One request, to use with `async with`: its `LocalResponse`; the connection goes back to the pool if the body was read."
-    return _Opened(self, (method, url, content, headers))
-
-# %% ../nbs/05d_upstream.ipynb #e923ed2e
-@patch
-async def _open(self:LocalHTTP, method:str, url:str, content:bytes, headers:dict|None) -> tuple:
-    "Send one request and read its head: (the server's key, its `LocalResponse`) for `_close`."
-    key, path, host = self._split(url)
-    headers = headers or {}
-    head = [f'{method} {path} HTTP/1.1', f'Host: {host}', f'Content-Length: {len(content)}']
-    # one Content-Type, the caller's if it gave one (a repeated one is a malformed request to a strict server)
-    if content and not any(k.lower() == 'content-type' for k in headers): head.append('Content-Type: application/json')
-    head += [f'{k}: {v}' for k, v in headers.items()]
-    head = ('\r\n'.join(head) + '\r\n\r\n').encode('latin-1') + content
-    clock = ReadClock(self.timeout.read)   # one timer for the head's read and the body's
-    try:
-        try: conn, raw = await self._send(key, head, clock)
-        except _Stale as e:
-            # a GET changes nothing; a connection kept after a streamed answer was closed by that answer, before
-            # this request came (its server is known now): either goes again at once; any other POST is resent by
-            # the gateway, which records it
-            if not (e.reused and (method in ('GET', 'HEAD') or e.streamed)): raise
-            conn, raw = await self._send(key, head, clock)   # a fresh connection this time: the pool was just emptied
-        w = conn[1]
-        lines = raw.decode('latin-1').split('\r\n')
-        try: status = int(lines[0].split(' ', 2)[1])
-        except (IndexError, ValueError): w.close(); raise httpx.RemoteProtocolError(f'bad status line {lines[0][:60]!r}') from None
-        hdrs = {}
-        for l in lines[1:]:
-            if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
-        return key, LocalResponse(conn, status, hdrs, clock)
-    except BaseException: clock.stop(); raise
-
-# %% ../nbs/05d_upstream.ipynb #99f88538
-@patch
-def _close(self:LocalHTTP, key, resp:LocalResponse):
-    "The request is over: pool its connection if its answer was read whole, and stop its clock."
-    try: self._release(key, resp._conn, resp._done and resp.headers.get('connection', '').lower() != 'close', resp._chunked)
-    finally: resp._clock.stop()
 
 # %% ../nbs/05d_upstream.ipynb #5c30e646
 def server_root(url:str) -> str:
