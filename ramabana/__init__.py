@@ -6,6 +6,7 @@ Modules:
 - `ramabana.agent`: The agent: a backend with built-in tools over a Python namespace, approvals, runs that can be cancelled, compaction when the window fills, and a session file that survives a crash.
 - `ramabana.app`: The gateway served over HTTP: the routes to its doors and small endpoints, one table of doors, and running it, in a thread, in the foreground, or as several workers.
 - `ramabana.backend`: The contract the agent uses to talk to a model, and the one backend that meets it: the gateway, reached with the official `openai` SDK.
+- `ramabana.capture`: What an engine written in C++ prints on file descriptors 1 and 2 during a call: copied while it still reaches the terminal, and the lines that explain a failure picked out.
 - `ramabana.chat`: The OpenAI chat-completions format the gateway speaks inside: checking a request, the chunks of a stream and the answer they fold into, tool calls repaired, content as text, and JSON written the way every door writes it.
 - `ramabana.display`: What a `%%ram` run shows and how it runs: the answer streaming into the cell, tool lines and a status line, the turn on a thread of its own, and the call ledger as a table.
 - `ramabana.doors`: The gateway's front doors over HTTP: reading a request, who is asking, one error reply, the event stream a client reads, and `serve_door`, the one request path every door shares.
@@ -20,6 +21,7 @@ Modules:
 - `ramabana.redisrates`: A key's rates and calls in flight counted in Redis, atomically, so that several workers and several gateways give a key exactly its `rpm`, `tpm` and `max_parallel`.
 - `ramabana.replay`: What models wrote beside their answers, kept per task and given back to the model that wrote it: reasoning, signed thinking blocks, thought signatures.
 - `ramabana.replicas`: One model, several servers: a conversation stays on the server that has its prefix cached, a server that fails is left alone for a while, and a request that found a server down goes to another.
+- `ramabana.runs`: The tree of model work that can be cancelled: a turn and the sub-agents it delegates to, their states, one budget of tool calls, what the user sees of each, and the run the current code belongs to.
 - `ramabana.runtime`: What happens around one model call: sizing the conversation, notices on the prompt, thinking taken off the answer, the engine's native output, token usage, and the tree of runs that can be cancelled.
 - `ramabana.slotstore`: llama-server's cache kept on disk: the slot saved when its server stops, and restored into the next server of the profile, chosen by how much of the new prompt it already holds.
 - `ramabana.telemetry`: The gateway's metrics, in Prometheus's format at `GET /metrics`, and its traces, as OpenTelemetry spans: both made from each call's ledger row, so the engine imports neither.

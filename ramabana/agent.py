@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Callable
 from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, task_dir, append_jsonl
-from .runtime import Run, run_context, current_run, notices_block, prompt_notices, Q_NOTICE, ACTION_NOTICE, Usage, estimate_tokens, safe_repr
+from .runs import Run, run_context, current_run
+from .runtime import notices_block, prompt_notices, Q_NOTICE, ACTION_NOTICE, Usage, estimate_tokens, safe_repr
 from .compaction import Compactor
 from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 

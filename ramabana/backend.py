@@ -14,7 +14,8 @@ from fastcore.basics import patch
 from .core import RamabanaError, ModelSpec, resolve, get, is_loopback, LOCAL_RUNTIMES
 from .core import PURPOSE_HEADER, TASK_HEADER, DISCARD_HEADER, CHUNK_KEY
 from .runtime import (estimate_tokens, CHARS_PER_TOKEN, margin, answer_only, ThinkFilter, Usage,
-                              current_run, THINK_OPEN, LoopGuard, LOOP_NOTE)
+                              THINK_OPEN, LoopGuard, LOOP_NOTE)
+from .runs import current_run
 from .compaction import msg_tokens, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
 from .compaction import media_bytes
 from .chat import Assembler   # the gateway's own fold of a stream, from the format alone

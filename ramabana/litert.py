@@ -10,7 +10,8 @@ import os, json, uuid, base64, asyncio, threading
 from typing import Any
 from fastcore.basics import patch
 from .core import ConfigError, ModelSpec
-from .runtime import capture, estimate_tokens
+from .capture import capture
+from .runtime import estimate_tokens
 from .errors import GatewayError, InvalidRequest, UpstreamError, ContextOverflow
 from .chat import chunk
 from .upstream import Upstream, Capabilities, register_upstream

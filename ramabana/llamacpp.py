@@ -225,7 +225,7 @@ def _problems(logf:Path, limit:int=4) -> list[str]:
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     errs = {l for l in lines if l.startswith('E ')}  # llama.cpp's own error level, where its log has one
     if not errs:
-        try: from ramabana.runtime import interesting
+        try: from ramabana.capture import interesting
         except ImportError: return lines[-limit:]  # runtime is optional here: without it the last lines still say something
         errs = set(interesting(text, limit=10_000))
     found = list(dict.fromkeys(l for l in lines if l in errs))  # each once, where it first appeared
