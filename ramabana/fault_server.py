@@ -42,32 +42,32 @@ def _prompt_tokens(messages:list) -> int:
 # %% ../nbs/04d_fault_server.ipynb #b3f67bb6
 FAULT_NAMES = {
     'ok': 'healthy: the canonical answer (and every `ok-…` name, a healthy model of its own)',
-    'rate-limited': '429 rate_limit_exceeded with Retry-After: retry_after (default 1)',
+    'rate_limited': '429 rate_limit_exceeded with Retry-After: retry_after (default 1)',
     'unavailable': '503 service_unavailable',
-    'server-error': '500 server_error',
+    'server_error': '500 server_error',
     'overloaded': '529 overloaded_error',
-    'bad-request': '400 invalid_request_error',
+    'bad_request': '400 invalid_request_error',
     'unauthorized': '401 invalid_api_key',
     'forbidden': '403 permission_denied',
-    'context-exceeded': '400 context_length_exceeded for a window of `limit` tokens (default 4096)',
-    'content-filter': '400 content_filter: the prompt was filtered',
-    'no-prefill': 'healthy, but refuses an assistant prefill: 400 prefill_unsupported',
+    'context_exceeded': '400 context_length_exceeded for a window of `limit` tokens (default 4096)',
+    'content_filter': '400 content_filter: the prompt was filtered',
+    'no_prefill': 'healthy, but refuses an assistant prefill: 400 prefill_unsupported',
     'echo': 'healthy, and repeats an assistant prefill at the start of its answer, as llama.cpp does',
     'reworded': 'healthy, but answers REWORDED_ANSWER: a regenerated answer that does not start with the first one',
     'reset': 'closes the connection without a response',
-    'no-head': 'sends nothing, not even a status line, for `secs` (default 3600), then closes',
-    'no-token': 'sends the head and the role chunk, then nothing for `secs` (default 3600), then closes',
+    'no_head': 'sends nothing, not even a status line, for `secs` (default 3600), then closes',
+    'no_token': 'sends the head and the role chunk, then nothing for `secs` (default 3600), then closes',
     'stall': 'streams `after` tokens (default 5), then nothing until the client leaves',
     'cut': 'streams `after` tokens (default 5), then closes the connection mid-body',
     'garbage': '200 text/event-stream with only unparseable data events',
-    'malformed-once': 'the canonical stream with one unparseable event after `at` tokens (default 3)',
-    'slow-prompt': 'reads the prompt for `secs` (default 1) first: prompt_progress chunks if asked for, else silence',
+    'malformed_once': 'the canonical stream with one unparseable event after `at` tokens (default 3)',
+    'slow_prompt': 'reads the prompt for `secs` (default 1) first: prompt_progress chunks if asked for, else silence',
     'down': 'down for `secs` (default 2) from its first request, then healthy',
     'flap': 'from its first request: up for `up` seconds, down for `down` seconds, and again (default 1,1)',
 }
-_FAULT_PARAMS = {'rate-limited': dict(retry_after=1.0), 'context-exceeded': dict(limit=4096),
-                 'no-head': dict(secs=3600.0), 'no-token': dict(secs=3600.0), 'stall': dict(after=5), 'cut': dict(after=5),
-                 'malformed-once': dict(at=3), 'slow-prompt': dict(secs=1.0), 'down': dict(secs=2.0),
+_FAULT_PARAMS = {'rate_limited': dict(retry_after=1.0), 'context_exceeded': dict(limit=4096),
+                 'no_head': dict(secs=3600.0), 'no_token': dict(secs=3600.0), 'stall': dict(after=5), 'cut': dict(after=5),
+                 'malformed_once': dict(at=3), 'slow_prompt': dict(secs=1.0), 'down': dict(secs=2.0),
                  'flap': dict(up=1.0, down=1.0)}
 
 class FaultSpec(NamedTuple):
@@ -94,10 +94,10 @@ def parse_fault(model:str) -> FaultSpec:
 _REFUSING_FAULTS = {   # fault -> (status, type, code, message)
     'unavailable': (503, 'server_error', 'service_unavailable',
                     'The server is temporarily unable to serve requests. Try again later.'),
-    'server-error': (500, 'server_error', 'server_error',
+    'server_error': (500, 'server_error', 'server_error',
                      'The server had an error while processing your request. Sorry about that!'),
     'overloaded': (529, 'overloaded_error', 'overloaded', 'Overloaded'),
-    'bad-request': (400, 'invalid_request_error', 'invalid_request', 'This model refuses every request as invalid.'),
+    'bad_request': (400, 'invalid_request_error', 'invalid_request', 'This model refuses every request as invalid.'),
     'unauthorized': (401, 'invalid_request_error', 'invalid_api_key', 'Incorrect API key provided.'),
     'forbidden': (403, 'permission_error', 'permission_denied', 'You are not allowed to use this model.'),
 }
@@ -120,19 +120,19 @@ def _refusal(spec:FaultSpec, messages:list, prefill:str|None) -> _Refusal|None:
     if name in _REFUSING_FAULTS:
         status,kind,code,message = _REFUSING_FAULTS[name]
         return _oai_error(status, message, kind, code)
-    if name == 'rate-limited':
+    if name == 'rate_limited':
         return _oai_error(429, f"Rate limit reached for requests. Please try again in {p['retry_after']:g}s.", 'requests',
                           'rate_limit_exceeded', {'Retry-After': f"{p['retry_after']:g}"})
-    if name == 'context-exceeded':
+    if name == 'context_exceeded':
         n = p['limit'] + _prompt_tokens(messages)   # made up: always over the window
         return _oai_error(400, f"This model's maximum context length is {p['limit']} tokens. However, your messages "
                           f"resulted in {n} tokens. Please reduce the length of the messages.",
                           'invalid_request_error', 'context_length_exceeded', param='messages')
-    if name == 'content-filter':
+    if name == 'content_filter':
         return _oai_error(400, "The response was filtered due to the prompt triggering Azure OpenAI's content management "
                           "policy. Please modify your prompt and retry.", None, 'content_filter', param='prompt', status=400)
     if prefill is None: return None
-    if name == 'no-prefill':
+    if name == 'no_prefill':
         return _oai_error(400, 'assistant prefill is not supported', 'invalid_request_error', 'prefill_unsupported')
     if canonical_tokens(prefill, REWORDED_ANSWER if name == 'reworded' else CANONICAL_ANSWER) is None:
         return _oai_error(400, f'prefill does not match the answer: {prefill[:40]!r} is not how it starts',
@@ -288,8 +288,8 @@ async def _stream(self:FaultServer, wire:_Wire, att:Attempt, spec:FaultSpec, bod
     base = self._base(att.model, 'chat.completion.chunk')
     if not wire.started: await wire.head(200, _SSE_TYPE)
     await wire.write(sse_line(_chunk(base, {'role': 'assistant', 'content': ''})))
-    stop_at = min(p.get('after', 0), len(tokens)) if name in ('stall', 'no-token', 'cut') else None
-    bad_at = min(p['at'], len(tokens)) if name == 'malformed-once' else None
+    stop_at = min(p.get('after', 0), len(tokens)) if name in ('stall', 'no_token', 'cut') else None
+    bad_at = min(p['at'], len(tokens)) if name == 'malformed_once' else None
     for i in range(len(tokens) + 1):
         if i == bad_at: await wire.write(sse_line(_MALFORMED))
         if i == stop_at:
@@ -307,7 +307,7 @@ async def _stream(self:FaultServer, wire:_Wire, att:Attempt, spec:FaultSpec, bod
 # %% ../nbs/04d_fault_server.ipynb #4f2462dd
 @patch
 async def _read_prompt(self:FaultServer, wire:_Wire, att:Attempt, secs:float, body:dict, n_prompt:int) -> bool:
-    "`slow-prompt`: take `secs` over the prompt, with progress chunks if asked for; False if the client left first."
+    "`slow_prompt`: take `secs` over the prompt, with progress chunks if asked for; False if the client left first."
     if not (att.stream and body.get('return_progress')): return await wire.pause(secs)
     base = self._base(att.model, 'chat.completion.chunk')
     await wire.head(200, _SSE_TYPE)
@@ -401,9 +401,9 @@ async def _chat(self:FaultServer, scope, receive, send):
 async def _answer(self:FaultServer, wire:_Wire, att:Attempt, spec:FaultSpec, body:dict, tokens:list, usage:dict):
     "Answer `tokens` as fault `spec` says: silence, a slow prompt, garbage, a whole answer or a (bent) stream."
     name,p = spec
-    if name == 'no-head' or (not att.stream and name in ('stall', 'no-token')):
+    if name == 'no_head' or (not att.stream and name in ('stall', 'no_token')):
         return await _silence(wire, att, p.get('secs', 3600.0))
-    if name == 'slow-prompt' and not await self._read_prompt(wire, att, p['secs'], body, usage['prompt_tokens']):
+    if name == 'slow_prompt' and not await self._read_prompt(wire, att, p['secs'], body, usage['prompt_tokens']):
         return await _left(wire, att)
     if name == 'garbage': return await _garbage(wire, att, att.stream)
     if not att.stream: return await self._whole(wire, att, tokens, usage)

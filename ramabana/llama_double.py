@@ -15,9 +15,9 @@ from .core import RamabanaError
 from .testing import TestingError, LoggedRequest, BackgroundServer, message_text, json_or_text, sse_line, RawASGI, drop_connection
 
 # %% auto #0
-__all__ = ['N_VOCAB', 'DEFAULT_PARAMS', 'FAULTS', 'toy_tokenize', 'token_id', 'chat_template', 'template_caps', 'render_prompt',
-           'Reply', 'tool_call', 'as_reply', 'slot_params', 'Slot', 'Fault', 'overflow_error', 'FakeLlamaServer',
-           'Plan', 'assemble', 'common_prefix']
+__all__ = ['N_VOCAB', 'DEFAULT_PARAMS', 'FAULTS', 'STATUS_FAULTS', 'toy_tokenize', 'token_id', 'chat_template', 'template_caps',
+           'render_prompt', 'Reply', 'tool_call', 'as_reply', 'slot_params', 'Slot', 'Fault', 'overflow_error',
+           'FakeLlamaServer', 'Plan', 'assemble', 'common_prefix']
 
 # %% ../nbs/04a_llama_double.ipynb #e286bec3
 import re, zlib, struct, itertools
@@ -158,7 +158,7 @@ class Slot:
 # %% ../nbs/04a_llama_double.ipynb #3614a34d
 FAULTS = ('broken_stream', 'stream_error', 'drop_connection', 'tool_parse_500', 'not_json', 'no_choices',
           'bad_tool_call', 'rate_limited', 'unavailable', 'overloaded', 'slow_prefill', 'bad_schema')
-_STATUS_FAULTS = {'rate_limited': (429, 'rate_limit_error', 'Too many requests'),
+STATUS_FAULTS = {'rate_limited': (429, 'rate_limit_error', 'Too many requests'),
                   'unavailable': (503, 'unavailable_error', 'Loading model'),
                   'overloaded': (529, 'overloaded_error', 'Overloaded')}
 
@@ -395,8 +395,8 @@ def _fault_reply(mode:str|None, opts:dict, stream:bool):
         status = opts.get('status', 400)
         typ,msg = _SCHEMA_ERRORS.get(status, _SCHEMA_ERRORS[400])
         return _error(status, opts.get('message', msg), typ)
-    if mode in _STATUS_FAULTS:
-        status,typ,msg = _STATUS_FAULTS[mode]
+    if mode in STATUS_FAULTS:
+        status,typ,msg = STATUS_FAULTS[mode]
         ra = opts.get('retry_after', 1)
         return _error(status, msg, typ, headers=None if ra is None else {'Retry-After': str(ra)})
     return None
