@@ -7,7 +7,7 @@ Run: `python bench/ledger_commits.py [ROWS] [ROUNDS]` (default 4,000 rows, 3 rou
 """
 import os, sqlite3, sys, tempfile, time
 from pathlib import Path
-from ramabana.ledger import COLUMNS, Ledger, _INSERT, _NAMES
+from ramabana.ledger import COLUMNS, Ledger, INSERT_SQL, _NAMES
 
 def row() -> tuple:
     "A row shaped as the gateway's: a fresh id, a time, short text and small numbers elsewhere."
@@ -18,7 +18,7 @@ def per_row(con, rows:list, per:int) -> float:
     "CPU µs a row, committing `per` rows a transaction."
     t = time.process_time()
     for i in range(0, len(rows), per):
-        with con: con.executemany(_INSERT, rows[i:i + per])
+        with con: con.executemany(INSERT_SQL, rows[i:i + per])
     return (time.process_time() - t) / len(rows) * 1e6
 
 def main(n:int, rounds:int):

@@ -1,5 +1,5 @@
 """What writing a row of the ledger costs SQLite and its Python binding, by how the row is bound and how its id is made:
-every column bound (NULLs too) or only the values a row has (`_sqlite_inserts`, as the ledger writes); ids random
+every column bound (NULLs too) or only the values a row has (`sqlite_inserts`, as the ledger writes); ids random
 (96 random bits) or ordered by time (a millisecond clock, then 48 random bits, as `Call` makes them); into a fresh
 table and into one that already holds `PREFILL` rows. Each row is shaped as the gateway's `finish` writes a whole
 answer's (22 of the 33 columns set), committed in transactions of 1 and of 10 rows (WAL, synchronous=NORMAL, no
@@ -11,7 +11,7 @@ a minute).
 """
 import os, sqlite3, statistics, sys, tempfile, time
 from pathlib import Path
-from ramabana.ledger import Ledger, _INSERT, _every_column, _sqlite_inserts
+from ramabana.ledger import Ledger, INSERT_SQL, every_column, sqlite_inserts
 
 ROW = dict(time='2026-12-02T06:07:24.725+00:00', model='fake', upstream='llamacpp', purpose='turn', task=None, status=200,
            stream=False, finish_reason='stop', prompt_tokens=5, cached_tokens=None, completion_tokens=4,
@@ -24,7 +24,7 @@ ROW = dict(time='2026-12-02T06:07:24.725+00:00', model='fake', upstream='llamacp
 IDS = {'random': lambda: 'call-' + os.urandom(12).hex(),
        'time-ordered': lambda: 'call-%012x%s' % (time.time_ns() // 1_000_000, os.urandom(6).hex())}
 
-BINDS = {'every column': _every_column(_INSERT), 'values only': _sqlite_inserts}
+BINDS = {'every column': every_column(INSERT_SQL), 'values only': sqlite_inserts}
 
 def table(prefill:int, new_id) -> sqlite3.Connection:
     "A fresh ledger's table holding `prefill` rows with ids from `new_id`, on a connection set as the event loop's."
@@ -34,7 +34,7 @@ def table(prefill:int, new_id) -> sqlite3.Connection:
     con.execute('PRAGMA synchronous=NORMAL'); con.execute('PRAGMA wal_autocheckpoint=0')
     for i in range(0, prefill, 10_000):
         with con:
-            for sql, params in _sqlite_inserts({**ROW, 'id': new_id()} for _ in range(min(10_000, prefill - i))):
+            for sql, params in sqlite_inserts({**ROW, 'id': new_id()} for _ in range(min(10_000, prefill - i))):
                 con.executemany(sql, params)
     con.execute('PRAGMA wal_checkpoint(TRUNCATE)')
     return con

@@ -376,7 +376,8 @@ def since_day(s:str|None) -> str|None:
 def cmd_spend(a):
     from ramabana.core import get
     from ramabana.display import spend_table
-    from ramabana.ledger import default_path, open_ledger
+    from ramabana.ledger import default_path
+    from ramabana.pgledger import open_ledger
     since = since_day(a.since)
     rows = []
     if get('ledger.url') or default_path().exists():   # no ledger file yet: nothing spent, and none is made
@@ -416,7 +417,7 @@ def key_rows(recs:list[dict], now:float) -> str:
          (['--expires'], dict(help='30d, a date (2027-01-31: the end of that UTC day) or an ISO time')))
 def cmd_token(a):
     from ramabana.keys import KeyStore, actor, expires_at
-    from ramabana.ledger import open_ledger
+    from ramabana.pgledger import open_ledger
     if a.action != 'list' and not a.name: raise ConfigError(f'ramabana token {a.action} needs the name of a key')
     led = open_ledger()
     try:

@@ -370,7 +370,8 @@ def ledger_rows(n:int=10, url:str|None=None, token:str|None=None, refused:bool=F
     from ramabana.backend import local_gateway_url
     url = url or get('gateway.url') or local_gateway_url()
     if url: return gateway_json(url, '/calls', {'limit': n, **({'refused': 'true'} if refused else {})}, token).get('data') or []
-    from ramabana.ledger import default_path, open_ledger
+    from ramabana.ledger import default_path
+    from ramabana.pgledger import open_ledger
     if not get('ledger.url') and not default_path().exists(): return []
     led = open_ledger()
     try: return led.refusals(n) if refused else led.recent(n)

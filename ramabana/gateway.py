@@ -21,7 +21,8 @@ from .failover import (Breaker, Retries, Seam, Timeouts, any_output, continuatio
                                prefix_of, watch)
 from .replay import ReplayStore, prepare_history, store_for
 from .upstream import Call, Capabilities, Upstream, flattened, new_client, upstream_for
-from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso, open_ledger
+from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
+from .pgledger import open_ledger
 from .limits import Admission, Limits, Refusals
 from .keys import Keyring, KeyStore
 from .redisrates import RedisRates

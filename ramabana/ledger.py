@@ -17,10 +17,11 @@ from .core import append_jsonl, data_dir, get, RamabanaError
 log = logging.getLogger('ramabana.ledger')
 
 # %% auto #0
-__all__ = ['log', 'COLUMNS', 'REFUSAL_COLUMNS', 'SPEND_GROUPS', 'HOLD_TTL', 'PLACEHOLDER', 'SCHEMA_VERSION', 'SPOOL_BATCH',
-           'RETRY_MAX', 'ADOPT_EVERY', 'LedgerError', 'budget_tables', 'now_iso', 'message_hashes', 'first_change',
-           'default_path', 'Ledger', 'since_utc', 'BudgetState', 'shown_url', 'spool_prefix', 'PgLedger', 'read_spool',
-           'Spool', 'open_ledger']
+__all__ = ['log', 'COLUMNS', 'REFUSAL_COLUMNS', 'INSERT_SQL', 'JSON_COLS', 'SPEND_GROUPS', 'REFUSALS_SQL', 'HOLD_TTL',
+           'PLACEHOLDER', 'LedgerError', 'check_fields', 'budget_tables', 'now_iso', 'message_hashes', 'first_change',
+           'default_path', 'Ledger', 'RefusalItem', 'RowUpdate', 'item_kind', 'sqlite_inserts', 'every_column',
+           'write_items', 'since_utc', 'spend_sql', 'refusal_rows', 'BudgetState', 'take_hold', 'settle_hold',
+           'budget_state', 'shown_url']
 
 # %% ../nbs/05g_ledger.ipynb #00fcc25e
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -64,7 +65,7 @@ class LedgerError(RamabanaError):
     "The ledger could not be written or read."
 
 # %% ../nbs/05g_ledger.ipynb #f6ec3061
-def _known(fields, columns:dict=COLUMNS):
+def check_fields(fields, columns:dict=COLUMNS):
     "Raise unless every name in `fields` is one of `columns` (by default the calls' columns)."
     if bad := set(fields) - set(columns): raise LedgerError(f"unknown ledger fields: {', '.join(sorted(bad))}")
 
@@ -190,19 +191,19 @@ def _start(self:Ledger, interval:float):
     self._thread.start()
 
 # %% ../nbs/05g_ledger.ipynb #1fa24354
-class _Refusal:
+class RefusalItem:
     "A refusal row, written whole (its later counts replace it)."
     __slots__ = ('fields',)
     def __init__(self, fields): self.fields = fields
 
 # %% ../nbs/05g_ledger.ipynb #6edb40c0
-class _Update:
+class RowUpdate:
     "A change to a row already recorded."
     __slots__ = ('id', 'fields')
     def __init__(self, id, fields): self.id, self.fields = id, fields
 
 # %% ../nbs/05g_ledger.ipynb #5e64cc48
-def _kind(item) -> str: return 'row' if type(item) is dict else 'refusal' if type(item) is _Refusal else 'update'
+def item_kind(item) -> str: return 'row' if type(item) is dict else 'refusal' if type(item) is RefusalItem else 'update'
 
 # %% ../nbs/05g_ledger.ipynb #5b108e14
 _row_json = msgspec.json.Encoder(enc_hook=str).encode   # what JSON has no type for, as its str
@@ -223,7 +224,7 @@ def _set_columns(r:dict) -> tuple[tuple, tuple]:
 # %% ../nbs/05g_ledger.ipynb #6ca3fafd
 _SQLITE_INSERTS: dict = {}   # the columns a row sets -> its INSERT
 
-def _sqlite_inserts(rows) -> Iterator[tuple[str, list]]:
+def sqlite_inserts(rows) -> Iterator[tuple[str, list]]:
     "`rows` as SQLite INSERTs, each binding only the values that are not NULL (a column left out is NULL); rows in a row that set the same columns share one."
     for names, group in itertools.groupby(map(_set_columns, rows), key=lambda nc: nc[0]):   # in order: a row replaced later wins
         if (sql := _SQLITE_INSERTS.get(names)) is None:
@@ -234,17 +235,17 @@ def _sqlite_inserts(rows) -> Iterator[tuple[str, list]]:
 
 # %% ../nbs/05g_ledger.ipynb #67e58371
 _NAMES, _REFUSAL_NAMES = list(COLUMNS), list(REFUSAL_COLUMNS)
-_INSERT = f'INSERT OR REPLACE INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join("?" * len(_NAMES))})'
+INSERT_SQL = f'INSERT OR REPLACE INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join("?" * len(_NAMES))})'
 _REFUSE = f'INSERT OR REPLACE INTO refusals ({", ".join(_REFUSAL_NAMES)}) VALUES ({", ".join("?" * len(_REFUSAL_NAMES))})'
 
-def _every_column(insert:str) -> Callable:
+def every_column(insert:str) -> Callable:
     "The INSERTs of rows for a store whose `insert` binds every column (PostgreSQL's, where a NULL costs nothing to bind)."
     return lambda rows: [(insert, [tuple(map(_cell, map(r.get, _NAMES))) for r in rows])]
 
 # %% ../nbs/05g_ledger.ipynb #fd23c3a7
-def _write_items(con, items:list, inserts:Callable, refuse:str, mark:str='?') -> None:
+def write_items(con, items:list, inserts:Callable, refuse:str, mark:str='?') -> None:
     "Rows (as `inserts` turns them into statements), updates and refusals in order (a row, then its updates) through `con`, whose `execute`/`executemany` take `mark` placeholders."
-    for kind, group in itertools.groupby(items, key=_kind):
+    for kind, group in itertools.groupby(items, key=item_kind):
         if kind == 'row':
             for sql, params in inserts(group): con.executemany(sql, params)
         elif kind == 'refusal': con.executemany(refuse, [tuple(map(_cell, map(r.fields.get, _REFUSAL_NAMES))) for r in group])
@@ -262,7 +263,7 @@ Ledger.DB_ERRORS = (sqlite3.Error,)   # what a failed write raises
 @patch
 def _write(self:Ledger, con, items:list) -> None:
     "One transaction of `items`."
-    with con: _write_items(con, items, _sqlite_inserts, _REFUSE)
+    with con: write_items(con, items, sqlite_inserts, _REFUSE)
 
 # %% ../nbs/05g_ledger.ipynb #b0960ee8
 @patch
@@ -350,7 +351,7 @@ def _writer(self:Ledger):
 # %% ../nbs/05g_ledger.ipynb #e3ca3e31
 @patch
 def _put(self:Ledger, item) -> int:
-    "Hand `item` (a row or an `_Update`) to the writer, in order; its ticket."
+    "Hand `item` (a row or an `RowUpdate`) to the writer, in order; its ticket."
     if self._closing or not self._thread.is_alive(): raise LedgerError('the ledger is closed')
     with self._lock:   # uncontended, it costs nothing and wakes no one
         self._buf.append(item); self._n += 1
@@ -360,7 +361,7 @@ def _put(self:Ledger, item) -> int:
 @patch
 def record(self:Ledger, row:dict) -> int:
     "Enqueue one call's row; unknown keys are an error, missing ones are NULL. Returns its ticket for `committed`."
-    _known(row)
+    check_fields(row)
     return self._put(row)
 
 # %% ../nbs/05g_ledger.ipynb #26c041c0
@@ -375,12 +376,12 @@ def flush(self:Ledger, timeout:float=30) -> None:
         time.sleep(0.001)
 
 # %% ../nbs/05g_ledger.ipynb #c0e7d620
-_JSON_COLS = ('retries', 'sampling', 'sampling_issues', 'readback', 'info')
+JSON_COLS = ('retries', 'sampling', 'sampling_issues', 'readback', 'info')
 
 @patch
 def recent(self:Ledger, limit:int=50, **where) -> list[dict]:
     "The newest `limit` rows (newest first), optionally filtered by equality on columns (`purpose='turn'`)."
-    _known(where)
+    check_fields(where)
     cond = ' AND '.join(f'{k} = ?' for k in where)
     with _readable(self.path):
         con = sqlite3.connect(self.path, timeout=30)
@@ -392,7 +393,7 @@ def recent(self:Ledger, limit:int=50, **where) -> list[dict]:
     res = []
     for r in rows:
         d = dict(r)
-        for k in _JSON_COLS:
+        for k in JSON_COLS:
             if d.get(k) is not None: d[k] = json.loads(d[k])
         res.append(d)
     return res
@@ -421,9 +422,9 @@ def close(self:Ledger) -> None:
 @patch
 def update(self:Ledger, id:str, **fields) -> None:
     "Enqueue a change to the row `id`, written after the row itself (a call's sampling readback comes after its answer)."
-    _known(fields)
+    check_fields(fields)
     if not fields: return
-    self._put(_Update(id, fields))
+    self._put(RowUpdate(id, fields))
 
 # %% ../nbs/05g_ledger.ipynb #c62e326a
 Ledger.LOOP_COMMITS = True   # whether `committed` commits on the event loop's thread (a local file), or leaves it to the writer
@@ -492,7 +493,7 @@ def since_utc(since:str|None) -> str|None:
 # %% ../nbs/05g_ledger.ipynb #2962d650
 SPEND_GROUPS = {'token': 'token', 'model': 'COALESCE(answered_by, model)', 'day': 'substr(time, 1, 10)'}
 
-def _spend_sql(by:str, since:str|None, mark:str='?') -> str:
+def spend_sql(by:str, since:str|None, mark:str='?') -> str:
     "The one query behind `spend`: calls, tokens and cost per group, the costliest first."
     if by not in SPEND_GROUPS: raise LedgerError(f"spend: group by {', '.join(SPEND_GROUPS)}, not {by!r}")
     # spelled out for both stores: PostgreSQL sorts nulls first when descending, SQLite last
@@ -510,7 +511,7 @@ def spend(self:Ledger,
           since:str|None=None     # only calls from this UTC date or ISO 8601 time on
          ) -> list[dict]:
     "Calls, tokens in and out, cost and unpriced calls per group, in one query."
-    sql, args = _spend_sql(by, since), [since_utc(since)] if since else []
+    sql, args = spend_sql(by, since), [since_utc(since)] if since else []
     with _readable(self.path):
         con = sqlite3.connect(self.path, timeout=30)
         try:
@@ -522,11 +523,11 @@ def spend(self:Ledger,
 @patch
 def refuse(self:Ledger, row:dict) -> int:
     "Enqueue a refusal row (`REFUSAL_COLUMNS`), replacing any earlier one with its id; its ticket."
-    _known(row, REFUSAL_COLUMNS)
-    return self._put(_Refusal(row))
+    check_fields(row, REFUSAL_COLUMNS)
+    return self._put(RefusalItem(row))
 
 # %% ../nbs/05g_ledger.ipynb #2263338c
-def _refusal_rows(rows) -> list[dict]:
+def refusal_rows(rows) -> list[dict]:
     "Refusal rows as dicts, their `clients` read back from JSON."
     res = [dict(r) for r in rows]
     for d in res:
@@ -534,7 +535,7 @@ def _refusal_rows(rows) -> list[dict]:
     return res
 
 # %% ../nbs/05g_ledger.ipynb #703bc1e0
-_REFUSALS_SQL = 'SELECT * FROM refusals ORDER BY last_time DESC, id DESC LIMIT {m}'
+REFUSALS_SQL = 'SELECT * FROM refusals ORDER BY last_time DESC, id DESC LIMIT {m}'
 
 @patch
 def refusals(self:Ledger, limit:int=50) -> list[dict]:
@@ -543,7 +544,7 @@ def refusals(self:Ledger, limit:int=50) -> list[dict]:
         con = sqlite3.connect(self.path, timeout=30)
         try:
             con.row_factory = sqlite3.Row
-            return _refusal_rows(con.execute(_REFUSALS_SQL.format(m='?'), (int(limit),)).fetchall())
+            return refusal_rows(con.execute(REFUSALS_SQL.format(m='?'), (int(limit),)).fetchall())
         finally: con.close()
 
 # %% ../nbs/05g_ledger.ipynb #03e41e90
@@ -556,7 +557,7 @@ class BudgetState(NamedTuple):
     held: float
 
 # %% ../nbs/05g_ledger.ipynb #a3d47338
-def _take_hold(cur, token, period, since, usd, budget, hold_id, now, ttl, mark='?', lock='') -> BudgetState:
+def take_hold(cur, token, period, since, usd, budget, hold_id, now, ttl, mark='?', lock='') -> BudgetState:
     "The body of `hold_budget`'s transaction on the cursor `cur`, in SQL both stores speak (`mark`: placeholder; `lock`: row lock)."
     q = lambda sql: sql.replace('?', mark)
     find = q(f'SELECT spent FROM token_budgets WHERE token = ? AND period = ?{lock}')
@@ -574,13 +575,13 @@ def _take_hold(cur, token, period, since, usd, budget, hold_id, now, ttl, mark='
     return state
 
 # %% ../nbs/05g_ledger.ipynb #f13e2440
-def _settle_hold(cur, hold_id, token, period, usd, mark='?') -> None:
+def settle_hold(cur, hold_id, token, period, usd, mark='?') -> None:
     "The body of `settle_budget`'s transaction: the cost into the period's `spent`, the hold gone (the period row's lock first, as holds take it)."
     cur.execute(f'UPDATE token_budgets SET spent = spent + {mark} WHERE token = {mark} AND period = {mark}', (usd, token, period))
     cur.execute(f'DELETE FROM token_holds WHERE id = {mark}', (hold_id,))
 
 # %% ../nbs/05g_ledger.ipynb #ccdf137d
-def _budget_state(cur, token, period, mark='?') -> dict:
+def budget_state(cur, token, period, mark='?') -> dict:
     "What `token` spent in `period` and its holds there (lapsed ones too), read on `cur`."
     row = cur.execute(f'SELECT spent FROM token_budgets WHERE token = {mark} AND period = {mark}', (token, period)).fetchone()
     n, held = cur.execute(f'SELECT count(*), COALESCE(sum(usd), 0) FROM token_holds WHERE token = {mark} AND period = {mark}',
@@ -625,493 +626,22 @@ def hold_budget(self:Ledger,
                 now:float,        # Unix seconds now
                 ttl:float=HOLD_TTL) -> BudgetState:
     "Take a hold of `usd` on `token`'s budget for `period` if spent + held + usd fits the budget, in one transaction."
-    return self._budget_tx(_take_hold, token, period, since, usd, budget, hold_id, now, ttl)
+    return self._budget_tx(take_hold, token, period, since, usd, budget, hold_id, now, ttl)
 
 # %% ../nbs/05g_ledger.ipynb #2e1e7b07
 @patch
 def settle_budget(self:Ledger, hold_id:str, token:str, period:str, usd:float) -> None:
     "Add what the call cost (`usd`) to the period's `spent` and drop its hold, in one transaction."
-    self._budget_tx(_settle_hold, hold_id, token, period, usd)
+    self._budget_tx(settle_hold, hold_id, token, period, usd)
 
 # %% ../nbs/05g_ledger.ipynb #9bb569a9
 @patch
 def budget(self:Ledger, token:str, period:str) -> dict:
     "What `token` spent in `period` and what its holds may still cost: `{'spent', 'held', 'holds'}` (lapsed holds too)."
-    return self._budget_tx(_budget_state, token, period)
+    return self._budget_tx(budget_state, token, period)
 
 # %% ../nbs/05g_ledger.ipynb #cf42c8dc
 def shown_url(url:str) -> str:
     "`url` with its password replaced by ***."
     u = urlsplit(url)
     return url.replace(f':{u.password}@', ':***@') if u.password else url
-
-# %% ../nbs/05g_ledger.ipynb #af1b191f
-_NOT_NOW = ('the database system is', 'too many clients')   # a server starting, stopping, recovering or full: it will take connections later
-
-def _answered(e:Exception) -> bool:
-    "Whether a failed connection's error is the server's refusal (a wrong password, a database that does not exist: a mistake to say at once), not an outage to wait out (no answer, or a server not taking connections yet)."
-    said = str(e)   # psycopg gives a failed connect no SQLSTATE: libpq's text marks the server's own word with FATAL
-    return 'FATAL:' in said and not any(m in said for m in _NOT_NOW)
-
-# %% ../nbs/05g_ledger.ipynb #2de3692f
-def spool_prefix(url:str) -> str:
-    "How the names of the spool files for the database at `url` start: a digest of the URL without its password."
-    return 'pg-' + hashlib.blake2b(shown_url(url).encode(), digest_size=6).hexdigest()
-
-# %% ../nbs/05g_ledger.ipynb #679b4252
-class PgLedger(Ledger):
-    "The call ledger in PostgreSQL, shared by several gateways: `Ledger`'s buffer and writer over a `model_calls` table there."
-    def __init__(self,
-                 url:str,                      # postgresql://user:password@host:port/db
-                 log_path:Path|str|None=None,  # the JSONL call log; default `calls.jsonl` in the data directory
-                 interval:float=0.05,
-                 spool_dir:Path|str|None=None):  # where rows wait while the database is away; default `data_dir()/ledger-spool`
-        try: import psycopg
-        except ImportError: raise LedgerError("ledger.url names PostgreSQL, which needs psycopg: pip install 'ramabana[postgres]'") from None
-        from ramabana.errors import keep_secret   # lazy: only a PostgreSQL ledger has a password to keep
-        self.url, self.path = url, shown_url(url)
-        keep_secret(value=urlsplit(url).password)   # redacted wherever the gateway writes an error or a log line
-        self.DB_ERRORS, self._pg, self._down = (psycopg.Error,), psycopg, False
-        self.log_path = Path(log_path) if log_path else data_dir()/'calls.jsonl'
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.spool_dir = Path(spool_dir) if spool_dir else data_dir()/'ledger-spool'
-        self._spool, self._spool_prefix, self._stranded, self._dialing = None, spool_prefix(url), False, None
-        self._budget_con, self._budget_lock = None, threading.Lock()   # the budget transactions' own connection, one at a time
-        self._tables_made = False
-        away = self._create()
-        self._start(interval)
-        if away is not None: self._away(away)   # rows go to the spool; the tables are made once the server answers
-
-    def __repr__(self): return f'PgLedger({self.path!r})'
-
-    def _create(self):
-        "Make what is missing of the schema; None, or the error of a server that did not answer (an outage: the gateway starts all the same)."
-        try: con = self._pg.connect(self.url, connect_timeout=5)
-        except self._pg.Error as e:
-            if _answered(e): raise LedgerError(f'{self.path}: cannot use the ledger database: {self._said(e)}') from None
-            return e
-        with con:
-            try: self._make_tables(con)
-            except self._pg.Error as e:   # no right to create tables, or the server gone meanwhile
-                if self._gone(e): return e
-                raise LedgerError(self._tables_refused(e)) from None
-
-# %% ../nbs/05g_ledger.ipynb #83ac94d9
-@patch
-def _said(self:PgLedger, e:Exception) -> str:
-    "The first line of what psycopg said, with the password (libpq may quote the URL) shown as ***."
-    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    pw = urlsplit(self.url).password
-    return text.replace(pw, '***') if pw else text
-
-# %% ../nbs/05g_ledger.ipynb #d2dcb1ab
-@patch
-def _connect_db(self:PgLedger):
-    try: return self._pg.connect(self.url, connect_timeout=5)
-    except self._pg.Error as e: raise LedgerError(f'{self.path}: cannot reach the ledger database: {self._said(e)}') from None
-
-# %% ../nbs/05g_ledger.ipynb #2c2a8ad6
-_PG_TYPES = {'TEXT PRIMARY KEY': 'TEXT PRIMARY KEY', 'TEXT': 'TEXT', 'INTEGER': 'BIGINT', 'REAL': 'DOUBLE PRECISION'}
-SCHEMA_VERSION = 3   # 1: the table and its indexes; 2: cost_usd; 3: refusals, token_budgets, token_holds
-_PG_INDEXES = {'model_calls_time': '(time)', 'model_calls_model_time': '(model, time)', 'model_calls_purpose_time': '(purpose, time)'}
-
-@patch
-def _tables_refused(self:PgLedger, e:Exception) -> str:
-    "What the ledger says when PostgreSQL would not make its tables: at start, and in `errors` after an outage."
-    return f'{self.path}: cannot make the ledger tables: {self._said(e)}'
-
-# %% ../nbs/05g_ledger.ipynb #75215b83
-@patch
-def _make_tables(self:PgLedger, con):
-    "The schema on `con`, in one transaction: the tables, the columns and indexes a newer version added, the version."
-    with con.transaction():
-        con.execute('SELECT pg_advisory_xact_lock(7355608)')   # gateways starting together take turns
-        con.execute('CREATE TABLE IF NOT EXISTS ramabana_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ DEFAULT now())')
-        cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in COLUMNS.items())
-        con.execute(f'CREATE TABLE IF NOT EXISTS model_calls ({cols})')
-        for k, (t, _) in COLUMNS.items():   # a table from an older version gains the new columns
-            con.execute(f'ALTER TABLE model_calls ADD COLUMN IF NOT EXISTS {k} {_PG_TYPES[t].replace(" PRIMARY KEY", "")}')
-        for name, cols_ in _PG_INDEXES.items(): con.execute(f'CREATE INDEX IF NOT EXISTS {name} ON model_calls {cols_}')
-        cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in REFUSAL_COLUMNS.items())
-        con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({cols})')
-        con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals (last_time)')
-        for sql in budget_tables('DOUBLE PRECISION'): con.execute(sql)
-        con.execute('INSERT INTO ramabana_migrations (version) VALUES (%s) ON CONFLICT DO NOTHING', (SCHEMA_VERSION,))
-    self._tables_made = True
-
-# %% ../nbs/05g_ledger.ipynb #7bc7c5be
-def _spool_line(item) -> dict:
-    "A row, an update to one, or a refusal row, as a spool line."
-    kind = _kind(item)
-    return {'row': item} if kind == 'row' else {'refusal': item.fields} if kind == 'refusal' else {'update': item.id, 'fields': item.fields}
-
-# %% ../nbs/05g_ledger.ipynb #d1f2a0f4
-def _spool_item(line:dict):
-    "The row, the `_Update` or the `_Refusal` a spool line holds."
-    if 'row' in line: return line['row']
-    return _Refusal(line['refusal']) if 'refusal' in line else _Update(line['update'], line['fields'])
-
-# %% ../nbs/05g_ledger.ipynb #dd0c6f44
-def read_spool(path:Path|str) -> tuple[list, int]:
-    "The items in the spool file at `path`, in order, and how many lines did not read (a line torn by a kill is one)."
-    items, skipped = [], 0
-    for line in Path(path).read_bytes().split(b'\n'):
-        if not line.strip(): continue
-        try: items.append(_spool_item(json.loads(line)))
-        except (ValueError, KeyError, TypeError): skipped += 1
-    return items, skipped
-
-# %% ../nbs/05g_ledger.ipynb #e66566ba
-def _lock(fd:int, wait:bool=True) -> bool:
-    "Take the exclusive `flock` on `fd`; False when another open file holds it and `wait` is off."
-    import fcntl   # POSIX; only a PostgreSQL ledger has a spool
-    try: fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-    except BlockingIOError: return False
-    return True
-
-# %% ../nbs/05g_ledger.ipynb #d8944653
-def _fsync_dir(folder:Path) -> None:
-    "Make the names in `folder` durable: a new file's name survives a power cut, not only a killed process."
-    fd = os.open(folder, os.O_RDONLY)
-    try: os.fsync(fd)
-    finally: os.close(fd)
-
-# %% ../nbs/05g_ledger.ipynb #3fe569d1
-class Spool:
-    "A spool file, locked by the one process that writes it or writes it to PostgreSQL."
-    def __init__(self, path:Path, fd:int): self.path, self.fd = path, fd
-
-    @classmethod
-    def create(cls, folder:Path|str, prefix:str) -> Spool:
-        "A new, empty spool of this process in `folder`, locked before it appears under its name."
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder/f'{prefix}-{os.getpid()}-{secrets.token_hex(4)}.jsonl'
-        new = path.with_suffix('.new')
-        fd = os.open(new, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        _lock(fd)   # held until this process closes it or ends
-        os.rename(new, path)
-        _fsync_dir(folder)
-        return cls(path, fd)
-
-    @classmethod
-    def adopt(cls, path:Path|str) -> Spool|None:
-        "The spool at `path`, locked for this process, when the process that wrote it has ended; None while it lives or once it is gone."
-        path = Path(path)
-        try: fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError: return None   # written and removed by another gateway
-        try:
-            # the lock refused: its writer lives. The lock taken but the name gone, or another file's: another gateway
-            # took it between our open and our lock, wrote it and removed it
-            if _lock(fd, wait=False) and os.stat(path).st_ino == os.fstat(fd).st_ino: return cls(path, fd)
-        except FileNotFoundError: pass
-        os.close(fd)
-        return None
-
-    def __repr__(self): return f'Spool({str(self.path)!r})'
-
-# %% ../nbs/05g_ledger.ipynb #f21b872f
-@patch
-def append(self:Spool, items:list) -> None:
-    "Append `items` in order, a line each, on disk (fsynced) when it returns."
-    append_jsonl(self.path, [_spool_line(i) for i in items], default=str)
-
-# %% ../nbs/05g_ledger.ipynb #1df52584
-@patch
-def items(self:Spool) -> tuple[list, int]:
-    "What the file holds: the items, and how many lines did not read."
-    return read_spool(self.path)
-
-# %% ../nbs/05g_ledger.ipynb #f6a6e04c
-@patch
-def remove(self:Spool) -> None:
-    "Delete the file (its rows are in PostgreSQL), then let go of it: removed while still locked, so no one adopts it."
-    self.path.unlink()
-    self.close()
-
-# %% ../nbs/05g_ledger.ipynb #5e66e49e
-@patch
-def close(self:Spool) -> None:
-    "Let go of the file and its lock; the file stays, for whoever writes it to PostgreSQL. Safe to call twice."
-    if self.fd is not None: os.close(self.fd); self.fd = None
-
-# %% ../nbs/05g_ledger.ipynb #409dfd6b
-_PG_INSERT = (f'INSERT INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join(["%s"] * len(_NAMES))}) '
-              f'ON CONFLICT (id) DO UPDATE SET {", ".join(f"{k} = EXCLUDED.{k}" for k in _NAMES if k != "id")}')
-_PG_REFUSE = (f'INSERT INTO refusals ({", ".join(_REFUSAL_NAMES)}) VALUES ({", ".join(["%s"] * len(_REFUSAL_NAMES))}) '
-              f'ON CONFLICT (id) DO UPDATE SET {", ".join(f"{k} = EXCLUDED.{k}" for k in _REFUSAL_NAMES if k != "id")}')
-_PG_ROWS = _every_column(_PG_INSERT)
-
-@patch
-def _write(self:PgLedger, con, items:list) -> None:
-    with con.transaction(), con.cursor() as cur: _write_items(cur, items, _PG_ROWS, _PG_REFUSE, '%s')
-
-# %% ../nbs/05g_ledger.ipynb #88e962c5
-@patch
-def _gone(self:PgLedger, e:Exception) -> bool:
-    "Whether `e` says the server went away or cannot be reached, rather than that it refused what was written."
-    return isinstance(e, (self._pg.OperationalError, self._pg.InterfaceError))
-
-# %% ../nbs/05g_ledger.ipynb #0271519d
-@patch
-def _away(self:PgLedger, e:Exception) -> None:
-    "Note that the server went away (once an outage): from now on rows go to the spool."
-    if self._down: return
-    self._down = True
-    self.errors.append(f'{self.path} unreachable: {self._said(e)}')
-    log.warning('ledger: %s is unreachable (%s); rows wait in a spool file in %s until it is back', self.path, self._said(e), self.spool_dir)
-
-# %% ../nbs/05g_ledger.ipynb #8fa1a819
-@patch
-def _give_back(self:PgLedger, e:Exception, wait:bool) -> bool:
-    "The server went away: the rows go back to the buffer, and from there to the spool."
-    if gone := self._gone(e): self._away(e)
-    return gone
-
-# %% ../nbs/05g_ledger.ipynb #c6977de0
-PgLedger.LOOP_COMMITS = False   # over the network: the writer's job, never the event loop's (nor a turn of it waited for)
-
-@patch
-async def committed(self:PgLedger, ticket:int, timeout:float=5.0) -> bool:
-    "As `Ledger.committed`: the row is in PostgreSQL or, while it is away, fsynced in the spool. False at once while neither can take it."
-    if self._stranded and self._out < ticket: self._wake.set(); return False
-    return await Ledger.committed(self, ticket, timeout)
-
-# %% ../nbs/05g_ledger.ipynb #9530d8bd
-@patch
-def _connected(self:PgLedger, con):
-    "`con`, or a new connection when there is none or the server closed it."
-    return con if con is not None and not con.closed else self._pg.connect(self.url, connect_timeout=5)
-
-# %% ../nbs/05g_ledger.ipynb #1674c1de
-@patch
-def _drop(self:PgLedger, con) -> None:
-    "Close `con`, if any; one the server already dropped closes without a word."
-    if con is not None:
-        with contextlib.suppress(self._pg.Error): con.close()
-
-# %% ../nbs/05g_ledger.ipynb #a576b3bd
-@patch
-def _write_through(self:PgLedger, con):
-    "Commit what is buffered on `con`; the connection, or None when the server went away (the rows are back in the buffer)."
-    try: con = self._connected(con)
-    except self._pg.Error as e: self._away(e); return None
-    if self._commit(con): return con
-    self._drop(con)
-    return None
-
-# %% ../nbs/05g_ledger.ipynb #01332c31
-@patch
-def _to_spool(self:PgLedger) -> None:
-    "Append what is buffered to this process's spool: fsynced, it counts as written. If the disk refuses, it stays buffered."
-    with self._lock: items = list(self._buf); self._buf.clear()
-    try:
-        if self._spool is None: self._spool = Spool.create(self.spool_dir, self._spool_prefix)
-        self._spool.append(items)
-    except OSError as e:
-        with self._lock: self._buf.extendleft(reversed(items))   # in order, for the next look
-        if not self._stranded:
-            self.errors.append(f'{self.spool_dir}: cannot write the spool ({type(e).__name__}: {e}); rows wait in memory')
-            log.warning('ledger: %s is away and the spool in %s cannot be written (%s); rows wait in memory', self.path, self.spool_dir, e)
-        self._stranded = True
-        return
-    self._stranded = False
-    self._done(items)
-
-# %% ../nbs/05g_ledger.ipynb #ff91fd7e
-@patch
-def _write_batch(self:PgLedger, con, items:list) -> None:
-    "`items` in one transaction; those PostgreSQL refuses (a live batch would have been lost with them) one at a time, into `errors`."
-    try: return self._write(con, items)
-    except self._pg.Error as e:
-        if self._gone(e): raise
-    for item in items:
-        try: self._write(con, [item])
-        except self._pg.Error as e:
-            if self._gone(e): raise
-            self.errors.append(f'{type(e).__name__}: {self._said(e)}')
-
-# %% ../nbs/05g_ledger.ipynb #67f5826d
-SPOOL_BATCH = 500    # items a transaction when a spool is written to PostgreSQL
-
-@patch
-def _replay(self:PgLedger, con, spool:Spool) -> int:
-    "Write `spool` to PostgreSQL on `con`, in order, then remove it; how many items it held. Raises if the server goes away meanwhile."
-    items, skipped = spool.items()
-    if skipped: log.warning('ledger: %s: %d line(s) that do not read skipped (a line torn by a kill is one)', spool.path, skipped)
-    for i in range(0, len(items), SPOOL_BATCH): self._write_batch(con, items[i:i + SPOOL_BATCH])
-    try: spool.remove()
-    except OSError as e:   # its rows are in: writing it again later changes nothing
-        spool.close()
-        self.errors.append(f'{spool.path}: written to {self.path} but not removed ({type(e).__name__}: {e})')
-    return len(items)
-
-# %% ../nbs/05g_ledger.ipynb #dc377247
-@patch
-def _dial(self:PgLedger) -> None:
-    "Start a try at connecting, on a thread of its own; the connection (None: no answer) lands in `_dialing`."
-    box = self._dialing = []
-    def run():
-        try: con = self._pg.connect(self.url, connect_timeout=5)
-        except self._pg.Error: con = None
-        if con is not None and self._closing: self._drop(con); con = None   # the writer is stopping: nobody would take it
-        box.append(con)
-        self._wake.set()
-    threading.Thread(target=run, name='ramabana-ledger-dial', daemon=True).start()
-
-# %% ../nbs/05g_ledger.ipynb #b199f658
-@patch
-def _come_back(self:PgLedger, con):
-    "The server answered on `con`: write this process's spool there and remove it. The connection, or None if it went away again."
-    try:
-        if not self._tables_made: self._make_tables(con)   # the server was away when this ledger started
-        n = self._replay(con, self._spool) if self._spool is not None else 0
-    except self._pg.Error as e:   # gone again, or (the tables) refused: the spool stays as it is, for the next try
-        if not self._gone(e) and (said := self._tables_refused(e)) not in self.errors:
-            self.errors.append(said)
-        return self._drop(con)
-    except OSError as e:
-        self.errors.append(f'{self._spool.path}: cannot be read back ({type(e).__name__}: {e}); its rows stay there')
-        return self._drop(con)
-    self._spool, self._down, self._stranded = None, False, False
-    log.warning('ledger: %s is back; %d spooled items are written to it', self.path, n)
-    return con
-
-# %% ../nbs/05g_ledger.ipynb #4e2cc1bb
-@patch
-def _adopt_orphans(self:PgLedger, con):
-    "Write to PostgreSQL, and remove, the spools for this database that ended processes left in the spool folder; the connection."
-    for path in sorted(self.spool_dir.glob(f'{self._spool_prefix}-*.jsonl')):
-        try:
-            if (spool := Spool.adopt(path)) is None: continue   # its process lives (this one's own spool included)
-        except OSError as e: self.errors.append(f'{path}: cannot be adopted ({type(e).__name__}: {e})'); continue
-        try: n = self._replay(con := self._connected(con), spool)
-        except self._pg.Error as e:
-            if self._gone(e): self._away(e)
-            self._drop(con); return None
-        except OSError as e: self.errors.append(f'{path}: cannot be read ({type(e).__name__}: {e})'); continue
-        finally: spool.close()
-        log.warning('ledger: %d items that a stopped gateway left in %s are written to %s', n, path, self.path)
-    return con
-
-# %% ../nbs/05g_ledger.ipynb #a1f902f0
-@patch
-def _at_shutdown(self:PgLedger) -> None:
-    "Say where the rows that did not reach PostgreSQL are: in the spool, or (its disk refusing too) nowhere."
-    if self._buf: self.errors.append(f'{self.path}: unreachable at shutdown and the spool cannot be written; {len(self._buf)} rows not written')
-    elif self._spool is not None:
-        log.warning('ledger: %s is still away at shutdown; %s keeps its rows for the next gateway', self.path, self._spool.path)
-
-# %% ../nbs/05g_ledger.ipynb #fcd22d5b
-RETRY_MAX = 10.0     # seconds between tries at the most while PostgreSQL is away
-ADOPT_EVERY = 60.0   # seconds between looks for spools that ended gateways left
-
-@patch
-def _writer(self:PgLedger):
-    log_f, con = open(self.log_path, 'ab'), None
-    wait, retry_at, adopt_at = 0.5, 0.0, 0.0   # the backoff; when to try the server again while it is away; to look for orphans
-    try:
-        while True:
-            self._wake.wait(self.interval)
-            self._wake.clear()
-            closing = self._closing
-            if self._buf and not self._down: con = self._write_through(con)
-            if self._buf and self._down: self._to_spool()
-            try: self._write_log(log_f)
-            except OSError as e: self.errors.append(f'{self.log_path}: {type(e).__name__}: {e}')
-            if closing:
-                if not self._buf or self._stranded: self._at_shutdown(); return
-                continue   # a row recorded as the ledger closed: one more look
-            now = time.monotonic()
-            if self._down and self._dialing is None and now >= retry_at: self._dial()
-            elif self._down and self._dialing:   # the try has ended
-                con, self._dialing = self._dialing[0], None
-                if con is not None: con = self._come_back(con)
-                if self._down: retry_at, wait = now + wait, min(wait * 2, RETRY_MAX)
-                else: wait, adopt_at = 0.5, now   # back: what others left meanwhile is written now
-            if not self._down and now >= adopt_at: con, adopt_at = self._adopt_orphans(con), now + ADOPT_EVERY
-    finally:
-        log_f.close()
-        self._drop(con)
-        if self._dialing: self._drop(self._dialing[0])
-        if self._spool is not None: self._spool.close()   # the lock goes; the file stays for the next gateway
-
-# %% ../nbs/05g_ledger.ipynb #bf2ade6c
-@patch
-def recent(self:PgLedger, limit:int=50, **where) -> list[dict]:
-    _known(where)
-    cond = ' AND '.join(f'{k} = %s' for k in where)
-    from psycopg.rows import dict_row
-    with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(f'SELECT * FROM model_calls {"WHERE " + cond if cond else ""} ORDER BY time DESC, id DESC LIMIT %s',
-                           (*where.values(), int(limit))).fetchall()
-    for d in rows:
-        for k in _JSON_COLS:
-            if d.get(k) is not None: d[k] = json.loads(d[k])
-    return rows
-
-# %% ../nbs/05g_ledger.ipynb #4cd179d1
-@patch
-def count(self:PgLedger) -> int:
-    with self._connect_db() as con: return con.execute('SELECT count(*) FROM model_calls').fetchone()[0]
-
-# %% ../nbs/05g_ledger.ipynb #b829f3e1
-@patch
-def spend(self:PgLedger, by:str='model', since:str|None=None) -> list[dict]:
-    from psycopg.rows import dict_row
-    sql, args = _spend_sql(by, since, '%s'), [since_utc(since)] if since else []
-    with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur: return cur.execute(sql, args).fetchall()
-
-# %% ../nbs/05g_ledger.ipynb #53eb6032
-@patch
-def refusals(self:PgLedger, limit:int=50) -> list[dict]:
-    from psycopg.rows import dict_row
-    with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur:
-        return _refusal_rows(cur.execute(_REFUSALS_SQL.format(m='%s'), (int(limit),)).fetchall())
-
-# %% ../nbs/05g_ledger.ipynb #4b354f24
-@patch
-def _budget_tx(self:PgLedger, body, *args, what:str='the budget tables'):
-    "As `Ledger._budget_tx`, on this gateway's own budget connection (one transaction at a time); a dropped connection is made again once."
-    with self._budget_lock:
-        for attempt in (1, 2):
-            try:
-                con = self._budget_con = self._connected(self._budget_con)
-                with con.transaction(), con.cursor() as cur: return body(cur, *args)
-            except self._pg.Error as e:
-                self._drop(self._budget_con); self._budget_con = None
-                if attempt == 2 or not self._gone(e):
-                    raise LedgerError(f'{self.path}: cannot use {what}: {self._said(e)}') from None
-
-PgLedger.placeholder = '%s'   # psycopg's parameter mark
-
-# %% ../nbs/05g_ledger.ipynb #14d8306b
-@patch
-def hold_budget(self:PgLedger, token:str, period:str, since:str, usd:float, budget:float, hold_id:str, now:float,
-                ttl:float=HOLD_TTL) -> BudgetState:
-    "As `Ledger.hold_budget`, the period row locked `FOR UPDATE` until the hold is taken or refused."
-    return self._budget_tx(_take_hold, token, period, since, usd, budget, hold_id, now, ttl, '%s', ' FOR UPDATE')
-
-# %% ../nbs/05g_ledger.ipynb #3d38181b
-@patch
-def settle_budget(self:PgLedger, hold_id:str, token:str, period:str, usd:float) -> None:
-    self._budget_tx(_settle_hold, hold_id, token, period, usd, '%s')
-
-# %% ../nbs/05g_ledger.ipynb #eddb3623
-@patch
-def budget(self:PgLedger, token:str, period:str) -> dict: return self._budget_tx(_budget_state, token, period, '%s')
-
-# %% ../nbs/05g_ledger.ipynb #9c3b12c7
-@patch
-def close(self:PgLedger) -> None:
-    "Write what is queued, stop the writer and close the budget connection. Safe to call twice."
-    Ledger.close(self)
-    with self._budget_lock: self._drop(self._budget_con); self._budget_con = None
-
-# %% ../nbs/05g_ledger.ipynb #e502552b
-def open_ledger(url:str|None=None) -> Ledger:
-    "The ledger the settings name: PostgreSQL for a `postgresql://` `ledger.url`, else the SQLite file."
-    url = url if url is not None else get('ledger.url')
-    if url and url.startswith(('postgresql://', 'postgres://')): return PgLedger(url)
-    if url: raise LedgerError(f"ledger.url should be a postgresql:// URL (or unset, for the SQLite file), got {shown_url(url)!r}")
-    return Ledger()

@@ -126,7 +126,8 @@ def test_gateway_keeps_answering_while_postgres_restarts(pg, tmp_path):
 def test_spend_in_postgres(pg, tmp_path):
     "`spend` gives the same sums from PostgreSQL as from SQLite: one query, nulls last, integers back as integers."
     import psycopg
-    from ramabana.ledger import Ledger, PgLedger, now_iso
+    from ramabana.ledger import Ledger, now_iso
+    from ramabana.pgledger import PgLedger
     with psycopg.connect(pg.url, autocommit=True) as con: con.execute('CREATE DATABASE spend')   # only this test's rows
     day = 1_764_547_200   # 2025-12-01 00:00 UTC
     rows_ = [dict(id=f's{i}', time=now_iso(day + 3600 * i), token=tok, model=m, answered_by=m, prompt_tokens=p,
