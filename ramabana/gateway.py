@@ -36,7 +36,7 @@ def _ladder():
     return ramabana.sampling
 
 # %% auto #0
-__all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'context_window', 'Target', 'Exchange', 'wants_usage',
+__all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'engines', 'context_window', 'Target', 'Exchange', 'wants_usage',
            'check_model_allowed', 'retirement', 'prefill_caps', 'server_of', 'skipped', 'not_asked', 'usage_tokens']
 
 # %% ../nbs/05h_gateway.ipynb #823e84bf
@@ -241,6 +241,11 @@ def prepared(self:Gateway, name:str, ladder:dict) -> tuple:
     memo[('prepared', name)] = (ladder, self.timeouts, res)
     return res
 
+# %% ../nbs/05h_gateway.ipynb #23ddceba
+def engines() -> None:
+    "Import the engines, each of which registers its upstreams (`register_upstream`)."
+    from ramabana import llamacpp, litert, providers   # noqa: F401 (imported for what they register)
+
 # %% ../nbs/05h_gateway.ipynb #8eccbcbf
 @patch
 def upstream(self:Gateway, spec:ModelSpec) -> Upstream:
@@ -250,6 +255,7 @@ def upstream(self:Gateway, spec:ModelSpec) -> Upstream:
     key = (spec.name, spec.runtime, spec.model_id, spec.base_url, spec.api_key_env, repr(sorted(spec.server.items())),
            spec.replicas)
     if up is None or up[0] != key:
+        engines()
         if self._client is None: self._client = new_client()
         if spec.replicas:   # several servers of one model
             from ramabana.replicas import ReplicaSet

@@ -149,7 +149,6 @@ async def readback(self:Upstream, body:dict, call:Call) -> list[dict]|None:
 
 # %% ../nbs/05d_upstream.ipynb #b2b908d6
 UPSTREAMS: dict[str, Callable[..., Upstream]] = {}
-_PROVIDER_MODULES = ('ramabana.llamacpp', 'ramabana.providers', 'ramabana.litert')
 
 def register_upstream(runtime:str, factory:Callable[..., Upstream]) -> Callable[..., Upstream]:
     "Make `factory(spec, client)` the upstream for models whose `runtime` is `runtime`."
@@ -158,13 +157,7 @@ def register_upstream(runtime:str, factory:Callable[..., Upstream]) -> Callable[
 
 # %% ../nbs/05d_upstream.ipynb #bbef26ad
 def upstream_for(spec:ModelSpec, client:httpx.AsyncClient|None=None) -> Upstream:
-    "A new upstream for `spec`, importing the provider modules on first need."
-    if spec.runtime not in UPSTREAMS:
-        import importlib
-        for m in _PROVIDER_MODULES:
-            try: importlib.import_module(m)
-            except ModuleNotFoundError as e:
-                if e.name != m: raise  # a provider module that exists but fails to import is a bug to show
+    "A new upstream for `spec`, from the factory registered for its runtime."
     if spec.runtime not in UPSTREAMS:
         raise UpstreamError(f"no upstream is registered for runtime '{spec.runtime}' (model '{spec.name}')", status=501,
                             code='runtime_not_supported')
