@@ -37,7 +37,8 @@ def _ladder():
 
 # %% auto #0
 __all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'engines', 'context_window', 'Target', 'Exchange', 'wants_usage',
-           'check_model_allowed', 'retirement', 'prefill_caps', 'server_of', 'skipped', 'not_asked', 'usage_tokens']
+           'check_model_allowed', 'retirement', 'prefill_caps', 'server_of', 'skipped', 'not_asked', 'usage_tokens',
+           'prompt_figures']
 
 # %% ../nbs/05h_gateway.ipynb #823e84bf
 class Catalog(NamedTuple):
@@ -335,6 +336,7 @@ class Exchange:
     target: Target|None = None # the model asked for, prepared
     request: dict|None = None  # the client's checked request, for preparing a fallback
     progress: bool = False     # the client asked for prompt progress (`return_progress`)
+    prompt_read: dict|None = None   # llama.cpp's latest `prompt_progress`: what was read of the prompt, should no usage come
     discard_ok: bool = False   # the client drops what it showed on a `DISCARD` (`x-ramabana-discard: accept`)
     committed: bool = False    # the client's stream has started: what went out cannot be taken back silently
     upstream_s: float = 0.0    # seconds spent waiting on upstreams: attempts, their capabilities, pauses before resends
@@ -607,7 +609,9 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
             try:
                 async for got in self.attempt(t, send):
                     if seam is not None: got = [c for ch in got if (c := seam(ch)) is not None]
-                    if not self.progress: got = [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
+                    if t.caps.prompt_progress and (pp := [ch['prompt_progress'] for ch in got if 'prompt_progress' in ch]):
+                        self.prompt_read = pp[-1]
+                        if not self.progress: got = [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
                     if got: yield got   # never an empty list: a `DISCARD` is known by being first
             except GatewayError as e:
                 last = e
@@ -672,6 +676,13 @@ def usage_tokens(u:dict|None, timings:dict|None=None) -> dict:
                 completion_tokens=u.get('completion_tokens'), reasoning_tokens=ctd.get('reasoning_tokens'),
                 cache_write_tokens=u.get('cache_write_tokens'))
 
+# %% ../nbs/05h_gateway.ipynb #16974aef
+def prompt_figures(pp:dict|None) -> dict:
+    "The ledger's prompt columns from llama.cpp's latest `prompt_progress` (`total`, `cache`, `processed`); {} without one."
+    if not isinstance(pp, dict) or not isinstance(total := pp.get('total'), int): return {}
+    cache, done = pp.get('cache') or 0, pp.get('processed') or 0
+    return dict(prompt_tokens=total, cached_tokens=cache, evaluated_tokens=max(0, done - cache))
+
 # %% ../nbs/05h_gateway.ipynb #c3e9b415
 @patch
 def priced(self:Exchange, ch:dict) -> dict:
@@ -697,14 +708,15 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
     ms = lambda x: None if x is None else round(x * 1000, 3)
     c, total = self.call, time.perf_counter() - self.t0
     self.overhead_ms = ms(total - self.upstream_s)
-    tokens = usage_tokens(self.asm.usage, t)
+    tokens, read = usage_tokens(self.asm.usage, t), prompt_figures(self.prompt_read) if self.asm.usage is None else {}
+    if read: tokens.update(prompt_tokens=read['prompt_tokens'], cached_tokens=read['cached_tokens'])   # a call cut before its usage
     cost = c.spec.cost(**tokens)   # `c.spec` is the model answering now: a fallback, once one took over
     if status != 200 and all(v is None for v in tokens.values()): cost = 0.0   # nothing counted, nothing billed
     if self.admission is not None: self.admission.release(tokens, cost)   # a limited token's place, tokens and budget
     row = dict(
         id=c.id, time=now_iso(c.started), model=self.model, upstream=self.up.runtime, purpose=c.purpose, task=c.task,
         status=status, stream=self.stream, finish_reason=self.asm.finish, **tokens, cost_usd=cost,
-        evaluated_tokens=t.get('prompt_n'), ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'),
+        evaluated_tokens=t.get('prompt_n', read.get('evaluated_tokens')), ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'),
         decode_ms=t.get('predicted_ms'), total_ms=ms(total), upstream_ms=ms(self.upstream_s),
         messages=len(self.body.get('messages') or ()), changed=self.changed, retried=c.retried, retries=c.retries,
         error=error, sampling=self.sampling, sampling_issues=self.issues, info=c.info or None, dialect=c.dialect,
