@@ -527,6 +527,7 @@ def switch(self:Exchange, t:Target) -> None:
     "Make `t` the target answering now."
     if t.spec is not self.call.spec: self.asm.model = None   # the answer names the model that gave it
     self.up, self.body, self.sampling, self.issues, self.call.spec = t.up, t.body, t.sampling, t.issues, t.spec
+    self.prompt_read = None   # what an earlier attempt read is not this one's
 
 # %% ../nbs/05h_gateway.ipynb #543768a7
 @patch
