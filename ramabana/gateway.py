@@ -577,9 +577,9 @@ def answered(self:Exchange, t, fallback:bool, prefix, restart):
 
 # %% ../nbs/05h_gateway.ipynb #c2d57355
 @patch
-def read_progress(self:Exchange, t:Target, got:list) -> list:
-    "Keep llama.cpp's latest prompt progress in `got` (`prompt_read`), and leave it out unless the client asked for it."
-    if not t.caps.prompt_progress or not (pp := [ch['prompt_progress'] for ch in got if 'prompt_progress' in ch]): return got
+def read_progress(self:Exchange, got:list) -> list:
+    "Keep the latest prompt progress in `got` (`prompt_read`), and leave it out unless the client asked for it."
+    if not (pp := [ch['prompt_progress'] for ch in got if 'prompt_progress' in ch]): return got
     self.prompt_read = pp[-1]
     return got if self.progress else [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
 
@@ -618,7 +618,7 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
             try:
                 async for got in self.attempt(t, send):
                     if seam is not None: got = [c for ch in got if (c := seam(ch)) is not None]
-                    got = self.read_progress(t, got)
+                    got = self.read_progress(got)
                     if got: yield got   # never an empty list: a `DISCARD` is known by being first
             except GatewayError as e:
                 last = e
