@@ -478,7 +478,7 @@ def dump_cell() -> str:
         elif m.get('role') == 'user' and isinstance(m.get('content'), str):
             shown += re.findall(r'<cell id="([^"]+)"', m['content'])
     lc = sys.modules.get('ramabana.llamacpp')
-    servers = {{n: sv.pid for n, sv in lc._servers.items()}} if lc is not None else {{}}
+    servers = {{n: sv.pid for n, sv in lc.servers().items()}} if lc is not None else {{}}
     try:
         from ramabana.display import ledger_rows
         keep = ('model', 'purpose', 'status', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'ttft_ms', 'total_ms', 'error')

@@ -7,7 +7,7 @@ machine slows all three alike; the table gives the standard library's µs and ea
 import json, sys, timeit
 from json.encoder import encode_basestring
 import msgspec
-from ramabana.chat import RawChunk, _well_formed
+from ramabana.chat import RawChunk, well_formed
 try: import orjson
 except ImportError: orjson = None
 
@@ -35,7 +35,7 @@ _raw_decode = json.JSONDecoder().raw_decode
 def keep(ch, raw):
     "What parse_chunk does after parsing: check the shapes, keep the bytes."
     ch = RawChunk(ch); ch.raw = raw
-    return _well_formed(ch['choices']) and ch
+    return well_formed(ch['choices']) and ch
 
 def libraries() -> dict:
     "Per library, its way of doing each task."

@@ -7,12 +7,12 @@ Run: `python bench/ledger_commits.py [ROWS] [ROUNDS]` (default 4,000 rows, 3 rou
 """
 import os, sqlite3, sys, tempfile, time
 from pathlib import Path
-from ramabana.ledger import COLUMNS, Ledger, INSERT_SQL, _NAMES
+from ramabana.ledger import COLUMNS, Ledger, INSERT_SQL
 
 def row() -> tuple:
     "A row shaped as the gateway's: a fresh id, a time, short text and small numbers elsewhere."
     return tuple(os.urandom(16).hex() if k == 'id' else '2026-12-02T03:00:00.000+00:00' if k == 'time'
-                 else 'x' if COLUMNS[k][0].startswith('TEXT') else 1 for k in _NAMES)
+                 else 'x' if COLUMNS[k][0].startswith('TEXT') else 1 for k in COLUMNS)
 
 def per_row(con, rows:list, per:int) -> float:
     "CPU µs a row, committing `per` rows a transaction."

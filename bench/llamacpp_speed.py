@@ -126,7 +126,7 @@ def rss_mib(pid) -> float:
 def rss_after(spec, n=50) -> tuple[float, float]:
     "Server RSS (MiB) when idle and after `n` requests of different conversations."
     url = L.server_url(spec)
-    pid = L._servers[spec.name].pid
+    pid = L.running(spec).pid
     before = rss_mib(pid)
     for i in range(n):
         httpx.post(f'{url}/v1/chat/completions', timeout=300, json=dict(max_tokens=4, messages=[

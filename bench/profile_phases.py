@@ -19,7 +19,7 @@ PHASES = (   # (phase, marks in a frame's name): the deepest frame with a mark d
     ('metrics', ('GatewayMetrics.', 'prometheus_client/')),
     ('ledger: the commit', ('Ledger._commit_turn', 'Ledger._loop_commit', 'Ledger._writer', 'commit_turn (harness')),
     ('ledger: the row', ('Exchange.finish', 'Ledger.record', 'now_iso')),
-    ('chunks: checked', ('parse_chunk', '_well_formed')),
+    ('chunks: checked', ('parse_chunk', 'well_formed')),
     ('chunks: assembled', ('Assembler.', 'ToolCallRepair.', 'has_output')),
     ('upstream: reading events', ('_batches (ramabana/upstream', 'sse_batches', '_events (ramabana', 'Dechunker.',
                                   'ReadClock.', 'feed (ramabana/localhttp', 'StreamReader.')),

@@ -1,4 +1,4 @@
-"""What watching for a client that leaves costs a request: `_unless_gone` (ramabana.doors) around work that returns at
+"""What watching for a client that leaves costs a request: `unless_disconnected` (ramabana.doors) around work that returns at
 once, on uvloop, in instructions a call as valgrind counts them (the difference between 1,000 and 11,000 calls), beside
 the same work awaited with no watching at all.
 
@@ -17,7 +17,7 @@ def run(how:str, n:int):
     "Await `n` quick pieces of work through `how` (bare, or watched)."
     import uvloop
     if how == 'bare': f = bare
-    else: from ramabana.doors import _unless_gone as f
+    else: from ramabana.doors import unless_disconnected as f
     async def main():
         for _ in range(n): await f(quick(), waits)
     uvloop.run(main())

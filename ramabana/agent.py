@@ -7,7 +7,7 @@ Docs: https://ramabana.github.io/ramabana/agent.html.md"""
 
 # %% ../nbs/08b_agent.ipynb #17a90ec7
 from __future__ import annotations
-import os, io, ast, sys, json, math, time, uuid, base64, ctypes, inspect, builtins, itertools, statistics, threading, traceback
+import os, io, re, ast, sys, json, types, collections, math, time, uuid, base64, ctypes, inspect, builtins, itertools, statistics, threading, traceback
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Callable
@@ -19,11 +19,12 @@ from .compaction import Compactor
 from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 
 # %% auto #0
-__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'VIEW_N', 'BIG_FILE',
-           'OVERWRITE_NOTE', 'KEPT_NOTE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE', 'CONTEXT_NOTE',
-           'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'numbers_line', 'describe', 'Stopped', 'run_code',
-           'format_run', 'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools', 'SessionFile',
-           'new_task', 'Agent']
+__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'MISSING_MODULE',
+           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE',
+           'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'shape_of', 'numbers_line',
+           'strings_line', 'items_line', 'describe', 'Stopped', 'run_code', 'format_run', 'used_names', 'error_hints',
+           'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools', 'SessionFile', 'new_task',
+           'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -119,8 +120,9 @@ def _lookup(ns:dict, name:str):
         # `config.db.port` on a dict of dicts means its items: a small model writes JSON paths with dots
         if kind == 'attr' and isinstance(obj, Mapping) and not hasattr(obj, k) and k in obj: kind = 'item'
         try: obj = getattr(obj, k) if kind == 'attr' else obj[k]
-        except (KeyError, IndexError, TypeError) as e:
-            raise AttributeError(f'{name}: no item {k!r} ({type(e).__name__}: {e})') from None
+        except (KeyError, IndexError, TypeError, AttributeError) as e:
+            what = 'attribute' if kind == 'attr' else 'item'   # and what it was looked in, so the next try can be right
+            raise AttributeError(f'{name}: no {what} {k!r} ({type(e).__name__}: {e}); it was looked up in {shape_of(obj)}') from None
     return obj
 
 # %% ../nbs/08b_agent.ipynb #360467dd
@@ -133,22 +135,56 @@ def repr_head(obj, limit:int=REPR_HEAD) -> str:
     r = safe_repr(obj)
     return r if len(r) <= limit else r[:limit] + f' … [{len(r):,} characters]'
 
+# %% ../nbs/08b_agent.ipynb #44dab014
+def shape_of(obj) -> str:
+    "One line on what `obj` is: its type and size and its first item, or the start of its repr."
+    t = type(obj).__qualname__
+    if type(obj) in (list, tuple, set, frozenset, dict) and obj:
+        first = next(iter(obj.items() if isinstance(obj, dict) else obj))
+        head = f'{safe_repr(first[0])}: {safe_repr(first[1])}' if isinstance(obj, dict) else safe_repr(first)
+        return f'a {t} of {len(obj):,} items; the first: {head[:200]}'
+    return f'a {t}: {repr_head(obj, 200)}'
+
 # %% ../nbs/08b_agent.ipynb #f37677c4
 NUMBERS_MAX = 1_000_000   # items in a collection summarised with numbers; past it, the repr alone (a summary would be slow)
 
+def _at(obj, v) -> str:
+    "` (KEY)` naming the first key of dict `obj` holding `v`; '' for other collections."
+    return f' ({next(k for k, x in obj.items() if x == v)!r})' if isinstance(obj, dict) else ''
+
 def numbers_line(obj) -> str|None:
-    "Count, missing, min, max, sum, mean and median of a collection of numbers (a dict's values), or None."
+    "Count, missing, min, max (with their keys in a dict), sum, mean and median of a collection of numbers, or None."
     if type(obj) not in (list, tuple, set, frozenset, dict) or not obj or len(obj) > NUMBERS_MAX: return None
     vals = list(obj.values()) if isinstance(obj, dict) else list(obj)
     nums = [v for v in vals if type(v) in (int, float) and v == v]   # bools, NaN and other types are not counted
     if len(nums) + sum(v is None for v in vals) != len(vals) or not nums: return None
-    missing = len(vals) - len(nums)
-    return (f'numbers: {len(nums):,}' + (f' (and {missing:,} None)' if missing else '') + f'; min {min(nums):g}, max {max(nums):g}, '
-            f'sum {math.fsum(nums):g}, mean {statistics.fmean(nums):g}, median {statistics.median(nums):g}')
+    missing, lo, hi = len(vals) - len(nums), min(nums), max(nums)
+    return (f'numbers: {len(nums):,}' + (f' (and {missing:,} None)' if missing else '') + f'; min {lo:g}{_at(obj, lo)}, '
+            f'max {hi:g}{_at(obj, hi)}, sum {math.fsum(nums):g}, mean {statistics.fmean(nums):g}, median {statistics.median(nums):g}')
+
+# %% ../nbs/08b_agent.ipynb #e589e535
+def strings_line(obj) -> str|None:
+    "How many distinct strings a collection (a dict's values) holds, and the most common one, or None."
+    if type(obj) not in (list, tuple, dict) or not obj or len(obj) > NUMBERS_MAX: return None
+    vals = list(obj.values()) if isinstance(obj, dict) else obj
+    if not all(type(v) is str for v in vals): return None
+    (top, n), = (counts := collections.Counter(vals)).most_common(1)
+    return f'strings: {len(vals):,}, {len(counts):,} distinct' + (f'; most common {top!r} ({n:,} times)' if n > 1 else '')
+
+# %% ../nbs/08b_agent.ipynb #28820135
+def items_line(obj) -> str|None:
+    "What every item of a list, tuple or set is, when all are dicts (their keys) or tuples (their length); else None."
+    if type(obj) not in (list, tuple, set, frozenset) or not obj or len(obj) > NUMBERS_MAX: return None
+    first = next(iter(obj))
+    if type(first) is dict and all(type(x) is dict and x.keys() == first.keys() for x in obj):
+        return f"items: dicts with keys {', '.join(map(repr, itertools.islice(first, 20)))}"
+    if type(first) is tuple and all(type(x) is tuple and len(x) == len(first) for x in obj):
+        return f'items: tuples of {len(first)}'
+    return None
 
 # %% ../nbs/08b_agent.ipynb #f41c7dad
 def describe(obj, name:str='') -> str:
-    "A short description of `obj`: type, shape, dtype, length, numbers, repr head, signature and doc."
+    "A short description of `obj`: type, shape, dtype, length, its numbers, strings or records, repr head, signature and doc."
     t = type(obj)
     lines = [f'{name}: {t.__module__}.{t.__qualname__}' if t.__module__ != 'builtins' else f'{name}: {t.__qualname__}']
     for attr in ('shape', 'dtype'):
@@ -157,7 +193,7 @@ def describe(obj, name:str='') -> str:
     if hasattr(obj, '__len__') and not isinstance(obj, type):
         try: lines.append(f'len: {len(obj)}')
         except TypeError: pass   # `__len__` that refuses (an unsized view): there is no length to show
-    if nl := numbers_line(obj): lines.append(nl)
+    lines += [l for l in (numbers_line(obj), strings_line(obj), items_line(obj)) if l]
     if callable(obj):
         try: lines.append(f'signature: {getattr(obj, "__name__", name)}{inspect.signature(obj)}')
         except (TypeError, ValueError): pass   # builtins without a signature
@@ -250,6 +286,24 @@ def format_run(res:dict) -> str:
     if res['error']: parts.append('error:\n' + res['error'])
     return '\n'.join(parts) or '(no output)'
 
+# %% ../nbs/08b_agent.ipynb #8c084b2d
+MISSING_MODULE = ("note: {mod} is not installed in this kernel; do it without {mod}, with what is (the standard library "
+                  "has statistics, collections, math, ...)")
+
+def used_names(code:str) -> list[str]:
+    "The names `code` reads, in the order they first appear ([] when it does not parse)."
+    try: tree = ast.parse(code)
+    except SyntaxError: return []
+    nodes = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)), key=lambda n: (n.lineno, n.col_offset))
+    return list(dict.fromkeys(n.id for n in nodes))
+
+def error_hints(code:str, ns:dict, error:str) -> str:
+    "What helps fix `code` that failed with `error`: a missing module named, and the user's data it used (3 at most)."
+    hints = [MISSING_MODULE.format(mod=m[1])] if (m := re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", error)) else []
+    data = [n for n in used_names(code) if n in ns and not n.startswith('_') and not callable(ns[n]) and not isinstance(ns[n], types.ModuleType)]
+    if data: hints.append("the user's data this code used:\n" + '\n'.join(f'- {n}: {shape_of(ns[n])}' for n in data[:3]))
+    return '\n'.join(hints)
+
 # %% ../nbs/08b_agent.ipynb #472732a5
 VIEW_N = 4000
 BIG_FILE = 64 * 2**20   # bytes: a file larger than this is read piece by piece, never whole
@@ -304,10 +358,9 @@ def without_overwrites(code:str, ns:dict) -> str:
 
 # %% ../nbs/08b_agent.ipynb #e22bddd7
 OVERWRITE_NOTE = ("error: not run: {names} already {hold} the user's data, and this code would replace it with values written "
-                  "in the code. Use the variable as it is (inspect_python shows it); if the user asked to replace it, run "
-                  "the same code again.")
+                  "in the code. Use the variable as it is (inspect_python shows it).")
 KEPT_NOTE = ("note: {names} already {hold} the user's data, so the code ran without the line giving {it} values written "
-             "in the code (if the user asked to replace {it}, run the same code again):")
+             "in the code:")
 
 def as_code(args:dict):
     "`inspect_python`'s arguments, when they are an expression rather than a name: the `run_python` call they mean."
@@ -323,7 +376,6 @@ def python_tools(ns:dict, timeout:float=TIMEOUT,
                  asked:Callable|None=None # whether this turn is a question (`overwrites` applies then); None: always
                 ) -> list[Tool]:
     "The built-in tools over namespace `ns`: inspect_python, run_python (asks by default) and view_file."
-    refused = set()   # code refused for overwriting the user's data: sent again, it runs (the user asked for it)
     def inspect_python(name:str # a variable, or an attribute or item of one (`df.columns`, `config['db']`)
                       ) -> str:
         "Describe a variable in the user's kernel: its type, shape, length, the start of its value, and its doc."
@@ -333,12 +385,16 @@ def python_tools(ns:dict, timeout:float=TIMEOUT,
                   ) -> str:
         "Run Python code in the user's kernel, where their variables are (never assign to theirs unless asked); returns stdout, stderr, the last expression's value and any error."
         # a small model that cannot see the data writes some and computes on it: the computing runs on the user's data
-        if (asked is None or asked()) and (names := overwrites(code, ns)) and code not in refused:
-            refused.add(code)
+        # never on a question, however often the model sends it: it repeats a call word for word, having read nothing new
+        if (asked is None or asked()) and (names := overwrites(code, ns)):
             held, hold, it = ', '.join(f'`{n}`' for n in names), *(('holds', 'it') if len(names) == 1 else ('hold', 'them'))
             if not (rest := without_overwrites(code, ns)).strip(): return OVERWRITE_NOTE.format(names=held, hold=hold)
-            return KEPT_NOTE.format(names=held, hold=hold, it=it) + '\n' + format_run(run_code(rest, ns, timeout))
-        return format_run(run_code(code, ns, timeout))
+            return KEPT_NOTE.format(names=held, hold=hold, it=it) + '\n' + run(rest)
+        return run(code)
+    def run(code):
+        res = run_code(code, ns, timeout)
+        if 'Traceback' in (res['error'] or '') and (h := error_hints(code, ns, res['error'])): res['error'] += '\n' + h
+        return format_run(res)
     return [Tool(inspect_python, redirect=as_code), Tool(run_python, code=True), Tool(view_file)]
 
 # %% ../nbs/08b_agent.ipynb #699b4536
@@ -388,7 +444,7 @@ SP = ("You are ramabana, an assistant inside the user's Jupyter notebook. Your t
       "- When asked to write or define code, run it with run_python so that it exists in the kernel.\n"
       "- Answer briefly, with the values you found; when you ran code, say what it showed.")
 REPEAT_AFTER = 3
-REPEAT_NOTICE = ("You have made this same call {n} times in a row and got the same result each time. Stop repeating "
+REPEAT_NOTICE = ("You have made this same call {n} times in this turn and got the same result each time. Stop repeating "
                  "it: change your approach, or tell the user what is blocking you.")
 
 def new_task() -> str:
@@ -450,13 +506,17 @@ class Agent:
 # %% ../nbs/08b_agent.ipynb #d01e16e2
 class _Hooks:
     "The agent's callback on its backend."
-    def __init__(self, agent): self.agent = agent
+    def __init__(self, agent): self.agent, self.turn, self.seen = agent, None, collections.Counter()
     def on_progress(self, be, pp): self.agent._emit('on_progress', pp)
     def on_tool(self, be, tc, res):
         a, run = self.agent, self.agent.run
         fn = tc.get('function') or {}
         if run is not None:
-            if (n := run.repeated([fn.get('name'), fn.get('arguments')], res.get('content'))) >= REPEAT_AFTER:
+            if run is not self.turn: self.turn, self.seen = run, collections.Counter()
+            # calls that take turns (A, B, A, B) repeat as surely as one call made again: count both
+            key = json.dumps([fn.get('name'), fn.get('arguments'), res.get('content')])
+            self.seen[key] += 1
+            if (n := max(self.seen[key], run.repeated([fn.get('name'), fn.get('arguments')], res.get('content')))) >= REPEAT_AFTER:
                 res['content'] = f"{res['content']}\n\n<system-reminder>{REPEAT_NOTICE.format(n=n)}</system-reminder>"
             if air := run.air(): res['content'] = f"{res['content']}\n\n<system-reminder>{air}</system-reminder>"
         a._emit('on_tool', {'id': tc.get('id'), 'name': fn.get('name'), 'arguments': fn.get('arguments')}, res.get('content'))

@@ -23,11 +23,12 @@ from .chat import Assembler   # the gateway's own fold of a stream, from the for
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
            'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE',
-           'SILENT_NOTE', 'SEND_BACKS', 'TEMPLATE_TAGS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning',
-           'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece',
-           'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url', 'stop_local_gateway',
-           'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'tool_lines', 'CallFailed', 'Unreachable',
-           'TooLong', 'Throttled', 'NotAuthorised', 'explain_error', 'make_backend']
+           'SILENT_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'TEMPLATE_TAGS', 'COUNT_CACHE',
+           'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg',
+           'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway',
+           'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer',
+           'tool_lines', 'failure', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
+           'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -754,13 +755,14 @@ class _InlineThink:
 # %% ../nbs/08_backend.ipynb #6bc1b501
 @patch
 def request_body(self:GatewayBackend, messages:list, purpose:str, max_tokens:int|None, tools:bool, think:bool,
-                 tool_choice:str|None) -> tuple[dict, dict]:
+                 tool_choice:str|None, temperature:float|None=None) -> tuple[dict, dict]:
     "The body of one step's request, and the gateway's extras beside it (prompt progress, no thinking)."
     body = dict(model=self.spec.name, messages=messages, stream=True, stream_options={'include_usage': True})
     if tools and self.tools:
         body['tools'] = [t.schema for t in self.tools]
         if tool_choice: body['tool_choice'] = tool_choice
     if max_tokens := max_tokens or self.max_tokens: body['max_tokens'] = max_tokens
+    if temperature is not None: body['temperature'] = temperature
     if self.effort and think: body['reasoning_effort'] = self.effort
     extra = {'return_progress': True} if self.progress and purpose == 'turn' else {}
     if not think: extra['reasoning_budget_tokens'] = 0   # the gateway turns it into each provider's way of not thinking
@@ -770,9 +772,10 @@ def request_body(self:GatewayBackend, messages:list, purpose:str, max_tokens:int
 @patch
 def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True,
           think:bool=True, # False: ask the model not to think (a summary, a one-shot question)
-          tool_choice:str|None=None): # 'required': the answer must be a tool call
+          tool_choice:str|None=None, # 'required': the answer must be a tool call
+          temperature:float|None=None): # this step's own, over the model's (`RETRY_TEMPERATURE`)
     "One streamed request: yields answer text; returns (assistant message, usage dict)."
-    body, extra = self.request_body(messages, purpose, max_tokens, tools, think, tool_choice)
+    body, extra = self.request_body(messages, purpose, max_tokens, tools, think, tool_choice, temperature)
     self._fire('before_request', body)
     mkflt = lambda: ThinkFilter() if self.think else _InlineThink()
     flt, asm, text, guard = mkflt(), Assembler(), [], LoopGuard()
@@ -880,8 +883,9 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
     sent = None                       # the answer last sent back
     while True:
         before = self._said
-        must = 'required' if tool_first and self.steps == 0 else None
-        try: m, u = yield from _apart(self._step(self._messages(), purpose, tool_choice=must), self._said)
+        must = 'required' if tool_first and self.must_call(start) else None
+        retry = RETRY_TEMPERATURE if must and self.steps and failure(self.hist[-1].get('content')) else None
+        try: m, u = yield from _apart(self._step(self._messages(), purpose, tool_choice=must, temperature=retry), self._said)
         # stopped mid-answer: the caller closed this generator, or a cancel closed the stream under the reader (which
         # may raise anything, as in `cancel`); the history keeps what the user saw. A failure is the caller's to handle.
         except BaseException as e:
@@ -898,6 +902,8 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
         self.hist.append(m)
         self.steps += 1
         if not m.get('tool_calls'):
+            if cut := self.recital(m, start):   # a block of the prompt recited after the answer: the answer stays, without it
+                yield Discard(len(m['content']) - cut); m['content'] = m['content'][:cut]
             # an answer the model gives again word for word after a note is its answer: a third try would be the same
             if told >= SEND_BACKS or m.get('content') == sent or not (note := self.send_back(m, start)): return
             told, sent, shown = told + 1, m.get('content'), len(m.get('content') or '') + (2 if before and m.get('content') else 0)
@@ -933,9 +939,42 @@ def tool_lines(tools:list) -> str:
     def first(d): return re.split(r'(?<=[.;:])\s', (d or '').strip(), maxsplit=1)[0].rstrip('.;:')
     return '\n'.join(f"- {t.name}: {first(t.schema['function'].get('description'))}" for t in tools)
 
+# %% ../nbs/08_backend.ipynb #1f67d25e
+def failure(result) -> str|None:
+    "The error a tool result reports, in one line (`error: ...`, or a traceback's last exception line); None for success."
+    if not isinstance(result, str) or not (m := re.search(r'(?:^|\n)error:[ \n]', result)): return None
+    err = result[m.end():]
+    excs = re.findall(r'^(\w*(?:Error|Exception|Exit|Interrupt)\b.*)$', err, re.M)   # the last is the one raised
+    return (excs[-1] if excs else err.strip().splitlines()[0] if err.strip() else 'error')[:300]
+
+# %% ../nbs/08_backend.ipynb #838e3ac1
+FORCED_STEPS = 3   # steps of a turn that must call a tool while no code has run: enough to look, run, and fix once
+RETRY_TEMPERATURE = 0.7   # a forced step after a failed call: decoded greedily, the same model writes the same call again
+
+@patch
+def must_call(self:GatewayBackend, start:int) -> bool:
+    "Whether a small model's next step must call a tool: none of its code has run without error since `start`, for `FORCED_STEPS` steps."
+    if self.steps >= FORCED_STEPS: return False
+    code = {t.name for t in self.tools if t.code}
+    return not any(m.get('role') == 'tool' and m.get('name') in code and not failure(m.get('content')) for m in self.hist[start:])
+
 # %% ../nbs/08_backend.ipynb #cb7bb4fa
 _re_tag = re.compile(r'</?([a-z][\w-]*)>')
 TEMPLATE_TAGS = {'tools', 'tool_response'}   # blocks chat templates wrap tools and results in (Hermes, Qwen2.5)
+
+@patch
+def _prompt_tags(self:GatewayBackend, start:int) -> set:
+    "The tags of the blocks this turn's prompt is made of (system prompt and user messages), and `TEMPLATE_TAGS`."
+    prompt = [self.sp or ''] + [x['content'] for x in self.hist[:start] if x.get('role') == 'user' and isinstance(x.get('content'), str)]
+    return {t for p in prompt for t in _re_tag.findall(p)} | TEMPLATE_TAGS
+
+@patch
+def recital(self:GatewayBackend, m:dict, start:int) -> int:
+    "Where a small model's answer `m` goes on to recite a block of its prompt after saying something; 0 for none."
+    if not self.spec.tool_first or not isinstance(text := m.get('content'), str): return 0
+    tags = self._prompt_tags(start)
+    at = next((t.start() for t in re.finditer(r'<([a-z][\w-]*)>', text) if t[1] in tags), None)
+    return len(text[:at].rstrip()) if at else 0
 
 @patch
 def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
@@ -944,8 +983,7 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
     if not self.spec.tool_first: return None   # the checks below are for a small model (`ModelSpec.tool_first`)
     text = m.get('content') or ''
     # a tag of the prompt's own blocks in the answer: the model recited its context instead of answering
-    prompt = [self.sp or ''] + [x['content'] for x in self.hist[:start] if x.get('role') == 'user' and isinstance(x.get('content'), str)]
-    if echoed := sorted(({t for p in prompt for t in _re_tag.findall(p)} | TEMPLATE_TAGS) & set(_re_tag.findall(text))):
+    if echoed := sorted(self._prompt_tags(start) & set(_re_tag.findall(text))):
         return ECHO_NOTE.format(tags=', '.join(f'<{t}>' for t in echoed))
     results = [x for x in self.hist[start:-1] if x.get('role') == 'tool']
     if not results: return None

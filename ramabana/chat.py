@@ -13,7 +13,8 @@ from .errors import InvalidRequest, MalformedResponse, classify_error
 
 # %% auto #0
 __all__ = ['ROLES', 'json_loads', 'json_bytes', 'json_str', 'check_request', 'chunk', 'has_output', 'completion_to_chunks',
-           'RawChunk', 'parse_chunk', 'ToolCallRepair', 'Assembler', 'content_text', 'tool_args', 'usage']
+           'well_formed', 'RawChunk', 'parse_chunk', 'ToolCallRepair', 'Assembler', 'content_text', 'tool_args',
+           'usage']
 
 # %% ../nbs/05b_chat.ipynb #99aca268
 _decode, _encode = msgspec.json.Decoder().decode, msgspec.json.Encoder().encode
@@ -133,7 +134,7 @@ def completion_to_chunks(resp:dict) -> list[dict]:
         m = dict(c.get('message') or {})
         res.append({'id': id, 'object': 'chat.completion.chunk', 'model': model,
                     'choices': [{'index': c.get('index', i), 'delta': m, 'finish_reason': c.get('finish_reason') or 'stop'}]})
-    if not _well_formed([c for r in res for c in r['choices']]): raise MalformedResponse('upstream answered with a malformed message')
+    if not well_formed([c for r in res for c in r['choices']]): raise MalformedResponse('upstream answered with a malformed message')
     if 'usage' in resp or 'timings' in resp:
         res.append({'id': id, 'object': 'chat.completion.chunk', 'model': model, 'choices': [],
                     **{k: resp[k] for k in ('usage', 'timings') if k in resp}})
@@ -142,7 +143,7 @@ def completion_to_chunks(resp:dict) -> list[dict]:
 # %% ../nbs/05b_chat.ipynb #4ca3e30a
 _STR = (str, type(None))
 
-def _well_formed(choices:list) -> bool:
+def well_formed(choices:list) -> bool:
     "Whether every choice has the shapes the gateway reads: a delta object, text as strings, tool calls as objects."
     for c in choices:
         if type(c) is not dict: return False
@@ -178,7 +179,7 @@ def parse_chunk(data:str|bytes) -> dict:
         raise e
     if not isinstance(ch.get('choices'), list):
         if 'prompt_progress' not in ch: raise MalformedResponse(f'upstream event has no choices: {txt()[:200]!r}')
-    elif not _well_formed(ch['choices']): raise MalformedResponse(f'upstream event has a malformed choice: {txt()[:200]!r}')
+    elif not well_formed(ch['choices']): raise MalformedResponse(f'upstream event has a malformed choice: {txt()[:200]!r}')
     ch = RawChunk(ch)
     ch.raw = data if isinstance(data, bytes) else data.encode()
     return ch

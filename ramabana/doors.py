@@ -20,8 +20,8 @@ from starlette.responses import Response   # here, not in each call: a function'
 # %% auto #0
 __all__ = ['DISCARDED', 'WATCHED_AFTER', 'REFUSED', 'CHAT_DOOR', 'read_json', 'check_auth', 'error_headers', 'error_response',
            'sources_header', 'call_headers', 'commits', 'head_of', 'Channel', 'bursts', 'door_stream', 'sse_chunks',
-           'ChatEvents', 'until_disconnect', 'EventStream', 'unless_gone', 'Door', 'refused_before_call',
-           'gateway_headers', 'client_address', 'count_unauthorized', 'serve_door', 'ChatDoor']
+           'ChatEvents', 'until_disconnect', 'unless_disconnected', 'EventStream', 'unless_gone', 'Door',
+           'refused_before_call', 'gateway_headers', 'client_address', 'count_unauthorized', 'serve_door', 'ChatDoor']
 
 # %% ../nbs/05i_doors.ipynb #12a83336
 async def read_json(request, limit:int):
@@ -300,7 +300,7 @@ def _watchers(loop) -> _Watchers:
     return ws
 
 # %% ../nbs/05i_doors.ipynb #d852cc8d
-async def _unless_gone(aw, receive) -> tuple[bool, object]:
+async def unless_disconnected(aw, receive) -> tuple[bool, object]:
     "(True, what awaitable `aw` gives), awaited in this task; (False, None) when the client disconnects first, `aw` cancelled."
     # the work runs in this task; a watcher, given to it by the loop's one timer once it has run WATCHED_AFTER seconds,
     # cancels it if the client leaves
@@ -338,12 +338,12 @@ class EventStream:
                 await send({'type': 'http.response.body', 'body': data, 'more_body': not last})
                 ended = ended or last
             if not ended: await send({'type': 'http.response.body', 'body': b'', 'more_body': False})
-        await _unless_gone(write(), receive)   # the client left: the cancel closes the body, and so the upstream request
+        await unless_disconnected(write(), receive)   # the client left: the cancel closes the body, and so the upstream request
 
 # %% ../nbs/05i_doors.ipynb #42c90962
 async def unless_gone(request, aw) -> tuple[bool, object]:
     "(True, result of awaitable `aw`), or (False, None) when the client disconnects first: `aw` is cancelled then."
-    return await _unless_gone(aw, request.receive)
+    return await unless_disconnected(aw, request.receive)
 
 # %% ../nbs/05i_doors.ipynb #24bcb0ad
 class Door:

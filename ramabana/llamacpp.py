@@ -25,10 +25,10 @@ from .weights import (DEFAULT_WEIGHTS, DownloadError, ModelFetchError, WEIGHTS, 
 __all__ = ['log', 'SERVER_FLAGS', 'SAMPLING_FLAGS', 'REQUEST_SAMPLING', 'STORED_SEED', 'MANAGED_FLAGS', 'HEALTH_TIMEOUT',
            'MAX_RESTARTS', 'RESTART_WINDOW', 'QUIET_FETCH', 'CPU_FAULTS', 'PROOF', 'READBACK', 'LOADING_WAIT',
            'ServerStartError', 'model_path', 'chat_template_file', 'server_command', 'run_dir', 'free_port',
-           'server_env', 'Server', 'check_gguf', 'weights_ready', 'ensure_weights', 'server_url', 'running', 'stop',
-           'stop_all', 'slots_root', 'slot_dir', 'restore_slot', 'save_slot', 'prove', 'proven_server', 'fall_back',
-           'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches', 'slots_readback', 'nest_schema',
-           'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
+           'server_env', 'Server', 'check_gguf', 'weights_ready', 'ensure_weights', 'server_url', 'running', 'servers',
+           'stop', 'stop_all', 'slots_root', 'slot_dir', 'restore_slot', 'save_slot', 'prove', 'proven_server',
+           'fall_back', 'setup_weights', 'setup', 'sampling_mismatches', 'slot_mismatches', 'slots_readback',
+           'nest_schema', 'caps_from_props', 'TextCallReader', 'LlamaCppUpstream']
 
 # %% ../nbs/06_llamacpp.ipynb #4a49d7ab
 class ServerStartError(LlamaCppError):
@@ -484,6 +484,11 @@ def _stop(s:Server):
 def running(spec:ModelSpec) -> Server|None:
     "The server of `spec` this process started or adopted, if any (it may have died since)."
     with _glock: return _servers.get(spec.name)
+
+# %% ../nbs/06_llamacpp.ipynb #ed875231
+def servers() -> dict[str, Server]:
+    "The servers this process started or adopted, by profile name (a copy: starting or stopping one leaves it as it was)."
+    with _glock: return dict(_servers)
 
 # %% ../nbs/06_llamacpp.ipynb #d33fa9e2
 def stop(spec:ModelSpec):

@@ -67,3 +67,9 @@ def test_nothing_from_outside_the_repository():
     "No script reads a path above the checkout's root (as one once read LiteLLM's config from ../shared)."
     outside = [p.name for p in SCRIPTS if 'parent.parent.parent' in p.read_text() or "'../" in p.read_text()]
     assert not outside, outside
+
+def test_no_private_names():
+    "A benchmark uses the package as its users can: no `_name` of a ramabana module (it would break unseen when that moves)."
+    from test_architecture import private_reaches
+    found = [f for p in SCRIPTS for f in private_reaches(p)]
+    assert not found, found
