@@ -942,7 +942,8 @@ def tool_lines(tools:list) -> str:
 # %% ../nbs/08_backend.ipynb #1f67d25e
 def failure(result) -> str|None:
     "The error a tool result reports, in one line (`error: ...`, or a traceback's last exception line); None for success."
-    if not isinstance(result, str) or not (m := re.search(r'(?:^|\n)error:[ \n]', result)): return None
+    # a tool's own error starts the result; run_python's is a section of its own (printed text may say 'error:' too)
+    if not isinstance(result, str) or not (m := re.search(r'^error:[ \n]|\nerror:\n', result)): return None
     err = result[m.end():]
     excs = re.findall(r'^(\w*(?:Error|Exception|Exit|Interrupt)\b.*)$', err, re.M)   # the last is the one raised
     return (excs[-1] if excs else err.strip().splitlines()[0] if err.strip() else 'error')[:300]

@@ -382,7 +382,7 @@ class ModelSpec:
     fallbacks: tuple = ()              # other catalog models, tried in order when this one fails in a way they can fix
     timeouts: dict = field(default_factory=dict)   # this model's own `first_byte`, `first_token`, `stream_idle` seconds
     price: dict|None = None            # USD per million tokens (`PRICE_KEYS`); None: free if local, else unknown
-    tool_first: bool = False           # a small model, held to its tools: a question's first step must be a call, and an answer after a failed call goes back (`send_back`)
+    tool_first: bool = False           # a small model, held to its tools: a question's steps must call until its code has run (`must_call`), and a recited prompt goes back (`send_back`)
     assistant_prefill: bool|None = None  # its server continues a final assistant message (vLLM, SGLang, llama.cpp); None: as its upstream says
     prefill_echo: bool|None = None     # ... and starts its answer by repeating that message; None: as its upstream says
     retired: str|None = None           # the day (ISO) its provider stopped serving it: from then on it is not asked ("": served)
