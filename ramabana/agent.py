@@ -16,15 +16,15 @@ from .core import RamabanaError, ModelSpec, resolve, get, task_dir, append_jsonl
 from .runs import Run, run_context, current_run
 from .runtime import notices_block, prompt_notices, Q_NOTICE, ACTION_NOTICE, Usage, estimate_tokens, safe_repr
 from .compaction import Compactor
-from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
+from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS, failure
 
 # %% auto #0
 __all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'MISSING_MODULE',
-           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'BUDGET_NOTE',
-           'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'shape_of', 'numbers_line',
-           'strings_line', 'items_line', 'describe', 'Stopped', 'run_code', 'format_run', 'used_names', 'error_hints',
-           'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools', 'SessionFile', 'new_task',
-           'Agent']
+           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'REPEAT_FAILED',
+           'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'shape_of',
+           'numbers_line', 'strings_line', 'items_line', 'describe', 'Stopped', 'run_code', 'format_run', 'used_names',
+           'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools', 'SessionFile',
+           'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -443,9 +443,11 @@ SP = ("You are ramabana, an assistant inside the user's Jupyter notebook. Your t
       "will show. Work numbers out with run_python (sums, means, counts, the largest), not in your head.\n"
       "- When asked to write or define code, run it with run_python so that it exists in the kernel.\n"
       "- Answer briefly, with the values you found; when you ran code, say what it showed.")
-REPEAT_AFTER = 3
-REPEAT_NOTICE = ("You have made this same call {n} times in this turn and got the same result each time. Stop repeating "
-                 "it: change your approach, or tell the user what is blocking you.")
+REPEAT_AFTER = 2   # a small model sends a call again word for word, having read its result: the second time is a loop
+REPEAT_NOTICE = ("You have made this same call {n} times in this turn and got this same result each time; it will not "
+                 "change. Answer from it now, or do something else (run_python computes what a look cannot show).")
+REPEAT_FAILED = ("This same call failed the same way {n} times in this turn; sent again, it fails again. Change the code "
+                 "to fit the data shown above, or tell the user what is blocking you.")
 
 def new_task() -> str:
     "A fresh task name: the time, and a random suffix."
@@ -516,8 +518,9 @@ class _Hooks:
             # calls that take turns (A, B, A, B) repeat as surely as one call made again: count both
             key = json.dumps([fn.get('name'), fn.get('arguments'), res.get('content')])
             self.seen[key] += 1
-            if (n := max(self.seen[key], run.repeated([fn.get('name'), fn.get('arguments')], res.get('content')))) >= REPEAT_AFTER:
-                res['content'] = f"{res['content']}\n\n<system-reminder>{REPEAT_NOTICE.format(n=n)}</system-reminder>"
+            if (n := self.seen[key]) >= REPEAT_AFTER:
+                note = (REPEAT_FAILED if failure(res.get('content')) else REPEAT_NOTICE).format(n=n)
+                res['content'] = f"{res['content']}\n\n<system-reminder>{note}</system-reminder>"
             if air := run.air(): res['content'] = f"{res['content']}\n\n<system-reminder>{air}</system-reminder>"
         a._emit('on_tool', {'id': tc.get('id'), 'name': fn.get('name'), 'arguments': fn.get('arguments')}, res.get('content'))
 
@@ -563,7 +566,8 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
         on_status:Callable|None=None,    # called with a one-line status (compacting, the model's latest step)
         on_discard:Callable|None=None,   # called with the whole answer so far after a resend took back partial text
         context:str='',                  # material sent before the prompt (the notebook), kept in the conversation
-        refresh:Callable|None=None       # `refresh()`: the context to send instead when the conversation is compacted first
+        refresh:Callable|None=None,      # `refresh()`: the context to send instead when the conversation is compacted first
+        error_shown:bool=False           # `context` ends in the traceback of a cell that just failed (see `tool_first`)
        ) -> str:
     "One turn: the answer's text (failures come back as text; `turn_error` says why)."
     self._cb = dict(on_text=on_text, on_tool=on_tool, on_progress=on_progress, on_status=on_status, on_discard=on_discard)
@@ -585,7 +589,7 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
                 self._contexts.append((len(be.live_hist), text, context))
             if not run.stopped:
                 self._question = isinstance(prompt, str) and Q_NOTICE in prompt_notices(prompt)
-                first = {'tool_first': True} if self.tool_first(prompt) else {}
+                first = {'tool_first': True} if self.tool_first(prompt, error_shown and bool(context)) else {}
                 for piece in self.backend.stream(sent, run=run, **first):
                     answer = apply_piece(answer, piece)
                     if isinstance(piece, Discard): self._emit('on_discard', answer)
@@ -670,10 +674,14 @@ def drop_contexts(self:Agent) -> bool:
 
 # %% ../nbs/08b_agent.ipynb #c7ac95d1
 @patch
-def tool_first(self:Agent, prompt) -> bool:
+def tool_first(self:Agent, prompt,
+               error_shown:bool=False # the context ends in the traceback of a cell that just failed
+              ) -> bool:
     "Whether this turn's first step must call a tool: a model that needs it (`ModelSpec.tool_first`), asked a question or to act."
     if not self.spec.tool_first or not isinstance(prompt, str): return False
-    return bool({Q_NOTICE, ACTION_NOTICE} & set(prompt_notices(prompt)))
+    notices = set(prompt_notices(prompt))
+    # a question about an error the prompt shows is answered from the traceback; forced, the model chases names in it
+    return ACTION_NOTICE in notices or (Q_NOTICE in notices and not error_shown)
 
 # %% ../nbs/08b_agent.ipynb #7ece196e
 @patch

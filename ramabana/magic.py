@@ -90,6 +90,14 @@ def current(self:Session, inputs:list) -> tuple[int|None, str|None]:
     "The running cell's index in `inputs` and its source: IPython stores a cell's input before running it."
     return (len(inputs) - 1, inputs[-1]) if len(inputs) > 1 else (None, None)
 
+# %% ../nbs/09_magic.ipynb #7105ff43
+@patch
+def just_failed(self:Session) -> bool:
+    "Whether the cell run just before the running one raised an error."
+    n, _ = self.current(self.kernel_history()[0])
+    errors = getattr(getattr(self.ip, 'history_manager', None), 'exceptions', None) or {}
+    return n is not None and n - 1 in errors
+
 # %% ../nbs/09_magic.ipynb #6cb23451
 @patch
 def spec(self:Session):
@@ -193,13 +201,14 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     if surgical: agent.compactor.strategy = 'surgical'
     question = question.strip()
     block, refresh = self.context(question, notebook)
+    failed = bool(block) and self.just_failed()   # the block shown ends in that cell's traceback
     view = CellView(self.show)
     view.working(f'asking {agent.spec.name}')   # the first question also starts the model: say something at once
     def work(on_text, on_tool, on_progress, on_status, on_discard, approve):
         self._approve = approve
         def text(s):   # the backend's error line is said on stderr instead of flashing in the answer
             if not (agent.turn_error and s.strip() in _error_lines(agent.turn_error)): on_text(s)
-        try: return agent.ask(question, context=block, refresh=refresh, on_text=text, on_tool=on_tool,
+        try: return agent.ask(question, context=block, refresh=refresh, on_text=text, on_tool=on_tool, error_shown=failed,
                               on_progress=on_progress, on_status=on_status, on_discard=on_discard)
         finally: self._approve = None
     res = run_turn(work, agent.cancel, view, self.confirm)
