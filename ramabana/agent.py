@@ -589,7 +589,7 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
                 self._contexts.append((len(be.live_hist), text, context))
             if not run.stopped:
                 self._question = isinstance(prompt, str) and Q_NOTICE in prompt_notices(prompt)
-                first = {'tool_first': True} if self.tool_first(prompt, error_shown and bool(context)) else {}
+                first = {'tool_first': m} if (m := self.tool_first(prompt, error_shown and bool(context))) else {}
                 for piece in self.backend.stream(sent, run=run, **first):
                     answer = apply_piece(answer, piece)
                     if isinstance(piece, Discard): self._emit('on_discard', answer)
@@ -676,12 +676,13 @@ def drop_contexts(self:Agent) -> bool:
 @patch
 def tool_first(self:Agent, prompt,
                error_shown:bool=False # the context ends in the traceback of a cell that just failed
-              ) -> bool:
-    "Whether this turn's first step must call a tool: a model that needs it (`ModelSpec.tool_first`), asked a question or to act."
-    if not self.spec.tool_first or not isinstance(prompt, str): return False
+              ) -> str|None:
+    "How this turn's first steps must call a tool (`FORCED_UNTIL`): 'look' for a question, 'run' for an action; None: free."
+    if not self.spec.tool_first or not isinstance(prompt, str): return None
     notices = set(prompt_notices(prompt))
+    if ACTION_NOTICE in notices: return 'run'
     # a question about an error the prompt shows is answered from the traceback; forced, the model chases names in it
-    return ACTION_NOTICE in notices or (Q_NOTICE in notices and not error_shown)
+    return 'look' if Q_NOTICE in notices and not error_shown else None
 
 # %% ../nbs/08b_agent.ipynb #7ece196e
 @patch

@@ -23,11 +23,11 @@ from .chat import Assembler   # the gateway's own fold of a stream, from the for
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
            'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE',
-           'SILENT_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'TEMPLATE_TAGS', 'COUNT_CACHE',
-           'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg',
-           'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway',
-           'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer',
-           'tool_lines', 'failure', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
+           'SILENT_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS',
+           'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool',
+           'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway',
+           'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend',
+           'writer', 'tool_lines', 'failure', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
            'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
@@ -874,7 +874,7 @@ FAILED_CALL = 'not run: the turn failed before this call'
 @patch
 def _stream(self:GatewayBackend, msg, purpose:str='turn',
             again:bool=False, # a retry of the same turn (after `_recover`): its usage, steps and text go on
-            tool_first:bool=False, # the turn's first step must call a tool (`ModelSpec.tool_first`)
+            tool_first:bool|str=False, # the turn's first steps must call a tool: 'look' or 'run' (`FORCED_UNTIL`); True is 'run'
             **kw):
     "One turn: send, stream, run the tool calls, repeat until an answer or `max_steps`."
     if msg is not None: self.hist.append(user_msg(msg))
@@ -883,7 +883,7 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
     sent = None                       # the answer last sent back
     while True:
         before = self._said
-        must = 'required' if tool_first and self.must_call(start) else None
+        must = 'required' if tool_first and self.must_call(start, 'run' if tool_first is True else tool_first) else None
         retry = RETRY_TEMPERATURE if must and self.steps and failure(self.hist[-1].get('content')) else None
         try: m, u = yield from _apart(self._step(self._messages(), purpose, tool_choice=must, temperature=retry), self._said)
         # stopped mid-answer: the caller closed this generator, or a cancel closed the stream under the reader (which
@@ -949,15 +949,16 @@ def failure(result) -> str|None:
     return (excs[-1] if excs else err.strip().splitlines()[0] if err.strip() else 'error')[:300]
 
 # %% ../nbs/08_backend.ipynb #838e3ac1
-FORCED_STEPS = 3   # steps of a turn that must call a tool while no code has run: enough to look, run, and fix once
+FORCED_STEPS = 3   # steps of a turn that must call a tool: enough to look, run, and fix once
 RETRY_TEMPERATURE = 0.7   # a forced step after a failed call: decoded greedily, the same model writes the same call again
+FORCED_UNTIL = ('look', 'run')   # a question's steps are forced until a tool answered, an action's until its code ran
 
 @patch
-def must_call(self:GatewayBackend, start:int) -> bool:
-    "Whether a small model's next step must call a tool: none of its code has run without error since `start`, for `FORCED_STEPS` steps."
+def must_call(self:GatewayBackend, start:int, until:str='run') -> bool:
+    "Whether a small model's next step must call a tool: no call since `start` has done what `until` asks, for `FORCED_STEPS` steps."
     if self.steps >= FORCED_STEPS: return False
-    code = {t.name for t in self.tools if t.code}
-    return not any(m.get('role') == 'tool' and m.get('name') in code and not failure(m.get('content')) for m in self.hist[start:])
+    wanted = {t.name for t in self.tools if t.code or until == 'look'}
+    return not any(m.get('role') == 'tool' and m.get('name') in wanted and not failure(m.get('content')) for m in self.hist[start:])
 
 # %% ../nbs/08_backend.ipynb #cb7bb4fa
 _re_tag = re.compile(r'</?([a-z][\w-]*)>')
