@@ -10,6 +10,7 @@ Docs: https://ramabana.github.io/ramabana/failover.html.md"""
 from __future__ import annotations
 import asyncio, collections, dataclasses, math, random, time
 from typing import AsyncIterator, Callable, NamedTuple
+from fastcore.basics import patch
 from .core import LOCAL_RUNTIMES, ModelSpec, get
 from .errors import (BadToolCall, BrokenStream, CircuitOpen, ContextOverflow, GatewayError, InvalidRequest,
                              LlamaServerError, RateLimited, SchemaRejected, UpstreamError, UpstreamTimeout,
@@ -18,8 +19,8 @@ from .chat import has_output
 
 # %% auto #0
 __all__ = ['LOCAL_FLOOR', 'PREFILL_FLOOR', 'CHARS_A_TOKEN', 'Retries', 'Step', 'worth_another_model', 'counts_against',
-           'next_step', 'Timeouts', 'prompt_chars', 'any_output', 'watch', 'Breaker', 'prefix_of', 'continuation',
-           'Seam']
+           'next_step', 'Timeouts', 'prompt_chars', 'any_output', 'watch', 'prefix_of', 'continuation', 'Seam',
+           'Breaker']
 
 # %% ../nbs/05e_failover.ipynb #0d38edb9
 class Retries(NamedTuple):
@@ -185,6 +186,42 @@ async def watch(agen, t:Timeouts, where:str='the upstream',
 _SAYS = {'first_byte': 'gateway.first_byte_timeout', 'first_token': 'no token: gateway.first_token_timeout',
          'stream_idle': 'gateway.stream_idle_timeout'}
 
+# %% ../nbs/05e_failover.ipynb #673987fc
+def prefix_of(asm) -> str|None:
+    "The text of the answer so far (an `Assembler`), when it can be continued: text alone, no tool call."
+    if asm.tools or not asm.content: return None
+    return ''.join(asm.content)
+
+# %% ../nbs/05e_failover.ipynb #5e801e98
+def continuation(body:dict, prefix:str, used:int=0) -> dict:
+    "`body` asking for the rest of an answer that starts with `prefix`, `used` tokens of its length limit spent."
+    out = {**body, 'messages': [*body['messages'], {'role': 'assistant', 'content': prefix}]}
+    for k in ('max_tokens', 'max_completion_tokens'):   # the whole answer keeps the client's limit
+        if isinstance(out.get(k), int): out[k] = max(1, out[k] - used)
+    return out
+
+# %% ../nbs/05e_failover.ipynb #78957104
+class Seam:
+    "Drops an upstream's echo of the prefill from the start of a continuation; raises if the echo is not the prefill."
+    def __init__(self, prefix:str, echoes:bool):
+        self.pending = prefix if echoes else ''
+
+    def __call__(self, ch:dict) -> dict|None:
+        "`ch` with the echoed part of its text removed; None when nothing is left of it."
+        if not self.pending: return ch
+        for c in ch.get('choices') or ():
+            d = c.get('delta') or {}
+            text = d.get('content')
+            if not text: continue
+            n = min(len(text), len(self.pending))
+            if text[:n] != self.pending[:n]:
+                raise BrokenStream('the continuation did not start with the answer it was asked to continue',
+                                   code='continuation_mismatch')
+            self.pending = self.pending[n:]
+            ch = {**ch, 'choices': [{**c, 'delta': {**d, 'content': text[n:]}}]}
+        if not has_output(ch) and not ch.get('usage') and not ch.get('prompt_progress'): return None
+        return ch
+
 # %% ../nbs/05e_failover.ipynb #8a128dd7
 class Breaker:
     "The circuit of one upstream: closed (asked), open (passed over until its cool-down ends), half-open (one probe)."
@@ -241,44 +278,11 @@ class Breaker:
         if self.opened is not None or (self.failures >= self.threshold and self.failures >= self.rate * self.calls):
             self.opened, self.probe, self.opens = self.clock(), None, self.opens + 1
 
-    def status(self) -> dict:
-        "The state for `/health` and the ledger: state, the window's failed and all calls, seconds until a probe, times opened."
-        return dict(state=self.state, failures=self.failures, calls=self.calls, retry_in=round(self.retry_in(), 3), opened=self.opens)
+# %% ../nbs/05e_failover.ipynb #ceb60c59
+@patch
+def status(self:Breaker) -> dict:
+    "The state for `/health` and the ledger: state, the window's failed and all calls, seconds until a probe, times opened."
+    return dict(state=self.state, failures=self.failures, calls=self.calls, retry_in=round(self.retry_in(), 3), opened=self.opens)
 
-    def __repr__(self): return f'Breaker({self.state}, {self.failures} of {self.calls} calls failed)'
-
-# %% ../nbs/05e_failover.ipynb #673987fc
-def prefix_of(asm) -> str|None:
-    "The text of the answer so far (an `Assembler`), when it can be continued: text alone, no tool call."
-    if asm.tools or not asm.content: return None
-    return ''.join(asm.content)
-
-# %% ../nbs/05e_failover.ipynb #5e801e98
-def continuation(body:dict, prefix:str, used:int=0) -> dict:
-    "`body` asking for the rest of an answer that starts with `prefix`, `used` tokens of its length limit spent."
-    out = {**body, 'messages': [*body['messages'], {'role': 'assistant', 'content': prefix}]}
-    for k in ('max_tokens', 'max_completion_tokens'):   # the whole answer keeps the client's limit
-        if isinstance(out.get(k), int): out[k] = max(1, out[k] - used)
-    return out
-
-# %% ../nbs/05e_failover.ipynb #78957104
-class Seam:
-    "Drops an upstream's echo of the prefill from the start of a continuation; raises if the echo is not the prefill."
-    def __init__(self, prefix:str, echoes:bool):
-        self.pending = prefix if echoes else ''
-
-    def __call__(self, ch:dict) -> dict|None:
-        "`ch` with the echoed part of its text removed; None when nothing is left of it."
-        if not self.pending: return ch
-        for c in ch.get('choices') or ():
-            d = c.get('delta') or {}
-            text = d.get('content')
-            if not text: continue
-            n = min(len(text), len(self.pending))
-            if text[:n] != self.pending[:n]:
-                raise BrokenStream('the continuation did not start with the answer it was asked to continue',
-                                   code='continuation_mismatch')
-            self.pending = self.pending[n:]
-            ch = {**ch, 'choices': [{**c, 'delta': {**d, 'content': text[n:]}}]}
-        if not has_output(ch) and not ch.get('usage') and not ch.get('prompt_progress'): return None
-        return ch
+@patch
+def __repr__(self:Breaker): return f'Breaker({self.state}, {self.failures} of {self.calls} calls failed)'

@@ -304,20 +304,6 @@ async def _stream(self:FaultServer, wire:_Wire, att:Attempt, spec:FaultSpec, bod
     if (body.get('stream_options') or {}).get('include_usage'): await wire.write(sse_line(dict(base, choices=[], usage=usage)))
     await wire.write(sse_line('[DONE]'), more=False)
 
-# %% ../nbs/04d_fault_server.ipynb #4f2462dd
-@patch
-async def _read_prompt(self:FaultServer, wire:_Wire, att:Attempt, secs:float, body:dict, n_prompt:int) -> bool:
-    "`slow_prompt`: take `secs` over the prompt, with progress chunks if asked for; False if the client left first."
-    if not (att.stream and body.get('return_progress')): return await wire.pause(secs)
-    base = self._base(att.model, 'chat.completion.chunk')
-    await wire.head(200, _SSE_TYPE)
-    steps,t0 = max(1, round(secs / 0.2)),time.monotonic()
-    for i in range(steps + 1):
-        if i and not await wire.pause(secs / steps): return False
-        progress = dict(total=n_prompt, cache=0, processed=n_prompt * i // steps, time_ms=int((time.monotonic() - t0) * 1000))
-        await wire.write(sse_line(_chunk(base, {'role': 'assistant', 'content': None}, prompt_progress=progress)))
-    return True
-
 # %% ../nbs/04d_fault_server.ipynb #c8e08b46
 @patch
 async def _whole(self:FaultServer, wire:_Wire, att:Attempt, tokens:list, usage:dict):
@@ -325,24 +311,6 @@ async def _whole(self:FaultServer, wire:_Wire, att:Attempt, tokens:list, usage:d
     att.outcome = 'ok'
     choice = dict(index=0, message=dict(role='assistant', content=''.join(tokens)), finish_reason='stop')
     await wire.json(200, dict(self._base(att.model, 'chat.completion'), choices=[choice], usage=usage))
-
-# %% ../nbs/04d_fault_server.ipynb #7e2658f6
-async def _silence(wire:_Wire, att:Attempt, secs:float):
-    "Send nothing for `secs` (or until the client leaves or the server stops), then close."
-    att.outcome = 'stalled'
-    await wire.pause(secs)
-    await wire.close()
-
-# %% ../nbs/04d_fault_server.ipynb #c336d7ee
-async def _garbage(wire:_Wire, att:Attempt, stream:bool):
-    "A 200 whose events (or whole body) are not JSON."
-    att.outcome = 'garbage'
-    if not stream:
-        await wire.head(200, 'application/json')
-        return await wire.write(_GARBAGE[0].encode(), more=False)
-    await wire.head(200, _SSE_TYPE)
-    for g in _GARBAGE: await wire.write(sse_line(g))
-    await wire.write(b'', more=False)
 
 # %% ../nbs/04d_fault_server.ipynb #92e9031f
 def _check_chat(body) -> _Refusal|None:
@@ -422,3 +390,35 @@ def app(self:FaultServer):
         return JSONResponse({'object': 'list', 'data': data})
     return Starlette(routes=[Route('/health', health), Route('/v1/models', models),
                              Route('/v1/chat/completions', RawASGI(self._chat), methods=['POST'])])
+
+# %% ../nbs/04d_fault_server.ipynb #7e2658f6
+async def _silence(wire:_Wire, att:Attempt, secs:float):
+    "Send nothing for `secs` (or until the client leaves or the server stops), then close."
+    att.outcome = 'stalled'
+    await wire.pause(secs)
+    await wire.close()
+
+# %% ../nbs/04d_fault_server.ipynb #c336d7ee
+async def _garbage(wire:_Wire, att:Attempt, stream:bool):
+    "A 200 whose events (or whole body) are not JSON."
+    att.outcome = 'garbage'
+    if not stream:
+        await wire.head(200, 'application/json')
+        return await wire.write(_GARBAGE[0].encode(), more=False)
+    await wire.head(200, _SSE_TYPE)
+    for g in _GARBAGE: await wire.write(sse_line(g))
+    await wire.write(b'', more=False)
+
+# %% ../nbs/04d_fault_server.ipynb #4f2462dd
+@patch
+async def _read_prompt(self:FaultServer, wire:_Wire, att:Attempt, secs:float, body:dict, n_prompt:int) -> bool:
+    "`slow_prompt`: take `secs` over the prompt, with progress chunks if asked for; False if the client left first."
+    if not (att.stream and body.get('return_progress')): return await wire.pause(secs)
+    base = self._base(att.model, 'chat.completion.chunk')
+    await wire.head(200, _SSE_TYPE)
+    steps,t0 = max(1, round(secs / 0.2)),time.monotonic()
+    for i in range(steps + 1):
+        if i and not await wire.pause(secs / steps): return False
+        progress = dict(total=n_prompt, cache=0, processed=n_prompt * i // steps, time_ms=int((time.monotonic() - t0) * 1000))
+        await wire.write(sse_line(_chunk(base, {'role': 'assistant', 'content': None}, prompt_progress=progress)))
+    return True

@@ -575,6 +575,15 @@ def answered(self:Exchange, t, fallback:bool, prefix, restart):
     if restart: self.call.info['restarted'] = len(restart)
     if fallback: self.call.info['fallback'] = t.spec.name
 
+# %% ../nbs/05h_gateway.ipynb #8bcf4da8
+@patch
+async def before_resend(self:Exchange, t:Target, e:GatewayError, wait:float) -> None:
+    "Pause before sending to `t` again after `e`: its server recovered if it refused the connection, then `wait` seconds."
+    paused = time.perf_counter()   # a restart and a backoff are the upstream's doing
+    if isinstance(e, UpstreamUnavailable): await t.up.recover()
+    if wait: await asyncio.sleep(wait)
+    self.upstream_s += time.perf_counter() - paused
+
 # %% ../nbs/05h_gateway.ipynb #c2d57355
 @patch
 def read_progress(self:Exchange, got:list) -> list:
@@ -627,10 +636,7 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
                 if step.reason == 'prefill_rejected': prefills = False
                 if step.action == 'resend':
                     log.info('call %s: %s; sending again in %.2f s', call.id, e, step.wait)
-                    paused = time.perf_counter()   # a restart and a backoff are the upstream's doing
-                    if isinstance(e, UpstreamUnavailable): await t.up.recover()
-                    if step.wait: await asyncio.sleep(step.wait)
-                    self.upstream_s += time.perf_counter() - paused
+                    await self.before_resend(t, e, step.wait)
                     body = step.body or body
                     continue
                 log.info('call %s: %s; %s', call.id, e, 'trying the next fallback' if step.action == 'fallback' else 'giving up')

@@ -447,6 +447,21 @@ def refusals(self:PgLedger, limit:int=50) -> list[dict]:
     with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur:
         return refusal_rows(cur.execute(REFUSALS_SQL.format(m='%s'), (int(limit),)).fetchall())
 
+# %% ../nbs/05ga_pgledger.ipynb #9c3b12c7
+@patch
+def close(self:PgLedger) -> None:
+    "Write what is queued, stop the writer and close the budget connection. Safe to call twice."
+    Ledger.close(self)
+    with self._budget_lock: self._drop(self._budget_con); self._budget_con = None
+
+# %% ../nbs/05ga_pgledger.ipynb #e502552b
+def open_ledger(url:str|None=None) -> Ledger:
+    "The ledger the settings name: PostgreSQL for a `postgresql://` `ledger.url`, else the SQLite file."
+    url = url if url is not None else get('ledger.url')
+    if url and url.startswith(('postgresql://', 'postgres://')): return PgLedger(url)
+    if url: raise LedgerError(f"ledger.url should be a postgresql:// URL (or unset, for the SQLite file), got {shown_url(url)!r}")
+    return Ledger()
+
 # %% ../nbs/05ga_pgledger.ipynb #4b354f24
 @patch
 def _budget_tx(self:PgLedger, body, *args, what:str='the budget tables'):
@@ -478,18 +493,3 @@ def settle_budget(self:PgLedger, hold_id:str, token:str, period:str, usd:float) 
 # %% ../nbs/05ga_pgledger.ipynb #eddb3623
 @patch
 def budget(self:PgLedger, token:str, period:str) -> dict: return self._budget_tx(budget_state, token, period, '%s')
-
-# %% ../nbs/05ga_pgledger.ipynb #9c3b12c7
-@patch
-def close(self:PgLedger) -> None:
-    "Write what is queued, stop the writer and close the budget connection. Safe to call twice."
-    Ledger.close(self)
-    with self._budget_lock: self._drop(self._budget_con); self._budget_con = None
-
-# %% ../nbs/05ga_pgledger.ipynb #e502552b
-def open_ledger(url:str|None=None) -> Ledger:
-    "The ledger the settings name: PostgreSQL for a `postgresql://` `ledger.url`, else the SQLite file."
-    url = url if url is not None else get('ledger.url')
-    if url and url.startswith(('postgresql://', 'postgres://')): return PgLedger(url)
-    if url: raise LedgerError(f"ledger.url should be a postgresql:// URL (or unset, for the SQLite file), got {shown_url(url)!r}")
-    return Ledger()

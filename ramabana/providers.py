@@ -855,6 +855,7 @@ class GeminiUpstream(TranslatingUpstream):
             e.retry_after = float(m[1])
         return e
 
+# %% ../nbs/07_providers.ipynb #e08312ea
 for _rt, _cls in [('openai', OpenAIUpstream), ('openai_compatible', OpenAICompatibleUpstream), ('ollama', OllamaUpstream),
                   ('anthropic', AnthropicUpstream), ('gemini', GeminiUpstream)]:
     register_upstream(_rt, _cls)

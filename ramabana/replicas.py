@@ -115,12 +115,6 @@ def stream(self:ReplicaSet, body:dict, call:Call) -> AsyncIterator[dict]:
     "The answer's chunks one by one (`batches`, flattened)."
     return flattened(self.batches(body, call))
 
-# %% ../nbs/05f_replicas.ipynb #9bae5c5b
-@patch
-def circuits(self:ReplicaSet) -> dict:
-    "Each server's circuit (`Breaker.status`), by its name in the ledger."
-    return {r.url: r.breaker.status() for r in self.replicas}
-
 # %% ../nbs/05f_replicas.ipynb #118d5e9f
 @patch
 async def capabilities(self:ReplicaSet): return await self.replicas[self.choose(None)].up.capabilities()
@@ -133,14 +127,20 @@ async def count_tokens(self:ReplicaSet, text:str): return await self.replicas[se
 @patch
 async def recover(self:ReplicaSet): pass   # a down server is left alone, and another one asked
 
+# %% ../nbs/05f_replicas.ipynb #56554277
+@patch
+async def aclose(self:ReplicaSet):
+    for r in self.replicas: await r.up.aclose()
+
+# %% ../nbs/05f_replicas.ipynb #9bae5c5b
+@patch
+def circuits(self:ReplicaSet) -> dict:
+    "Each server's circuit (`Breaker.status`), by its name in the ledger."
+    return {r.url: r.breaker.status() for r in self.replicas}
+
 # %% ../nbs/05f_replicas.ipynb #edf981aa
 @patch
 async def readback(self:ReplicaSet, body:dict, call:Call):
     "The sampling readback of the replica that answered `call`."
     r = next((r for r in self.replicas if r.url == call.info.get('replica')), None)
     return await r.up.readback(body, call) if r is not None else None
-
-# %% ../nbs/05f_replicas.ipynb #56554277
-@patch
-async def aclose(self:ReplicaSet):
-    for r in self.replicas: await r.up.aclose()
