@@ -22,9 +22,9 @@ from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece,
 __all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'MISSING_MODULE',
            'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'REPEAT_FAILED',
            'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'shape_of',
-           'numbers_line', 'strings_line', 'items_line', 'describe', 'Stopped', 'run_code', 'format_run', 'used_names',
-           'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools', 'SessionFile',
-           'new_task', 'Agent']
+           'access_hint', 'numbers_line', 'strings_line', 'items_line', 'describe', 'Stopped', 'run_code', 'format_run',
+           'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools',
+           'SessionFile', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -116,13 +116,15 @@ def _lookup(ns:dict, name:str):
     if var in ns: obj = ns[var]
     elif hasattr(builtins, var): obj = getattr(builtins, var)
     else: raise NameError(f"name {var!r} is not defined in the namespace")
-    for kind, k in steps:
+    for i, (kind, k) in enumerate(steps):
         # `config.db.port` on a dict of dicts means its items: a small model writes JSON paths with dots
         if kind == 'attr' and isinstance(obj, Mapping) and not hasattr(obj, k) and k in obj: kind = 'item'
         try: obj = getattr(obj, k) if kind == 'attr' else obj[k]
         except (KeyError, IndexError, TypeError, AttributeError) as e:
             what = 'attribute' if kind == 'attr' else 'item'   # and what it was looked in, so the next try can be right
-            raise AttributeError(f'{name}: no {what} {k!r} ({type(e).__name__}: {e}); it was looked up in {shape_of(obj)}') from None
+            hint = access_hint(var, obj, name) if i == 0 else None
+            raise AttributeError(f'{name}: no {what} {k!r} ({type(e).__name__}: {e}); it was looked up in {shape_of(obj)}'
+                                 + (f'. {hint}' if hint else '')) from None
     return obj
 
 # %% ../nbs/08b_agent.ipynb #360467dd
@@ -144,6 +146,20 @@ def shape_of(obj) -> str:
         head = f'{safe_repr(first[0])}: {safe_repr(first[1])}' if isinstance(obj, dict) else safe_repr(first)
         return f'a {t} of {len(obj):,} items; the first: {head[:200]}'
     return f'a {t}: {repr_head(obj, 200)}'
+
+# %% ../nbs/08b_agent.ipynb #a7bca923
+def access_hint(name:str, obj, code:str='') -> str|None:
+    "How to take a field out of `obj` when it is a list of dicts or of tuples (code written for a table fails on them); else None."
+    if type(obj) not in (list, tuple) or not obj: return None
+    first = obj[0]
+    if type(first) is dict and first:
+        keys = list(first)
+        key = next((k for k in keys if isinstance(k, str) and (repr(k) in code or f'"{k}"' in code)), keys[-1])
+        return (f"{name} is a list of dicts (records), not a table: a column is [r[{key!r}] for r in {name}]; "
+                f"the keys: {', '.join(map(repr, keys[:10]))}")
+    if type(first) is tuple and first:
+        return f'{name} is a list of tuples like {safe_repr(first)[:80]}: a field is taken by position, as in [t[{len(first) - 1}] for t in {name}]'
+    return None
 
 # %% ../nbs/08b_agent.ipynb #f37677c4
 NUMBERS_MAX = 1_000_000   # items in a collection summarised with numbers; past it, the repr alone (a summary would be slow)
@@ -298,10 +314,12 @@ def used_names(code:str) -> list[str]:
     return list(dict.fromkeys(n.id for n in nodes))
 
 def error_hints(code:str, ns:dict, error:str) -> str:
-    "What helps fix `code` that failed with `error`: a missing module named, and the user's data it used (3 at most)."
+    "What helps fix `code` that failed with `error`: a missing module named, the user's data it used (3 at most), how to read it."
     hints = [MISSING_MODULE.format(mod=m[1])] if (m := re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", error)) else []
     data = [n for n in used_names(code) if n in ns and not n.startswith('_') and not callable(ns[n]) and not isinstance(ns[n], types.ModuleType)]
-    if data: hints.append("the user's data this code used:\n" + '\n'.join(f'- {n}: {shape_of(ns[n])}' for n in data[:3]))
+    access = re.search(r'\b(TypeError|AttributeError|KeyError)\b', error)   # code that took a field the wrong way
+    def line(n): return f'- {n}: {shape_of(ns[n])}' + (f'\n  {h}' if access and (h := access_hint(n, ns[n], code)) else '')
+    if data: hints.append("the user's data this code used:\n" + '\n'.join(line(n) for n in data[:3]))
     return '\n'.join(hints)
 
 # %% ../nbs/08b_agent.ipynb #472732a5
