@@ -93,10 +93,13 @@ def current(self:Session, inputs:list) -> tuple[int|None, str|None]:
 # %% ../nbs/09_magic.ipynb #7105ff43
 @patch
 def just_failed(self:Session) -> bool:
-    "Whether the cell run just before the running one raised an error."
-    n, _ = self.current(self.kernel_history()[0])
+    "Whether the last cell of the user's own code, run before the running one, raised an error."
+    inputs = self.kernel_history()[0]
+    n, _ = self.current(inputs)
+    if n is None: return False
     errors = getattr(getattr(self.ip, 'history_manager', None), 'exceptions', None) or {}
-    return n is not None and n - 1 in errors
+    last = next((i for i in range(n - 1, 0, -1) if not ramabana_cell(inputs[i])), None)   # `%ram model ...` is not the work
+    return last is not None and last in errors
 
 # %% ../nbs/09_magic.ipynb #6cb23451
 @patch
