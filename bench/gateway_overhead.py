@@ -1,8 +1,10 @@
 """What the gateway adds on top of calling an upstream directly: per-request latency, per-chunk relay cost, throughput.
 
-Run: `python bench/gateway_overhead.py` (about five minutes; six with `--litellm`). Optionally `--litellm VENV` adds
-rows for a LiteLLM proxy installed in that throwaway venv (see ../shared/FINDINGS.md), at 1 and 2 workers in the
-throughput table beside `serve --workers`. Three processes: a fast fake upstream (raw ASGI on
+Run: `python bench/gateway_overhead.py` (about five minutes; six with `--litellm`, a minute more with `--portkey`).
+Optionally `--litellm VENV` adds rows for a LiteLLM proxy installed in that throwaway venv (see ../shared/FINDINGS.md),
+at 1 and 2 workers in the throughput table beside `serve --workers`; `--portkey DIR` adds rows for Portkey's OSS
+gateway (npm `@portkey-ai/gateway` 1.15.2 on Node 20, installed in DIR when missing; see harness.start_portkey). Each
+peer is started only after the gateway's rows are measured. Three processes: a fast fake upstream (raw ASGI on
 uvicorn), the gateway (the same code `ramabana serve` runs, ledger in a temporary dir), and this client. Each row
 compares going through the gateway with going straight to the same upstream.
 
@@ -28,7 +30,8 @@ floors tune their garbage collector as `ramabana serve` does (`tune_gc`).
 import argparse, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 import httpx
-from harness import BENCH_TOKEN, LIMITS, body, free_port, latency, paired_added, relay, rss_mib, start, start_litellm, throughput
+from harness import (BENCH_TOKEN, LIMITS, PORTKEY_VERSION, body, free_port, latency, paired_added, relay, rss_mib, start, start_litellm,
+                     start_portkey, throughput)
 
 # --- measurements ---
 
@@ -38,7 +41,7 @@ def measure(name, url, headers, n_req):
     return dict(name=name, p50=p50, p99=p99, chunks=relay(url, headers), chunks1=relay(url, headers, x_one_event_per_write=True),
                 rps=throughput(url, headers))
 
-def main(n_req=500, litellm=None, runs=3, seconds=5):
+def main(n_req=500, litellm=None, runs=3, seconds=5, portkey=None):
     "Latency and relay rows (each of `runs` runs, then the best), then the throughput table of gateway_throughput.py."
     up_port, gw_port = free_port(), free_port()
     up_url = f'http://127.0.0.1:{up_port}'
@@ -60,6 +63,13 @@ def main(n_req=500, litellm=None, runs=3, seconds=5):
             rss['LiteLLM 1.110.2 proxy'] = rss_mib(ll.pid)
             rows.append(dict(measure('LiteLLM 1.110.2 proxy', f'http://127.0.0.1:{ll_port}/v1/chat/completions',
                                      {'Authorization': f'Bearer {key}'}, n_req), run=1))
+        if portkey:   # likewise only now: Portkey's OSS gateway, pointed at the same upstream by its headers
+            (pk, pk_port), headers = start_portkey(portkey, up_url)
+            procs.append(pk)
+            name = f'Portkey {PORTKEY_VERSION}'
+            time.sleep(0.5)
+            rss[name] = rss_mib(pk.pid)
+            rows.append(dict(measure(name, f'http://127.0.0.1:{pk_port}/v1/chat/completions', headers, n_req), run=1))
     finally:
         for p in procs: p.send_signal(signal.SIGINT)
         for p in procs:
@@ -83,8 +93,8 @@ def main(n_req=500, litellm=None, runs=3, seconds=5):
     paired_p50 = statistics.median(paired)
     print(f'added p50 in pairs (a request straight, one through the gateway, {n_req} pairs a run): '
           f'{" / ".join(f"{p:.2f}" for p in paired)} ms; median of the runs {paired_p50:.2f} ms\n')
-    from harness import main as throughput
-    rows, workers = throughput(seconds, litellm)
+    from gateway_throughput import main as throughput_table
+    rows, workers = throughput_table(seconds, litellm, portkey)
     at = {(r[0], r[1], r[2]): r for r in rows}
     gw, fl, es = at[('gateway', 'whole', 20)], at[('floor: bare proxy', 'whole', 20)], at[('floor: the essentials', 'whole', 20)]
     two, ceiling, left = workers[('gateway', 20)]
@@ -208,6 +218,8 @@ if __name__ == '__main__':
         ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
         ap.add_argument('--requests', type=int, default=500, help='sequential requests for the latency percentiles')
         ap.add_argument('--litellm', help='a venv with litellm 1.110.2 installed, to add its rows')
+        ap.add_argument('--portkey', metavar='DIR', help=f"a folder for Portkey's gateway (npm @portkey-ai/gateway {PORTKEY_VERSION}, "
+                        'installed there when missing), to add its rows')
         ap.add_argument('--runs', type=int, default=3, help='runs of the latency and relay rows (the best counts)')
         ap.add_argument('--seconds', type=int, default=5, help='seconds of load for each throughput measurement')
         ap.add_argument('--metrics', action='store_true', help="only what the gateway's metrics cost: per row, and added p50 on and off")
@@ -215,4 +227,4 @@ if __name__ == '__main__':
         a = ap.parse_args()
         if a.metrics: metrics_cost(a.requests, max(a.runs, 2))
         elif a.limits: limits_cost(a.requests, max(a.runs, 2))
-        else: raise SystemExit(0 if main(a.requests, a.litellm, a.runs, a.seconds) else 1)
+        else: raise SystemExit(0 if main(a.requests, a.litellm, a.runs, a.seconds, a.portkey) else 1)

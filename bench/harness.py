@@ -1,5 +1,6 @@
 """What the gateway benchmarks share: the fake upstream, the floors (a bare proxy, the essentials), the gateway served
-for a benchmark, LiteLLM beside it, and the clients and load generator that measure them.
+for a benchmark, its peers beside it (LiteLLM from a venv, Portkey's OSS gateway from an npm folder), and the clients
+and load generator that measure them.
 
 Not a benchmark itself. Run as a script it serves one of those for another process: `python bench/harness.py
 --serve-upstream PORT`, `--serve-gateway PORT UPSTREAM [off | limits KIND]`, `--serve-essentials PORT UPSTREAM`,
@@ -193,7 +194,7 @@ def serve_proxy(port, upstream, workers=1):
     uvicorn.run('harness:proxy_from_env', factory=True, workers=workers, **kw)
 
 
-# --- the gateway, and LiteLLM beside it ---
+# --- the gateway, and its peers beside it: LiteLLM, Portkey ---
 
 LIMITS = {'none': {}, 'rates': dict(rpm=10**6, tpm=10**9, max_parallel=1000),   # never reached: only their cost counts
           'budget': dict(rpm=10**6, tpm=10**9, max_parallel=1000, budget_usd=10**6, budget_period='month')}
@@ -268,6 +269,69 @@ def start_litellm(venv, upstream, workers=1):
         time.sleep(0.1)
     time.sleep(1)
     return (ll, ll_port), key
+
+
+# Portkey's OSS gateway (npm @portkey-ai/gateway on Node 20), pinned, in a folder of its own: made by `install_portkey`
+# when missing, or by hand with `npm install --prefix DIR --save-exact @portkey-ai/gateway@1.15.2`.
+PORTKEY_VERSION = '1.15.2'
+
+# Loaded before Portkey's server (`node -r`): it listens on 127.0.0.1 only (start-server.js binds every interface and
+# has no option for it), and the upstream's answers get headers it may change: on Node, Portkey adds its x-portkey-*
+# headers to a streamed answer whose headers are still fetch's immutable ones, and every stream fails with `TypeError:
+# immutable` (Portkey-AI/gateway#1550 and #1389 report the same); one copy of the headers an answer mends it.
+PORTKEY_PRELOAD = r"""
+const net = require('net'), listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (first, ...rest) {
+  if (typeof first === 'number') return listen.call(this, first, '127.0.0.1', ...(typeof rest[0] === 'function' ? rest : rest.slice(1)));
+  if (first && typeof first === 'object' && first.port !== undefined) return listen.call(this, {...first, host: '127.0.0.1'}, ...rest);
+  return listen.call(this, first, ...rest);
+};
+const fetch0 = globalThis.fetch, Response0 = globalThis.Response;
+globalThis.fetch = async (...args) => {
+  const r = await fetch0(...args);
+  return new Response0(r.body, {status: r.status, statusText: r.statusText, headers: new Headers(r.headers)});
+};
+"""
+
+def portkey_server(folder) -> Path | None:
+    "The start-server.js of Portkey's gateway in `folder`, or None when it is not installed there."
+    f = Path(folder)/'node_modules/@portkey-ai/gateway'
+    ok = (f/'package.json').is_file() and json.loads((f/'package.json').read_text()).get('version') == PORTKEY_VERSION
+    return f/'build/start-server.js' if ok else None
+
+
+def install_portkey(folder) -> Path:
+    "Portkey's gateway installed in `folder` (npm, from whatever registry or cache npm is set to use) unless it is there already; its start-server.js."
+    if (s := portkey_server(folder)): return s
+    if not shutil.which('npm'): raise SystemExit('no npm here: Portkey\'s gateway needs Node 20 and npm')
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    print(f'installing @portkey-ai/gateway@{PORTKEY_VERSION} in {folder} (npm) ...', flush=True)
+    r = subprocess.run(['npm', 'install', '--prefix', str(folder), '--save-exact', '--ignore-scripts', '--no-audit', '--no-fund',
+                        f'@portkey-ai/gateway@{PORTKEY_VERSION}'], capture_output=True, text=True, timeout=600)
+    if r.returncode or not (s := portkey_server(folder)): raise SystemExit(f'npm could not install Portkey\'s gateway:\n{r.stdout[-2000:]}{r.stderr[-2000:]}')
+    return s
+
+
+def start_portkey(folder, upstream, prefix=()):
+    """((process, port), headers) of Portkey's gateway from `folder` (installed there when missing) on 127.0.0.1, once
+    it answers; the headers point a request at `upstream` as an OpenAI-compatible provider (any key will do)."""
+    server = install_portkey(folder)
+    pre = Path(tempfile.mkdtemp())/'portkey-preload.cjs'
+    pre.write_text(PORTKEY_PRELOAD)
+    port = free_port()
+    p = subprocess.Popen([*prefix, shutil.which('node') or 'node', '-r', str(pre), str(server), f'--port={port}', '--headless'],
+                         cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):   # 60 s at most
+            if p.poll() is not None: raise SystemExit(f"Portkey's gateway exited ({p.returncode}) before it answered")
+            try:
+                if httpx.get(f'http://127.0.0.1:{port}/', timeout=1).status_code == 200: break
+            except httpx.HTTPError: pass
+            time.sleep(0.1)
+        else: raise SystemExit("Portkey's gateway did not answer within 60 s")
+    except BaseException: p.kill(); p.wait(); raise
+    headers = {'x-portkey-provider': 'openai', 'x-portkey-custom-host': upstream + '/v1', 'Authorization': 'Bearer anything'}
+    return (p, port), headers
 
 
 def rss_mib(pid):
