@@ -22,9 +22,9 @@ from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece,
 __all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'MISSING_MODULE',
            'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'REPEAT_FAILED',
            'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'shape_of',
-           'access_hint', 'numbers_line', 'strings_line', 'items_line', 'describe', 'Stopped', 'run_code', 'format_run',
-           'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools',
-           'SessionFile', 'new_task', 'Agent']
+           'access_hint', 'numbers_line', 'strings_line', 'items_line', 'describe', 'data_line', 'Stopped', 'run_code',
+           'format_run', 'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code',
+           'python_tools', 'SessionFile', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -123,7 +123,7 @@ def _lookup(ns:dict, name:str):
         except (KeyError, IndexError, TypeError, AttributeError) as e:
             what = 'attribute' if kind == 'attr' else 'item'   # and what it was looked in, so the next try can be right
             hint = access_hint(var, obj, name) if i == 0 else None
-            raise AttributeError(f'{name}: no {what} {k!r} ({type(e).__name__}: {e}); it was looked up in {shape_of(obj)}'
+            raise AttributeError(f'{name}: no {what} {k!r} ({type(e).__name__}: {e}); it was looked up in {data_line(obj)}'
                                  + (f'. {hint}' if hint else '')) from None
     return obj
 
@@ -189,13 +189,16 @@ def strings_line(obj) -> str|None:
 
 # %% ../nbs/08b_agent.ipynb #28820135
 def items_line(obj) -> str|None:
-    "What every item of a list, tuple or set is, when all are dicts (their keys) or tuples (their length); else None."
+    "What every item of a list, tuple or set is, when all are dicts (their keys), tuples (their length) or lists (their sizes); else None."
     if type(obj) not in (list, tuple, set, frozenset) or not obj or len(obj) > NUMBERS_MAX: return None
     first = next(iter(obj))
     if type(first) is dict and all(type(x) is dict and x.keys() == first.keys() for x in obj):
         return f"items: dicts with keys {', '.join(map(repr, itertools.islice(first, 20)))}"
     if type(first) is tuple and all(type(x) is tuple and len(x) == len(first) for x in obj):
         return f'items: tuples of {len(first)}'
+    if type(first) is list and all(type(x) is list for x in obj):   # a ragged table: how many values it holds in all
+        sizes = [len(x) for x in obj]
+        return f'items: lists of {min(sizes):,} to {max(sizes):,} items, {sum(sizes):,} in all'
     return None
 
 # %% ../nbs/08b_agent.ipynb #f41c7dad
@@ -217,6 +220,11 @@ def describe(obj, name:str='') -> str:
     if (d := inspect.getdoc(obj)) and (callable(obj) or isinstance(obj, type(inspect))):
         lines.append('doc: ' + d.strip()[:400])
     return '\n'.join(lines)
+
+# %% ../nbs/08b_agent.ipynb #ac29b2c0
+def data_line(obj) -> str:
+    "`shape_of(obj)`, and what `numbers_line` or `strings_line` say of it."
+    return '; '.join([shape_of(obj)] + [l for l in (numbers_line(obj), strings_line(obj)) if l])
 
 # %% ../nbs/08b_agent.ipynb #03ec02f2
 def _last_expr(code:str):
@@ -318,7 +326,7 @@ def error_hints(code:str, ns:dict, error:str) -> str:
     hints = [MISSING_MODULE.format(mod=m[1])] if (m := re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", error)) else []
     data = [n for n in used_names(code) if n in ns and not n.startswith('_') and not callable(ns[n]) and not isinstance(ns[n], types.ModuleType)]
     access = re.search(r'\b(TypeError|AttributeError|KeyError)\b', error)   # code that took a field the wrong way
-    def line(n): return f'- {n}: {shape_of(ns[n])}' + (f'\n  {h}' if access and (h := access_hint(n, ns[n], code)) else '')
+    def line(n): return f'- {n}: {data_line(ns[n])}' + (f'\n  {h}' if access and (h := access_hint(n, ns[n], code)) else '')
     if data: hints.append("the user's data this code used:\n" + '\n'.join(line(n) for n in data[:3]))
     return '\n'.join(hints)
 
