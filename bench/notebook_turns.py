@@ -4,7 +4,8 @@ answer loops.
 Run: `python bench/notebook_turns.py [--model qwen2.5-coder-1.5b]` (needs `ramabana setup`; about five minutes on
 SmolLM2, the model it runs without --model). Prints two tables; `--only restart` prints a third.
 
-1. A 14-cell notebook, `%load_ext ramabana`, then five `%%ram` questions, each from a new cell saved into the
+1. A 14-cell notebook whose code cells run in the kernel first (a look finds their variables), `%load_ext ramabana`,
+   `%ram approve auto`, then five `%%ram` questions, each from a new cell saved into the
    notebook as JupyterLab would: three in a row with nothing else changed, one after a cell was edited, one after a
    cell was added. For each question, from the ledger: prompt tokens, tokens served from the server's cache,
    tokens the server read (evaluated), time to the first token, and the tokens new since the previous request
@@ -111,13 +112,21 @@ def turns(send_changes:bool, model:str='smollm2') -> list[dict]:
     env.pop('RAMABANA_SAVE_HOOK', None)
     k = Kernel(env, tmp)
     try:
+        # the user ran the notebook: its variables are in the kernel, as the questions assume (a look finds them)
+        for c in cells:
+            if c['cell_type'] == 'code': k.run(c['source'], cell_id=c['id'])
         k.run('%load_ext ramabana')
         # %load_ext warms a local model (agent.warm); a user's first question comes after they wrote it
         k.run('import ramabana.magic as _m\nif _m.session().warming: _m.session().warming.join()')
+        k.run('%ram approve auto')   # no one is there to approve run_python, as in bench/agent_tasks.py
         if not send_changes: k.run('import ramabana.magic as _m; _m.session().send_changes = False')
         for q, question in enumerate(QUESTIONS):
-            if q == 3: cells[5]['source'] = 'total = sum(v for v in filled if v)\nprint("total without gaps", total)'
-            if q == 4: cells.insert(len(cells), cell(99, 'code', 'sorted(zip(filled, months))[:2]', "[(0, 'Mar'), (95, 'Feb')]"))
+            if q == 3:
+                cells[5]['source'] = 'total = sum(v for v in filled if v)\nprint("total without gaps", total)'
+                k.run(cells[5]['source'], cell_id=cells[5]['id'])
+            if q == 4:
+                cells.insert(len(cells), cell(99, 'code', 'sorted(zip(filled, months))[:2]', "[(0, 'Mar'), (95, 'Feb')]"))
+                k.run(cells[-1]['source'], cell_id=cells[-1]['id'])
             cells.append(cell(100 + q, 'code', f'%%ram\n{question}'))   # the asking cell, saved as JupyterLab would
             write_nb(nb, cells)
             k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')
