@@ -956,6 +956,7 @@ FORCED_UNTIL = ('look', 'run')   # a question's steps are forced until a tool an
 @patch
 def must_call(self:GatewayBackend, start:int, until:str='run') -> bool:
     "Whether a small model's next step must call a tool: no call since `start` has done what `until` asks, for `FORCED_STEPS` steps."
+    if until not in FORCED_UNTIL: raise ValueError(f"until should be one of {', '.join(FORCED_UNTIL)}, got {until!r}")
     if self.steps >= FORCED_STEPS: return False
     wanted = {t.name for t in self.tools if t.code or until == 'look'}
     return not any(m.get('role') == 'tool' and m.get('name') in wanted and not failure(m.get('content')) for m in self.hist[start:])
