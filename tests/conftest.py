@@ -45,3 +45,30 @@ def docs_builder(): return build_docs
 def docs_site(tmp_path_factory, notebook_runs) -> Path:
     "The offline docs site, built once per session from the notebooks' runs (every notebook, 8-12 min, unless already run)."
     return build_docs(tmp_path_factory.mktemp('docs'), notebook_runs)
+
+
+# The llama-server double and a gateway in front of it, for the tests that drive a backend, an agent or the magic
+# end to end: `fake` plays the model, `fspec` (8,192 tokens) and `small` (2,048) name it, `gw` serves both.
+@pytest.fixture
+def fake():
+    from ramabana.llama_double import FakeLlamaServer
+    with FakeLlamaServer(tools=True) as f: yield f
+
+@pytest.fixture
+def fspec(fake):
+    from ramabana.core import ModelSpec
+    return ModelSpec('fake', 'llamacpp', ctx=8192, base_url=fake.url + '/v1')
+
+@pytest.fixture
+def small(fake):
+    from ramabana.core import ModelSpec
+    return ModelSpec('fake-small', 'llamacpp', ctx=2048, base_url=fake.url + '/v1')
+
+@pytest.fixture
+def gw(tmp_path, fspec, small):
+    "A gateway serving the double as `fake` (8,192 tokens) and `fake-small` (2,048), with its own ledger."
+    from ramabana.app import start_gateway
+    from ramabana.ledger import Ledger
+    g = start_gateway(models={m.name: m for m in (fspec, small)}, ledger=Ledger(f'{tmp_path}/ledger.db'))
+    yield g
+    g.stop()

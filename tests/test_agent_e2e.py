@@ -14,8 +14,6 @@ from ramabana.core import ModelSpec, task_dir
 from ramabana.agent import Agent, SessionFile, CONTEXT_NOTE, BUDGET_NOTE, REPEAT_FAILED
 from ramabana.llama_double import FakeLlamaServer, Reply, tool_call
 from ramabana.hosted_doubles import FakeAnthropic, HostedReply as HReply
-from ramabana.app import start_gateway
-from ramabana.ledger import Ledger
 
 
 @pytest.fixture(autouse=True)
@@ -25,23 +23,6 @@ def dirs(tmp_path, monkeypatch):
     monkeypatch.setenv('RAMABANA_DATA_DIR', str(tmp_path/'data'))
     monkeypatch.setenv('RAMABANA_CONFIG', str(tmp_path/'config.toml'))   # not there: the defaults
     monkeypatch.setenv('RAMABANA_TEST_ANTHROPIC_KEY', 'test-key')
-
-@pytest.fixture
-def fake():
-    with FakeLlamaServer(tools=True) as f: yield f
-
-@pytest.fixture
-def fspec(fake): return ModelSpec('fake', 'llamacpp', ctx=8192, base_url=fake.url + '/v1')
-
-@pytest.fixture
-def small(fake): return ModelSpec('fake-small', 'llamacpp', ctx=2048, base_url=fake.url + '/v1')
-
-@pytest.fixture
-def gw(tmp_path, fspec, small):
-    "A gateway serving the double as `fake` (8,192 tokens) and `fake-small` (2,048), with its own ledger."
-    g = start_gateway(models={m.name: m for m in (fspec, small)}, ledger=Ledger(f'{tmp_path}/ledger.db'))
-    yield g
-    g.stop()
 
 @pytest.fixture
 def agents():

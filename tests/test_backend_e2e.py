@@ -7,13 +7,13 @@ as one sentence each (from the gateway, the providers' doubles and the SDK), Cla
 prompt, before the headers, between calls, mid-answer), a conversation and a turn past their window, and `max_tokens`.
 Each test has its own double, gateway and ledger; every wait is bounded.
 """
-import dataclasses, functools, re, threading, time
+import dataclasses, re, threading, time
 import pytest
-from fastcore.test import test_eq as eq, test_close as close_to   # renamed: pytest would collect `test_*` names as tests
+from fastcore.test import test_eq as eq   # renamed: pytest would collect `test_*` names as tests
 from ramabana.core import ModelSpec, get
 from ramabana.backend import (make_backend, apply_piece, Discard, explain_error, Unreachable, CallFailed, NotAuthorised,
                               CANCELLED_CALL, FAILED_CALL)
-from ramabana.llama_double import FakeLlamaServer, Reply, tool_call
+from ramabana.llama_double import Reply, tool_call
 from ramabana.hosted_doubles import FakeAnthropic, HostedFault as Fault
 from ramabana.app import start_gateway
 from ramabana.ledger import Ledger
@@ -32,23 +32,6 @@ def dirs(tmp_path, monkeypatch):
     monkeypatch.setenv('RAMABANA_DATA_DIR', str(tmp_path/'data'))
     monkeypatch.setenv('RAMABANA_CONFIG', str(tmp_path/'config.toml'))   # not there: the defaults
     monkeypatch.delenv('RAMABANA_EFFORT', raising=False)
-
-@pytest.fixture
-def fake():
-    with FakeLlamaServer(tools=True) as f: yield f
-
-@pytest.fixture
-def fspec(fake): return ModelSpec('fake', 'llamacpp', ctx=8192, base_url=fake.url + '/v1')
-
-@pytest.fixture
-def small(fake): return ModelSpec('fake-small', 'llamacpp', ctx=2048, base_url=fake.url + '/v1')
-
-@pytest.fixture
-def gw(tmp_path, fspec, small):
-    "A gateway serving the double as `fake` (8,192 tokens) and `fake-small` (2,048), with its own ledger."
-    g = start_gateway(models={'fake': fspec, 'fake-small': small}, ledger=Ledger(f'{tmp_path}/ledger.db'))
-    yield g
-    g.stop()
 
 @pytest.fixture
 def mk(fspec, gw): return lambda **kw: make_backend(fspec, base_url=gw.url, **kw)

@@ -9,34 +9,8 @@ config file, and assertions run there); the asking cell is named by the `cellId`
 it. Each test has its own kernel and directories; every wait is bounded and every kernel is shut down.
 """
 import os
-from pathlib import Path
 import pytest
-from jupyter_client import KernelManager
-
-
-class Kernel:
-    "A real ipykernel; `run` executes a cell and fails with the kernel's traceback if the cell raised."
-    def __init__(self, env:dict, cwd:Path):
-        self.km = KernelManager(kernel_name='python3')
-        self.km.start_kernel(cwd=str(cwd), env=env)
-        self.kc = self.km.client(); self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=90)
-
-    def run(self, code:str, cell_id:str|None=None, timeout:float=120):
-        "Run `code` as the cell `cell_id` (the request's `cellId`, as JupyterLab sends it)."
-        msg = self.kc.session.msg('execute_request', dict(code=code, silent=False, store_history=True, user_expressions={},
-                                                          allow_stdin=False, stop_on_error=True),
-                                  metadata={'cellId': cell_id} if cell_id else {})
-        self.kc.shell_channel.send(msg)
-        while True:
-            reply = self.kc.get_shell_msg(timeout=timeout)   # raises queue.Empty after `timeout` s
-            if reply['parent_header'].get('msg_id') == msg['header']['msg_id']: break
-        c = reply['content']
-        assert c['status'] == 'ok', f"{c.get('ename')}: {c.get('evalue')}\n" + '\n'.join(c.get('traceback', []))[-6000:]
-
-    def shutdown(self):
-        self.kc.stop_channels()
-        self.km.shutdown_kernel(now=False)
+from kernels import Kernel
 
 
 # What the notebook had defined before its tail: its hidden setup cell, `ram_err`, the extension loaded, the double
@@ -89,15 +63,15 @@ def kernel(tmp_path):
     for k in ('JPY_SESSION_NAME', 'RAMABANA_SAVE_HOOK'): env.pop(k, None)   # plain IPython's view: no notebook open, the kernel writes it
     k = Kernel(env, tmp_path)
     try:
-        k.run(SETUP); k.run(FAKE)
+        k.check(SETUP); k.check(FAKE)
         yield k
-        k.run('fake.stop()')
+        k.check('fake.stop()')
     finally: k.shutdown()
 
 
 def test_priced_usage(kernel):
     "A priced model's `%ram usage` adds what the session and its last turn cost, as the ledger wrote it; a model without a price says so."
-    kernel.run('''
+    kernel.check('''
 cfg.write_text(cfg.read_text() + f'\\n[model.paid]\\nruntime = "llamacpp"\\nbase_url = "{fake.url}/v1"\\nctx = 8192\\n'
                'price = { input = 1.0, output = 2.0 }\\n'
                f'\\n[model.hosted]\\nruntime = "openai_compatible"\\nbase_url = "{fake.url}/v1"\\nctx = 8192\\n')
@@ -124,7 +98,7 @@ _ = %ram model fake
 def test_notebook_that_does_not_fit(kernel):
     "Attached to a notebook too large for `tiny`: cells left out in order, `%ram keep`, what later questions carry, `read_cell`."
     # the sales notebook with a large `discard` cell and a large `auto` cell; the kernel's history is made up
-    kernel.run('''
+    kernel.check('''
 big = 'row ' * 900
 nb3 = mk_nb(('md1', '# Sales'), ('c1', 'print(log)', [big], 'discard'), ('c2', 'north = load()', [], 'keep'),
             ('c3', 'print(report)', [big]), ('ask', '%%ram\\nwhat is in north?'))
@@ -143,7 +117,7 @@ test_eq(sent_prompt.count('what is in north?'), 1)   # the asking cell points at
 assert '<context-compacted omitted="3" discard="1" auto="2" ids="md1 c1 c3"/>' in sent_prompt, sent_prompt[:400]
 ''', cell_id='ask')
     # with c3 set to keep it comes in; the whole notebook is sent again, and the first block becomes a note
-    kernel.run('''
+    kernel.check('''
 k = %ram keep c3
 test_eq(k, 'cell c3: keep (saved in the notebook)')
 test_eq(nb_cells(read_notebook(nbp))[3]['compact'], 'keep')
@@ -155,7 +129,7 @@ from ramabana.agent import CONTEXT_NOTE
 assert s.agent.history[0]['content'].startswith(CONTEXT_NOTE)   # the first block is gone: the model sees one notebook
 ''', cell_id='ask')
     # `%ram keep` alone in its own cell says it would apply to nothing
-    kernel.run('''
+    kernel.check('''
 nbk = _tmp/'keep.ipynb'; write_json_atomic(nbk, mk_nb(('c1', 'north = load()'), ('k1', '%ram keep')))
 ip = get_ipython(); before = ip.user_ns['__session__']
 ip.user_ns['__session__'] = str(nbk)
@@ -165,7 +139,7 @@ finally: ip.user_ns['__session__'] = before
 test_eq(nb_cells(read_notebook(nbk))[1]['compact'], 'auto')
 ''', cell_id='k1')
     # history shows each question as typed; later questions carry what changed, or nothing
-    kernel.run('''
+    kernel.check('''
 h = %ram history
 test_eq([l for l in h.splitlines() if l.startswith('user:')], ['user: what is in north? (with the notebook)'] * 2)
 _ = get_ipython().run_line_magic('ram', 'model fake')
@@ -181,7 +155,7 @@ assert APPROVAL_NOTICE in sent
 test_eq(sum(m['content'].count('<notebook path=') for m in fake.last.json['messages'] if m['role'] == 'user'), 1)
 ''', cell_id='ask')
     # an edited cell comes as what changed, after everything the server has cached
-    kernel.run('''
+    kernel.check('''
 before = fake.last.json['messages']
 nb3['cells'][2]['source'] = 'north = load(2024)'; write_json_atomic(nbp, nb3)
 fake.script('Now 2024.')
@@ -192,7 +166,7 @@ msg = now[-1]['content']
 assert msg.startswith('<notebook-changes path=') and '<cell id="c2" change="edited">\\nnorth = load(2024)\\n</cell>' in msg, msg
 ''', cell_id='ask')
     # a cell left out is one `read_cell` away
-    kernel.run('''
+    kernel.check('''
 read_cell = M.cell_reader(s)
 full = read_cell('c1')
 assert full.startswith('print(log)') and full.count('row') == 900 and 'omitted' not in full, full[:100]
@@ -206,7 +180,7 @@ del get_ipython().user_ns['__session__'], s.kernel_history
 
 def test_no_notebook_said_once(kernel):
     "In a shell no Jupyter session started, a question without `--no-notebook` says once that there is no notebook, and goes ahead."
-    kernel.run('''
+    kernel.check('''
 fake.script('First.', 'Second.')
 with capture_output() as c:
     get_ipython().run_cell_magic('ram', '', 'one?')
@@ -217,7 +191,7 @@ test_eq((c.stdout.count('no open notebook found'), s.last.answer), (1, 'Second.'
 
 def test_unreachable_and_empty_models(kernel):
     "A model not reachable, or one that answers nothing, is one line on stderr, never shown as an answer."
-    kernel.run('''
+    kernel.check('''
 cfg.write_text(cfg.read_text() + '\\n[model.gone]\\nruntime = "llamacpp"\\nbase_url = "http://127.0.0.1:9/v1"\\nctx = 8192\\n')
 _ = get_ipython().run_line_magic('ram', 'model gone')
 n_shown = len(shown)
@@ -226,7 +200,7 @@ test_eq(c.stderr, 'ramabana: the model server at http://127.0.0.1:9/v1 is not re
 test_eq(s.last.answer, '')
 assert not [t for k, up, t in shown[n_shown:] if k == 'answer'], shown[n_shown:]   # the error never showed as an answer
 ''')
-    kernel.run('''
+    kernel.check('''
 _ = get_ipython().run_line_magic('ram', 'model fake')
 fake.script(Reply(content=''))
 n_shown = len(shown)

@@ -4,19 +4,15 @@ Each test starts its own kernel with a config file naming the double as a llamac
 and task directories, and, where a notebook is attached, `JPY_SESSION_NAME` as Jupyter sets it. Every wait is bounded
 and every kernel is shut down.
 """
-import json, os, queue, re, shutil, signal, time
+import json, os, re, shutil, signal, time
 from pathlib import Path
 import pytest
-from jupyter_client import KernelManager
+from kernels import Kernel
 from ramabana.llama_double import FakeLlamaServer, Reply, tool_call
 from ramabana.compaction import notebook_cells
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT/'examples'/'demo.ipynb'
-
-@pytest.fixture
-def fake():
-    with FakeLlamaServer(tools=True) as f: yield f
 
 def env_for(tmp:Path, fake, nb:Path|None=None, ctx:int=8192, **extra) -> dict:
     "The kernel's environment: a config naming `fake` (model `fake`), private data dirs, the open notebook."
@@ -29,48 +25,6 @@ def env_for(tmp:Path, fake, nb:Path|None=None, ctx:int=8192, **extra) -> dict:
     env.pop('RAMABANA_MODEL_DEFAULT', None)   # the config names the model (the suite's default would win over it)
     if nb: env['JPY_SESSION_NAME'] = str(nb)
     return env
-
-class Kernel:
-    "A real ipykernel in `cwd` with `env`; `run` executes a cell and returns its iopub messages."
-    def __init__(self, env:dict, cwd:Path):
-        self.km = KernelManager(kernel_name='python3')
-        self.km.start_kernel(cwd=str(cwd), env=env)
-        self.kc = self.km.client(); self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=90)
-
-    def send(self, code:str, cell_id:str|None=None, stdin:bool=False) -> str:
-        msg = self.kc.session.msg('execute_request', dict(code=code, silent=False, store_history=True, user_expressions={},
-                                                          allow_stdin=stdin, stop_on_error=True),
-                                  metadata={'cellId': cell_id} if cell_id else {})
-        self.kc.shell_channel.send(msg)
-        return msg['header']['msg_id']
-
-    def collect(self, mid:str, timeout:float=120, until=None, answers=None) -> list[dict]:
-        "The iopub messages of request `mid` until it is idle (or `until(msg)` is true); fails after `timeout` s."
-        out, deadline = [], time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if answers is not None:   # input requests: record the prompt, reply with the next answer
-                try:
-                    r = self.kc.stdin_channel.get_msg(timeout=0)
-                    answers['prompts'].append(r['content']['prompt']); self.kc.input(answers['replies'].pop(0))
-                except queue.Empty: pass
-            try: m = self.kc.iopub_channel.get_msg(timeout=0.2)
-            except queue.Empty: continue
-            if m['parent_header'].get('msg_id') != mid: continue
-            if m['header']['msg_type'] == 'status' and m['content']['execution_state'] == 'idle': return out
-            out.append(m)
-            if until and until(m): return out
-        raise AssertionError(f'the cell did not finish within {timeout} s; got {[x["header"]["msg_type"] for x in out]}')
-
-    def run(self, code:str, cell_id:str|None=None, timeout:float=120, replies:list|None=None) -> list[dict]:
-        "Run a cell; `replies` answer its input requests in order (their prompts end up in `self.prompts`)."
-        self.prompts = []
-        answers = None if replies is None else {'prompts': self.prompts, 'replies': list(replies)}
-        return self.collect(self.send(code, cell_id, stdin=replies is not None), timeout, answers=answers)
-
-    def shutdown(self):
-        self.kc.stop_channels()
-        self.km.shutdown_kernel(now=False)
 
 @pytest.fixture
 def kernel_for():
