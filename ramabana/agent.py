@@ -534,17 +534,14 @@ class Agent:
 # %% ../nbs/08b_agent.ipynb #d01e16e2
 class _Hooks:
     "The agent's callback on its backend."
-    def __init__(self, agent): self.agent, self.turn, self.seen = agent, None, collections.Counter()
+    def __init__(self, agent): self.agent = agent
     def on_progress(self, be, pp): self.agent._emit('on_progress', pp)
     def on_tool(self, be, tc, res):
         a, run = self.agent, self.agent.run
         fn = tc.get('function') or {}
         if run is not None:
-            if run is not self.turn: self.turn, self.seen = run, collections.Counter()
-            # calls that take turns (A, B, A, B) repeat as surely as one call made again: count both
-            key = json.dumps([fn.get('name'), fn.get('arguments'), res.get('content')])
-            self.seen[key] += 1
-            if (n := self.seen[key]) >= REPEAT_AFTER:
+            # calls that take turns (A, B, A, B) repeat as surely as one call made again: the run counts both
+            if (n := run.seen([fn.get('name'), fn.get('arguments')], res.get('content'))) >= REPEAT_AFTER:
                 note = (REPEAT_FAILED if failure(res.get('content')) else REPEAT_NOTICE).format(n=n)
                 res['content'] = f"{res['content']}\n\n<system-reminder>{note}</system-reminder>"
             if air := run.air(): res['content'] = f"{res['content']}\n\n<system-reminder>{air}</system-reminder>"

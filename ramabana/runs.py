@@ -89,6 +89,7 @@ class Run:
         self._lock, self._done, self._stopping = threading.RLock(), threading.Event(), False
         self._budget = self.parent._budget if self.parent is not None else _Budget(self.budget)
         self._heard, self._inbox, self._quiet, self._last, self._streak = [], collections.deque(), 0, None, 0
+        self._seen = collections.Counter()   # (call, result) -> times this run, in a row or not
 
     def __repr__(self): return f'Run({self.id!r}, {self.kind}, {self.state}, calls={self.calls})'
 
@@ -274,15 +275,25 @@ def air(self:Run) -> str:
     return AIR_NOTICE
 
 # %% ../nbs/02b_runs.ipynb #e560d866
+def _call_key(call, result) -> str:
+    "One string for a tool call and its result, whatever the order of the call's keys."
+    import json
+    return json.dumps([call, result], sort_keys=True, default=repr)
+
 @patch
 def repeated(self:Run, call, # the tool call: name and arguments, any JSON-able value
              result) -> int: # what it returned
     "How many times in a row this call has returned this result (1 the first time)."
-    import json
-    key = json.dumps([call, result], sort_keys=True, default=repr)
+    key = _call_key(call, result)
     self._streak = self._streak + 1 if key == self._last else 1
     self._last = key
     return self._streak
+
+@patch
+def seen(self:Run, call, result) -> int:
+    "How many times in this run this call has returned this result, in a row or taking turns with others (1 the first time)."
+    self._seen[key := _call_key(call, result)] += 1
+    return self._seen[key]
 
 # %% ../nbs/02b_runs.ipynb #b077446d
 _current: contextvars.ContextVar = contextvars.ContextVar('ramabana_run', default=None)
