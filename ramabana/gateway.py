@@ -17,7 +17,7 @@ from .core import PURPOSE_HEADER, TASK_HEADER, DISCARD_HEADER, CHUNK_KEY
 from .errors import (CircuitOpen, ContextOverflow, GatewayError, InvalidRequest, UpstreamError,
                              UpstreamUnavailable, keep_secret, log)
 from .chat import Assembler, ToolCallRepair, has_output
-from .failover import (Breaker, Retries, Seam, Timeouts, any_output, continuation, counts_against, next_step,
+from .failover import (Breaker, Retries, Seam, Step, Timeouts, any_output, continuation, counts_against, next_step,
                                prefix_of, watch)
 from .replay import ReplayStore, prepare_history, store_for
 from .upstream import Call, Capabilities, Upstream, flattened, new_client, upstream_for
@@ -562,6 +562,9 @@ def judge(self:Exchange, t, e:GatewayError, n:dict, body:dict, more:bool, prefix
     if prefix and isinstance(e, (InvalidRequest, UpstreamError)) and e.status < 500:   # the prefill refused
         step = step._replace(action='resend', reason='prefill_rejected')   # from the start (`resume_point` says how)
         self.gw.no_prefill.add(t.spec.name)   # remembered: the next cut answer is not offered to it as a prefill
+    elif step.action == 'resend' and more and counts_against(e) and self.gw.breaker(t.spec.name).state == 'open':
+        # its circuit has just opened (or its probe failed): sent again, it would be asked before its cool-down is over
+        step = Step('fallback', step.reason)
     self.call.retry(step.reason, str(e), step.action, model=t.spec.name, upstream=t.up.runtime, status=e.status,
                     at=round((started - self.t0) * 1000, 1), ms=round((time.perf_counter() - started) * 1000, 1),
                     wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0)
