@@ -123,26 +123,17 @@ def test_scrub_placeholders(tmp_path):
     today = docs.Scrub('2030-05-01 is in the sources', today=dt.date(2030, 5, 1))
     assert today('run on 2030-05-01') == 'run on YYYY-MM-DD'   # a date of the run's own day is scrubbed, sources or not
 
-AGAIN_S = 150   # seconds of notebook runs the repeatability test spends: the quickest notebooks, run a second time
-
 def test_docs_build_is_repeatable(docs_site, notebook_runs, docs_builder, tmp_path):
-    "Pages made again with the quicker notebooks run again (a budget of their runs' time) are the same HTML: nothing a run leaves only to itself reaches a page."
-    import difflib, shutil
-    again, spent = [], 0.0
-    for stem, took in docs.runs_by_time(notebook_runs):
-        if spent + took > AGAIN_S: break
-        again.append(stem); spent += took
-    assert len(again) >= 5, docs.runs_by_time(notebook_runs)
-    runs = tmp_path/'runs'; runs.mkdir()
-    for p in notebook_runs.iterdir():   # every other notebook's run is the one the suite made
-        if p.suffix in ('.ipynb', '.json') and p.name.split('.')[0] not in again: shutil.copy(p, runs/p.name)
-    built = docs_builder(tmp_path/'site', runs)
-    assert {p.name.split('.')[0] for p in runs.glob('*.ipynb')} >= set(again)   # they ran again
+    "Pages rendered a second time from the suite's one run of each notebook are the same HTML: nothing but the run decides a page."
+    import difflib
+    runs = {p.name: p.stat().st_mtime_ns for p in notebook_runs.iterdir()}
+    built = docs_builder(tmp_path/'site', notebook_runs)
+    assert {p.name: p.stat().st_mtime_ns for p in notebook_runs.iterdir()} == runs   # rendered again, not run again
     a, b = ({p.name: p.read_text() for p in d.glob('*.html')} for d in (docs_site, built))
     assert a.keys() == b.keys() and len(a) > 1, (sorted(a), sorted(b))
     differ = [n for n in sorted(a) if a[n] != b[n]]
     diff = '' if not differ else '\n'.join(list(difflib.unified_diff(a[differ[0]].splitlines(), b[differ[0]].splitlines(), lineterm=''))[:40])
-    assert not differ, f'{differ} differ between two builds (run again: {again}); the first:\n{diff}'
+    assert not differ, f'{differ} differ between two renders of the same runs; the first:\n{diff}'
 
 def test_recordings_are_current():
     "Each recorded output (nbs/cassettes/outputs/) belongs to a flagged cell as it reads now: a changed cell is recorded again."

@@ -104,16 +104,12 @@ def executed(src:Path, fresh:bool=False) -> Path:
         if r.returncode: raise SystemExit(f'docs: {src.name} failed when run for its outputs:\n{r.stdout[-20000:]}')
         os.replace(tmp, dst)
         took = time.monotonic() - start
-        dst.with_suffix('.json').write_text(json.dumps({'seconds': round(took, 1)}))   # what the run took, for `runs_by_time`
+        dst.with_suffix('.json').write_text(json.dumps({'seconds': round(took, 1)}))   # what the run took: where the suite's time goes
         print(f'docs: ran {src.name} in {took:.0f} s', flush=True)
     finally: tmp.unlink(missing_ok=True)
     for old in [*EXEC.glob(f'{src.stem}.*.ipynb'), *EXEC.glob(f'{src.stem}.*.json')]:   # runs of older sources
         if old.with_suffix('.ipynb') != dst: old.unlink(missing_ok=True)
     return dst
-
-def runs_by_time(cache:Path) -> list[tuple[str, float]]:
-    "The notebooks run in `cache` and the seconds each run took, the quickest first."
-    return sorted(((p.name.split('.')[0], json.loads(p.read_text())['seconds']) for p in cache.glob('*.json')), key=lambda x: x[1])
 
 def warm(paths:list[Path], jobs:int=1, fresh:bool=False):
     "Run the notebooks whose outputs are not cached, `jobs` at a time (each in its own process); every one runs, failed or not."
