@@ -156,7 +156,7 @@ class Slot:
         return d
 
 # %% ../nbs/04a_llama_double.ipynb #3614a34d
-FAULTS = ('broken_stream', 'stream_error', 'drop_connection', 'tool_parse_500', 'not_json', 'no_choices',
+FAULTS = ('cut', 'stream_error', 'reset', 'tool_parse_500', 'not_json', 'no_choices',
           'bad_tool_call', 'rate_limited', 'unavailable', 'overloaded', 'slow_prefill', 'bad_schema')
 STATUS_FAULTS = {'rate_limited': (429, 'rate_limit_error', 'Too many requests'),
                   'unavailable': (503, 'unavailable_error', 'Loading model'),
@@ -388,7 +388,7 @@ _TOOL_PARSE = ("Failed to parse tool call arguments as JSON: [json.exception.par
 
 def _fault_reply(mode:str|None, opts:dict, stream:bool):
     "The ASGI answer of a fault that strikes before the prompt is read, or None when the request goes on."
-    if mode == 'drop_connection' or (mode == 'broken_stream' and not stream):
+    if mode == 'reset' or (mode == 'cut' and not stream):
         return lambda scope, receive, send: drop_connection(scope, receive)
     if mode == 'tool_parse_500' or (mode == 'stream_error' and not stream): return _error(500, opts.get('message', _TOOL_PARSE))
     if mode == 'bad_schema':
@@ -462,7 +462,7 @@ async def events(self:_Answer, scope):
             yield b'data: <html>502 Bad Gateway</html>\n\n'; finished = True; return
         yield sse_line(self.chunk({'role': 'assistant', 'content': None}))
         for i,d in enumerate(self.plan.deltas):
-            if mode in ('broken_stream', 'stream_error') and i == opts.get('after', 3):
+            if mode in ('cut', 'stream_error') and i == opts.get('after', 3):
                 finished = True
                 if mode == 'stream_error': yield sse_line({'error': dict(code=500, message=opts.get('message', 'stream failed'), type='server_error')})
                 elif opts.get('abrupt'): scope['ramabana.transport'].close()

@@ -190,7 +190,7 @@ def test_broken_turn_and_missing_server_keep_the_session(fake, fspec, gw, agents
     fake.script('Yes, February.')
     eq(b.ask('So it was February?'), 'Yes, February.')
     n = len(SessionFile(task_dir(b.task)/'session.jsonl').load())
-    fake.fail('broken_stream', times=2)   # the gateway continues a broken stream once; the second break reaches us
+    fake.fail('cut', times=2)   # the gateway continues a broken stream once; the second break reaches us
     shown = []
     out = b.ask('this one breaks', on_discard=shown.append)
     assert out.startswith('You said:') and '[error: fake failed: the stream from' in out and out.count('You said') == 1, out

@@ -49,13 +49,13 @@ def hosted(tmp_path, fspec):
 
 def test_broken_stream(fake, fspec, gw, mk):
     "A broken stream: a llama-server continues the text it had sent, so the answer arrives whole and once; a server that cannot continue has the text taken back and sent again."
-    fake.fail('broken_stream')
+    fake.fail('cut')
     be = mk()
     pieces = list(be.stream('tell me something'))
     assert not any(isinstance(p, Discard) for p in pieces), pieces
     eq(''.join(pieces), 'You said: tell me something')
     gw.gateway.extra_models['plain'] = pspec = ModelSpec('plain', 'openai_compatible', ctx=8192, base_url=fake.url + '/v1')
-    fake.fail('broken_stream')
+    fake.fail('cut')
     pieces = list(make_backend(pspec, base_url=gw.url).stream('tell me something'))
     assert any(isinstance(p, Discard) for p in pieces), pieces
     text = ''

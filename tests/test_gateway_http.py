@@ -111,14 +111,14 @@ def test_retired_model(site):
 def test_broken_stream(site):
     "A stream cut with no finish reason is continued with the text so far as a prefill; two breaks in a row are a 502."
     fake, ask, row = site.fake, site.ask, site.row
-    fake.fail('broken_stream', after=3)
+    fake.fail('cut', after=3)
     chunks = ask(stream=True)
     assert not any((c.model_extra or {}).get('ramabana') for c in chunks)
     eq(text_of(chunks), 'You said: hi')
     x = row(); eq((x['status'], x['retried'], x['retries'][0]['reason']), (200, 1, 'broken_stream'))
     assert 0 < x['info']['continued'] < len('You said: hi')
     eq(fake.last.json['messages'][-1]['role'], 'assistant')
-    fake.fail('broken_stream', times=2, after=3, abrupt=True)
+    fake.fail('cut', times=2, after=3, abrupt=True)
     e = fails(lambda: ask(), openai.APIStatusError)
     eq((e.status_code, e.code), (502, 'broken_stream'))
     x = row(); eq((x['status'], x['error'], x['retried']), (502, 'broken_stream', 1))
@@ -139,7 +139,7 @@ def test_dropped_connection(site):
     "A kept-alive connection closed as the request arrives: sent again at once, with the same `Idempotency-Key`."
     fake, ask, row = site.fake, site.ask, site.row
     n0 = len(fake.requests)
-    fake.fail('drop_connection')
+    fake.fail('reset')
     eq(ask().choices[0].message.content, 'You said: hi')
     keys = [q.headers.get('idempotency-key') for q in fake.requests[n0:] if q.path.endswith('/chat/completions')]
     eq((len(keys), keys[0] == keys[1]), (2, True))

@@ -135,14 +135,14 @@ def oai(srv): return OpenAI(base_url=srv.url+'/v1', api_key='none', max_retries=
 
 def read_all(oai): return list(oai.chat.completions.create(model='m', messages=user, stream=True))
 
-def test_broken_stream(srv, oai):
-    "`broken_stream`: no finish reason and no usage, and the SDK raises nothing; `abrupt=True`: `APIConnectionError`."
+def test_cut(srv, oai):
+    "`cut`: no finish reason and no usage, and the SDK raises nothing; `abrupt=True`: `APIConnectionError`."
     srv.script('one two three four five')
-    srv.fail('broken_stream')
+    srv.fail('cut')
     chunks = list(oai.chat.completions.create(model='m', messages=user, stream=True))
     eq([ch.choices[0].finish_reason for ch in chunks], [None]*4)
     assert all(ch.usage is None for ch in chunks)
-    srv.fail('broken_stream', abrupt=True)
+    srv.fail('cut', abrupt=True)
     try: read_all(oai); raise AssertionError('no error')
     except openai.APIConnectionError as e: assert 'peer closed connection without sending complete message body' in str(e.__cause__)
 
@@ -151,18 +151,18 @@ def test_stream_error(srv, oai):
     srv.fail('stream_error', message='slot crashed')
     must_fail(lambda: read_all(oai), exc=openai.APIError, contains='slot crashed')
 
-def test_drop_connection(srv, oai):
-    "`drop_connection`: a connection error, which the SDK's own retry gets past; httpx on a kept-alive connection raises."
+def test_reset(srv, oai):
+    "`reset`: a connection error, which the SDK's own retry gets past; httpx on a kept-alive connection raises."
     n0 = len(srv.requests)
-    srv.fail('drop_connection')
+    srv.fail('reset')
     must_fail(lambda: oai.chat.completions.create(model='m', messages=user), exc=openai.APIConnectionError)
-    srv.fail('drop_connection')
+    srv.fail('reset')
     retrying = OpenAI(base_url=srv.url+'/v1', api_key='none', max_retries=1)
     eq(retrying.chat.completions.create(model='m', messages=user).choices[0].message.content, 'You said: What is 2+2?')
     eq(len(srv.requests) - n0, 3)
     with httpx.Client() as hc:  # on a kept-alive connection, with httpx
         eq(hc.get(srv.url+'/health').status_code, 200)
-        srv.fail('drop_connection')
+        srv.fail('reset')
         must_fail(lambda: hc.post(srv.url+'/v1/chat/completions', json=dict(messages=user)), exc=httpx.RemoteProtocolError,
                   contains='without sending a response')
 
