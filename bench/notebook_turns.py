@@ -25,7 +25,7 @@ SmolLM2, the model it runs without --model). Prints two tables; `--only restart`
 Every question decodes greedily, so a run is repeatable on one machine; another CPU may pick other kernels, and
 other answers.
 """
-import argparse, json, os, queue, sys, tempfile, time
+import argparse, json, os, queue, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,19 +6,18 @@ faults) as the model's server and the function model `echo` beside it. After eac
 what happened. The tests share one gateway and one double, in file order, as the notebook's examples did; the last
 checks that every call left exactly one row.
 """
-import asyncio, dataclasses, datetime, io, json, logging, os, threading, time
+import asyncio, datetime, io, json, logging, os, threading, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from unittest import TestCase
 import httpx, openai, pytest
 from fastcore.test import test_eq as eq, test_fail as must_fail   # renamed: pytest would collect a test_* name as a test
-from ramabana.core import BUILTIN_MODELS, ModelSpec
+from ramabana.core import ModelSpec
 from ramabana.chat import chunk, has_output
 from ramabana.errors import log, redact
 from ramabana.upstream import FunctionUpstream, aiter_sse, register_upstream
 from ramabana.ledger import Ledger
-from ramabana.gateway import Gateway, retirement
+from ramabana.gateway import Gateway
 from ramabana.app import GatewayServer
 from ramabana.llama_double import FakeLlamaServer, Reply, Slot, toy_tokenize
 from ramabana.hosted_doubles import FakeOpenAI
@@ -515,7 +514,7 @@ def test_readback_mismatch(site, kept):
     kept.slots[0].force = {}
     ask(temperature=0.3)
     eq(last_call('local')['readback'], [])
-    e = fails(lambda: oai.chat.completions.create(model='kept', messages=[{'role': 'user', 'content': 'word ' * 5000}], seed=1), openai.BadRequestError)
+    fails(lambda: oai.chat.completions.create(model='kept', messages=[{'role': 'user', 'content': 'word ' * 5000}], seed=1), openai.BadRequestError)
     eq((last_call('kept')['status'], last_call('kept')['readback']), (400, None))   # only answered calls are read back
 
 def test_readback_off_the_clients_path(site, kept):
