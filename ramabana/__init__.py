@@ -8,6 +8,7 @@ Modules:
 - `ramabana.backend`: The contract the agent uses to talk to a model, and the one backend that meets it: the gateway, reached with the official `openai` SDK.
 - `ramabana.capture`: What an engine written in C++ prints on file descriptors 1 and 2 during a call: copied while it still reaches the terminal, and the lines that explain a failure picked out.
 - `ramabana.chat`: The OpenAI chat-completions format the gateway speaks inside: checking a request, the chunks of a stream and the answer they fold into, tool calls repaired, content as text, and JSON written the way every door writes it.
+- `ramabana.codeacts`: Code actions: a model acts by writing a ```python block, the block runs in the kernel as soon as it closes, and the model reads its real output before it says anything more.
 - `ramabana.display`: What a `%%ram` run shows and how it runs: the answer streaming into the cell, tool lines and a status line, the turn on a thread of its own, and the call ledger as a table.
 - `ramabana.doors`: The gateway's front doors over HTTP: reading a request, who is asking, one error reply, the event stream a client reads, and `serve_door`, the one request path every door shares.
 - `ramabana.failover`: When an upstream fails: what to do about each failure (resend, ask a fallback model, or tell the client), the deadlines that end a silent call, the circuit breakers that stop asking a server that keeps failing, and how an answer cut in the middle is continued by the next model.

@@ -19,15 +19,18 @@ from .runs import current_run
 from .compaction import msg_tokens, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
 from .compaction import media_bytes
 from .chat import Assembler   # the gateway's own fold of a stream, from the format alone
+from .codeacts import CodeFence, code_call, code_turns, CODE_OPEN, CODE_TOOL
+from .claims import NoticeFilter, unbacked, claims_run, without
 
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
-           'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'CANCELLED_CALL', 'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE',
-           'SILENT_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS',
-           'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool',
-           'reply_reserve', 'user_msg', 'Backend', 'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway',
-           'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend',
-           'writer', 'tool_lines', 'failure', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
+           'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'SHOWN_LINES', 'CANCELLED_CALL', 'FAILED_CALL',
+           'MISCALL_NOTE', 'ECHO_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE', 'SEND_BACKS', 'FORCED_STEPS',
+           'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError',
+           'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard',
+           'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
+           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'Echo', 'shown_output',
+           'tool_lines', 'failure', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
            'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
@@ -635,7 +638,7 @@ def _delta_dict(ch) -> dict:
     if isinstance(ch, dict): return ch
     return ch.model_dump(exclude_none=True) if hasattr(ch, 'model_dump') else dict(ch)
 
-# %% ../nbs/08_backend.ipynb #240d5961
+# %% ../nbs/08_backend.ipynb #3b17d6c9
 class GatewayBackend(Backend):
     "The `Backend` that reaches every model, local or hosted, through ramabana's gateway with the `openai` SDK."
     kind = 'gateway'
@@ -657,6 +660,8 @@ class GatewayBackend(Backend):
         self.max_steps = max_steps if max_steps is not None else get('agent.max_steps')
         self.base_url, self.api_key, self.timeout, self.think, self.progress = base_url, api_key, timeout, think, progress
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
+        self._blocks = 0   # code blocks the turn's steps wrote (a model acting in code)
+        self._notes = set()   # the notes that sent answers back: they quote the answer, so they are no source of numbers
         self._inflight = self._stale = False
         self._said, self._thought, self._finish = False, 0, None   # this turn said something; the last step's thinking, finish
         self._text: list = []   # the pieces of answer the current step has yielded
@@ -694,7 +699,14 @@ class GatewayBackend(Backend):
 
     def _messages(self, sp:str|None=None, hist:list|None=None) -> list:
         sp, me = self.sp if sp is None else sp, writer(self.spec)
-        return ([{'role': 'system', 'content': sp}] if sp else []) + [_wire(m, me) for m in (self.hist if hist is None else hist)]
+        hist = self.hist if hist is None else hist
+        if self.acts_in_code: hist = code_turns(hist)   # its calls as the blocks it wrote, results as what it was shown
+        return ([{'role': 'system', 'content': sp}] if sp else []) + [_wire(m, me) for m in hist]
+
+    @property
+    def acts_in_code(self) -> bool:
+        "Whether the model acts by writing ```python blocks (`ModelSpec.acts`) and has the tool that runs them."
+        return self.spec.acts == 'code' and any(t.name == CODE_TOOL for t in self.tools)
 
 # %% ../nbs/08_backend.ipynb #80cca2a5
 def writer(spec:ModelSpec) -> str:
@@ -758,7 +770,7 @@ def request_body(self:GatewayBackend, messages:list, purpose:str, max_tokens:int
                  tool_choice:str|None, temperature:float|None=None) -> tuple[dict, dict]:
     "The body of one step's request, and the gateway's extras beside it (prompt progress, no thinking)."
     body = dict(model=self.spec.name, messages=messages, stream=True, stream_options={'include_usage': True})
-    if tools and self.tools:
+    if tools and self.tools and not self.acts_in_code:   # a model acting in code is told of its blocks in the prompt
         body['tools'] = [t.schema for t in self.tools]
         if tool_choice: body['tool_choice'] = tool_choice
     if max_tokens := max_tokens or self.max_tokens: body['max_tokens'] = max_tokens
@@ -773,12 +785,16 @@ def request_body(self:GatewayBackend, messages:list, purpose:str, max_tokens:int
 def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True,
           think:bool=True, # False: ask the model not to think (a summary, a one-shot question)
           tool_choice:str|None=None, # 'required': the answer must be a tool call
-          temperature:float|None=None): # this step's own, over the model's (`RETRY_TEMPERATURE`)
+          temperature:float|None=None, # this step's own, over the model's (`RETRY_TEMPERATURE`)
+          prefill:str=''): # how the answer starts (`CODE_OPEN` makes a model acting in code write a block)
     "One streamed request: yields answer text; returns (assistant message, usage dict)."
+    if prefill: messages = messages + [{'role': 'assistant', 'content': prefill}]
     body, extra = self.request_body(messages, purpose, max_tokens, tools, think, tool_choice, temperature)
     self._fire('before_request', body)
     mkflt = lambda: ThinkFilter() if self.think else _InlineThink()
-    flt, asm, text, guard = mkflt(), Assembler(), [], LoopGuard()
+    # a model acting in code stops where its block closes: what it would write next is its guess at the output
+    mkfence = lambda: _started(CodeFence(), prefill) if tools and self.acts_in_code else None
+    flt, asm, text, guard, notes, fence = mkflt(), Assembler(), [prefill] if prefill else [], LoopGuard(), NoticeFilter(), mkfence()
     self._text = text
     self._thought, self._finish, self._cost = 0, None, None
     if self._cancel.is_set(): return asm.message(''), None
@@ -789,13 +805,16 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     try: resp = self.client.chat.completions.create(**body, extra_headers=self._headers(purpose), extra_body=extra or None)
     finally: self._inflight = False
     self._resp = resp
+    if prefill: yield prefill   # shown as if the model wrote it: it is how its answer starts
+    echo = Echo(prefill)
     try:
         for ch in resp:
             if self._cancel.is_set(): break
             d = _delta_dict(ch)
             if pp := d.get('prompt_progress'): self._fire('on_progress', pp)
             if (d.get(CHUNK_KEY) or {}).get('discard'):   # the gateway is resending: forget this step's partial answer
-                n, text, asm, flt, guard = sum(map(len, text)), [], Assembler(), mkflt(), LoopGuard()
+                n = sum(map(len, text)) - len(prefill)
+                text, asm, flt, guard, notes, fence, echo = [prefill] if prefill else [], Assembler(), mkflt(), LoopGuard(), NoticeFilter(), mkfence(), Echo(prefill)
                 self._text = text
                 if n: yield Discard(n)
                 continue
@@ -805,11 +824,12 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
                 # thinking on its own channel: the server took the template's `<think>` off, so no `</think>` will come
                 if (c.get('delta') or {}).get('reasoning_content'): flt.reasoned()
                 piece = (c.get('delta') or {}).get('content') or ''
-                if piece: piece = flt.feed(piece)
+                if piece: piece = notes.feed(flt.feed(echo.feed(piece)))
                 if (c.get('delta') or {}).get('tool_calls'): flt.rearm()
+                if piece and fence is not None: piece = fence.feed(piece)
                 if piece and guard.feed(piece): break
                 if piece: text.append(piece); yield piece
-            if guard.looped: break   # closing the response stops the model (the gateway closes the upstream request)
+            if guard.looped or (fence is not None and fence.done): break   # closing the response stops the model
     finally:
         self._resp = None
         resp.close()
@@ -817,14 +837,44 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
         yield from _cut_loop(text, guard.kept)
         self._thought, self._finish = flt.thought, 'loop'
         return {'role': 'assistant', 'content': guard.kept, 'model': writer(self.spec)}, asm.usage
-    if (tail := flt.end()) and not self._cancel.is_set(): text.append(tail); yield tail
+    if not self._cancel.is_set() and (tail := notes.feed(flt.feed(rest) if (rest := echo.end()) else '') + notes.feed(flt.end() or '') + notes.end()):
+        if fence is not None: tail = fence.feed(tail)
+        if tail: text.append(tail); yield tail
+    self._finish = asm.finish
+    said = ''.join(text)
+    if notes.dropped and (k := len(said) - len(said.rstrip())):   # the space that led to a dropped notice goes with it
+        yield Discard(k); text[:] = [said.rstrip()]
+    if fence is not None and not self._cancel.is_set() and fence.end(complete=asm.finish != 'length'):
+        self._blocks += 1
+        msg = asm.message(fence.prose)
+        msg.update(tool_calls=[code_call(fence.code, self._blocks)], model=writer(self.spec))
+        self._thought = flt.thought
+        return msg, asm.usage
     msg = asm.message(''.join(text))
     msg['model'] = writer(self.spec)
     # what went into thinking, for a reply that is nothing else (`_empty` says so); the reasoning stays on the message,
     # so the session keeps it and the gateway can send it back to a model that wants it (its reasoning_history rule)
     self._thought = flt.thought + len(msg.get('reasoning_content') or '')
-    self._finish = asm.finish
     return msg, asm.usage
+
+def _started(fence:CodeFence, prefill:str) -> CodeFence:
+    "`fence`, having read `prefill` (the start of the answer the backend wrote)."
+    fence.feed(prefill); return fence
+
+class Echo:
+    "Drops a server's repeat of the prefill from the start of its answer (llama.cpp's), passing all else on."
+    def __init__(self, prefill:str=''): self.prefill, self.held, self.open = prefill, '', bool(prefill)
+    def feed(self, piece:str) -> str:
+        if not self.open: return piece
+        self.held += piece
+        if self.prefill.startswith(self.held): return ''   # all of it may still be the echo
+        self.open = False
+        out, self.held = self.held[len(self.prefill):] if self.held.startswith(self.prefill) else self.held, ''
+        return out
+    def end(self) -> str:
+        "What was held at the end: an answer shorter than the prefill was not its echo."
+        out, self.held, self.open = ('' if self.held == self.prefill else self.held), '', False
+        return out
 
 # %% ../nbs/08_backend.ipynb #410c206e
 def _cut_loop(text:list, kept:str):
@@ -855,8 +905,17 @@ def cancel(self:GatewayBackend) -> bool:
     except Exception as e: self.problem(f'closing the stream: {_why(e)}')
     return True
 
-# %% ../nbs/08_backend.ipynb #123f4c19
+# %% ../nbs/08_backend.ipynb #f00032ac
 STEPS_NOTE = '[stopped after {n} tool steps without a final answer; say "." to let it continue]'
+SHOWN_LINES = 30   # lines of a block's output shown in the cell; the model reads it all
+
+def shown_output(out) -> str:
+    "A block's output as the user sees it under its code: its first `SHOWN_LINES` lines, fenced."
+    lines = ((out if isinstance(out, str) else '').rstrip('\n') or '(no output)').split('\n')
+    if len(lines) > SHOWN_LINES: lines = lines[:SHOWN_LINES] + [f'… {len(lines) - SHOWN_LINES} more lines']
+    body = '\n'.join(lines)
+    fence = '`' * max(3, 1 + max((len(r) for r in re.findall(r'`+', body)), default=0))
+    return f'{fence}text\n{body}\n{fence}'
 
 def _apart(gen, said:bool):
     "`gen`'s pieces, after a paragraph break when earlier steps of the turn said something; returns its value."
@@ -867,7 +926,7 @@ def _apart(gen, said:bool):
         if first and piece and not isinstance(piece, Discard): yield '\n\n'; first = False
         yield piece
 
-# %% ../nbs/08_backend.ipynb #269f6ca7
+# %% ../nbs/08_backend.ipynb #9a6a4f39
 CANCELLED_CALL = 'not run: the user cancelled the turn before this call'
 FAILED_CALL = 'not run: the turn failed before this call'
 
@@ -878,14 +937,16 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             **kw):
     "One turn: send, stream, run the tool calls, repeat until an answer or `max_steps`."
     if msg is not None: self.hist.append(user_msg(msg))
-    if not again: self._turn_usage, self.steps, self._said = Usage(self.spec.name), 0, False
+    if not again: self._turn_usage, self.steps, self._said, self._blocks = Usage(self.spec.name), 0, False, 0
     start, told = len(self.hist), 0   # where this turn's steps begin; answers sent back this turn (`SEND_BACKS` at most)
     sent = None                       # the answer last sent back
     while True:
         before = self._said
-        must = 'required' if tool_first and self.must_call(start, 'run' if tool_first is True else tool_first) else None
+        must = bool(tool_first) and self.must_call(start, 'run' if tool_first is True else tool_first)
         retry = RETRY_TEMPERATURE if must and self.steps and failure(self.hist[-1].get('content')) else None
-        try: m, u = yield from _apart(self._step(self._messages(), purpose, tool_choice=must, temperature=retry), self._said)
+        # a step that must act: a JSON tool call, or for a model acting in code an answer that starts a block
+        how = dict(prefill=CODE_OPEN) if must and self.acts_in_code else dict(tool_choice='required') if must else {}
+        try: m, u = yield from _apart(self._step(self._messages(), purpose, temperature=retry, **how), self._said)
         # stopped mid-answer: the caller closed this generator, or a cancel closed the stream under the reader (which
         # may raise anything, as in `cancel`); the history keeps what the user saw. A failure is the caller's to handle.
         except BaseException as e:
@@ -905,11 +966,16 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             if cut := self.recital(m, start):   # a block of the prompt recited after the answer: the answer stays, without it
                 yield Discard(len(m['content']) - cut); m['content'] = m['content'][:cut]
             # an answer the model gives again word for word after a note is its answer: a third try would be the same
-            if told >= SEND_BACKS or m.get('content') == sent or not (note := self.send_back(m, start)): return
+            if told >= SEND_BACKS or m.get('content') == sent or not (note := self.send_back(m, start)):
+                if nums := self.uncomputed(m, start):   # still stating what nothing computed: those sentences go
+                    kept = without(m['content'], nums)
+                    yield Discard(len(m['content'])); yield kept
+                    m['content'] = kept
+                return
             told, sent, shown = told + 1, m.get('content'), len(m.get('content') or '') + (2 if before and m.get('content') else 0)
             if shown: yield Discard(shown)   # what was sent back goes from the cell: the next step answers instead
             self._said = before
-            self.hist.append({'role': 'user', 'content': note})
+            self.hist.append({'role': 'user', 'content': note}); self._notes.add(note)
             continue
         calls, done = m['tool_calls'], 0
         try:
@@ -917,6 +983,9 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
                 r = self.call_tool(tc)
                 self.hist.append(r); done += 1
                 self._fire('on_tool', tc, r)
+                if self.acts_in_code:   # the user sees what the block printed, under its code
+                    yield ('' if ''.join(self._text).endswith('\n') else '\n') + shown_output(r.get('content'))
+                    self._said = said = True
                 if self._cancel.is_set(): return
         finally:   # a cancel, or a failure (an approval or a callback that raised): every call still gets its result,
                    # or the provider refuses the next request (Anthropic, OpenAI)
@@ -927,11 +996,14 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             yield ('\n\n' if said else '') + STEPS_NOTE.format(n=self.steps)
             return
 
-# %% ../nbs/08_backend.ipynb #871f6a9a
+# %% ../nbs/08_backend.ipynb #478685bb
 MISCALL_NOTE = ("[Your reply was written as a tool call but is not one ({why}), so nothing ran. Your tools:\n{tools}\n"
                 "Call the one that does what you meant, or answer in words.]")
 ECHO_NOTE = "[You repeated the {tags} block instead of answering. Answer the question in your own words.]"
 SILENT_NOTE = "[You said nothing. Answer the question from the results above.]"
+UNBACKED_NOTE = ("[Your answer states {nums}, which no code run in this turn printed. Work {them} out {how} and answer "
+                 "from the output, or answer without {them}.]")
+CLAIMED_NOTE = "[Your answer says '{words}', but no code ran in this turn. Run the code {how} and answer from its real output.]"
 SEND_BACKS = 2   # answers a turn sends back: each costs a step, and a model that misses twice is shown what it said
 
 def tool_lines(tools:list) -> str:
@@ -961,7 +1033,7 @@ def must_call(self:GatewayBackend, start:int, until:str='run') -> bool:
     wanted = {t.name for t in self.tools if t.code or until == 'look'}
     return not any(m.get('role') == 'tool' and m.get('name') in wanted and not failure(m.get('content')) for m in self.hist[start:])
 
-# %% ../nbs/08_backend.ipynb #cb7bb4fa
+# %% ../nbs/08_backend.ipynb #6afa52d4
 _re_tag = re.compile(r'</?([a-z][\w-]*)>')
 TEMPLATE_TAGS = {'tools', 'tool_response'}   # blocks chat templates wrap tools and results in (Hermes, Qwen2.5)
 
@@ -982,7 +1054,13 @@ def recital(self:GatewayBackend, m:dict, start:int) -> int:
 @patch
 def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
     "The note that sends final answer `m` back to the model for one more step, or None to keep it."
-    if why := self.miscall(m): return MISCALL_NOTE.format(why=why, tools=tool_lines(self.tools))
+    if not self.acts_in_code and (why := self.miscall(m)): return MISCALL_NOTE.format(why=why, tools=tool_lines(self.tools))
+    if any(t.name == CODE_TOOL for t in self.tools):   # it can compute what it states: have it do so
+        how = 'in a ```python block' if self.acts_in_code else f'with {CODE_TOOL}'
+        if nums := self.uncomputed(m, start):
+            return UNBACKED_NOTE.format(nums=', '.join(nums), them='it' if len(nums) == 1 else 'them', how=how)
+        if not any(x.get('role') == 'tool' for x in self.hist[start:]) and (words := claims_run(m.get('content') or '')):
+            return CLAIMED_NOTE.format(words=words, how=how)
     if not self.spec.tool_first: return None   # the checks below are for a small model (`ModelSpec.tool_first`)
     text = m.get('content') or ''
     # a tag of the prompt's own blocks in the answer: the model recited its context instead of answering
@@ -991,6 +1069,35 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
     results = [x for x in self.hist[start:-1] if x.get('role') == 'tool']
     if not results: return None
     return SILENT_NOTE if not text.strip() else None
+
+# %% ../nbs/08_backend.ipynb #c51038bf
+def _said_in(content) -> str:
+    "The text of a message's content (its text parts, for a list)."
+    if isinstance(content, str): return content
+    return '\n'.join(p if isinstance(p, str) else p.get('text', '') for p in content or () if isinstance(p, (str, dict)))
+
+def _code_of(tc:dict) -> str:
+    "The argument values of tool call `tc` (the code of a `run_python` call), as text."
+    try: a = json.loads((tc.get('function') or {}).get('arguments') or '{}')
+    except ValueError: return (tc.get('function') or {}).get('arguments') or ''
+    return '\n'.join(map(str, a.values())) if isinstance(a, dict) else str(a)
+
+@patch
+def sources(self:GatewayBackend) -> list[str]:
+    "What the conversation saw that an answer's numbers may come from: the user's messages, the code run, every result."
+    out = []
+    for x in self.hist:
+        if x.get('role') in ('user', 'tool') and x.get('content') not in self._notes: out.append(_said_in(x.get('content')))
+        elif x.get('role') == 'assistant': out.extend(_code_of(tc) for tc in x.get('tool_calls') or ())
+    return out
+
+@patch
+def uncomputed(self:GatewayBackend, m:dict, start:int) -> list[str]:
+    "The numbers final answer `m` states that nothing the conversation saw holds, once the turn ran code or says it did."
+    text = m.get('content')
+    if not isinstance(text, str) or not text.strip(): return []
+    if not any(x.get('role') == 'tool' for x in self.hist[start:]) and not claims_run(text): return []
+    return unbacked(text, self.sources())
 
 # %% ../nbs/08_backend.ipynb #cec19c13
 @patch

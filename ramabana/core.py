@@ -16,7 +16,7 @@ except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 # %% auto #0
 __all__ = ['PURPOSE_HEADER', 'TASK_HEADER', 'DISCARD_HEADER', 'CALL_ID_HEADER', 'OVERHEAD_HEADER', 'SAMPLING_HEADER',
            'SOURCES_HEADER', 'COUNT_HEADER', 'HEADER_PREFIX', 'CHUNK_KEY', 'LOG_LEVELS', 'SETTINGS', 'TOKEN_KEYS',
-           'BUDGET_PERIODS', 'RUNTIMES', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS', 'PRICE_KEYS',
+           'BUDGET_PERIODS', 'RUNTIMES', 'ACTS', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS', 'PRICE_KEYS',
            'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError', 'UnknownModel',
            'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic', 'append_jsonl',
            'file_lock', 'Setting', 'Config', 'load_config', 'NamedToken', 'token_limits', 'Resolved', 'env_name',
@@ -352,8 +352,9 @@ def get(key:str, flag:Any=None):
     "Just the value of `setting(key, flag)`."
     return setting(key, flag).value
 
-# %% ../nbs/00_core.ipynb #f800428b
+# %% ../nbs/00_core.ipynb #b198c548
 RUNTIMES = ('llamacpp', 'openai', 'openai_compatible', 'anthropic', 'gemini', 'litert', 'ollama')
+ACTS = ('tools', 'code')   # how an agent's model acts: JSON tool calls, or code blocks that run
 SERVER_KEYS = ('ctx_checkpoints', 'checkpoint_min_step', 'cache_ram_mib', 'reasoning_preserve',
                'op_offload_min_batch', 'cache_reuse')
 
@@ -383,6 +384,7 @@ class ModelSpec:
     timeouts: dict = field(default_factory=dict)   # this model's own `first_byte`, `first_token`, `stream_idle` seconds
     price: dict|None = None            # USD per million tokens (`PRICE_KEYS`); None: free if local, else unknown
     tool_first: bool = False           # a small model, held to its tools: a question's steps must call until its code has run (`must_call`), and a recited prompt goes back (`send_back`)
+    acts: str = 'tools'                # how the agent's model acts: 'tools' (JSON tool calls) or 'code' (```python blocks run as written, `ramabana.codeacts`)
     assistant_prefill: bool|None = None  # its server continues a final assistant message (vLLM, SGLang, llama.cpp); None: as its upstream says
     prefill_echo: bool|None = None     # ... and starts its answer by repeating that message; None: as its upstream says
     retired: str|None = None           # the day (ISO) its provider stopped serving it: from then on it is not asked ("": served)
@@ -490,11 +492,11 @@ def call_cost(price:dict|None,                  # a price table (`PRICE_KEYS`, `
             + reasoning * price.get('reasoning', out)) / 1e6)
     return round(usd, 9)   # a billionth of a dollar: below any provider's rounding, above float noise
 
-# %% ../nbs/00_core.ipynb #2c1e9997
+# %% ../nbs/00_core.ipynb #e6b3c698
 _FIELD_TYPES = dict(model_id=str, ctx=int, base_url=str, api_key_env=str, gguf=str, weights=str, chat_template=str, threads=int,
                     slots=int, reasoning=bool, pictures=bool, sampling=dict, server=dict, runtime=str, profile=dict,
                     replicas=list, fallbacks=list, timeouts=dict, price=dict, tool_first=bool, assistant_prefill=bool,
-                    prefill_echo=bool, retired=str, successor=str)
+                    prefill_echo=bool, retired=str, successor=str, acts=str)
 TIMEOUT_KEYS = ('first_byte', 'first_token', 'stream_idle')   # a model's `timeouts` table: seconds, over `gateway.*_timeout`
 
 REPLICA_KEYS = {'runtime', 'base_url', 'model_id', 'api_key_env'}   # what one replica of a model may set for itself
@@ -515,6 +517,7 @@ def model_from_table(name:str, t:dict, where:str='config', base:ModelSpec|None=N
     if base is None and 'runtime' not in t: raise ConfigError(f"{where}: 'runtime' is required (one of {', '.join(RUNTIMES)})")
     if 'runtime' in t and t['runtime'] not in RUNTIMES:
         raise ConfigError(f"{where}: 'runtime' should be one of {', '.join(RUNTIMES)}, got {t['runtime']!r}")
+    if 'acts' in t and t['acts'] not in ACTS: raise ConfigError(f"{where}: 'acts' should be one of {', '.join(ACTS)}, got {t['acts']!r}")
     for p, pt in t.get('profile', {}).items():
         if not isinstance(pt, dict): raise ConfigError(f"{where}: 'profile.{p}' should be a table of sampling fields")
     for k, v in t.get('timeouts', {}).items():
