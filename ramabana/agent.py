@@ -19,12 +19,13 @@ from .compaction import Compactor
 from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece, CHAT_CALLBACKS, failure
 
 # %% auto #0
-__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'MISSING_MODULE',
-           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'REPEAT_FAILED',
-           'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'shape_of',
-           'access_hint', 'numbers_line', 'strings_line', 'items_line', 'describe', 'data_line', 'Stopped', 'run_code',
-           'format_run', 'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code',
-           'python_tools', 'SessionFile', 'new_task', 'Agent']
+__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS',
+           'FRAME_COLS', 'MISSING_MODULE', 'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'SP', 'CODE_SP',
+           'REPEAT_AFTER', 'REPEAT_NOTICE', 'REPEAT_FAILED', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError',
+           'ask_input', 'Approvals', 'repr_head', 'shape_of', 'access_hint', 'numbers_line', 'strings_line',
+           'items_line', 'is_frame', 'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code', 'format_run',
+           'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools',
+           'SessionFile', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -201,7 +202,27 @@ def items_line(obj) -> str|None:
         return f'items: lists of {min(sizes):,} to {max(sizes):,} items, {sum(sizes):,} in all'
     return None
 
-# %% ../nbs/08b_agent.ipynb #f41c7dad
+# %% ../nbs/08b_agent.ipynb #e18cd95d
+FRAME_ROWS, FRAME_COLS = 5, 20   # rows of the head, and columns of the head and summary, that `describe` shows
+
+def is_frame(obj) -> bool:
+    "Whether `obj` is a pandas DataFrame or Series."
+    return type(obj).__module__.split('.')[0] == 'pandas' and type(obj).__name__ in ('DataFrame', 'Series')
+
+def frame_lines(obj) -> list[str]:
+    "What `describe` says of a DataFrame or Series: columns and dtypes, missing values, the head, the numeric summary."
+    table = type(obj).__name__ == 'DataFrame'
+    lines = ['columns: ' + ', '.join(f'{c} ({t})' for c, t in list(obj.dtypes.items())[:FRAME_COLS])] if table else []
+    na = obj.isna().sum()
+    gaps = ', '.join(f'{c}: {int(n)}' for c, n in na.items() if n) if table else (str(int(na)) if na else '')
+    lines.append(f"missing values: {gaps or 'none'}")
+    lines.append('head:\n' + (obj.head(FRAME_ROWS).to_string(max_cols=FRAME_COLS) if table else obj.head(FRAME_ROWS).to_string()))
+    try: summary = obj.describe()   # numbers only; a table with no numeric column describes its strings instead
+    except (TypeError, ValueError): summary = None   # nothing it can summarise (an empty table, objects)
+    if summary is not None: lines.append('summary:\n' + (summary.to_string(max_cols=FRAME_COLS) if table else summary.to_string()))
+    return lines
+
+# %% ../nbs/08b_agent.ipynb #75e1c52d
 def describe(obj, name:str='') -> str:
     "A short description of `obj`: type, shape, dtype, length, its numbers, strings or records, repr head, signature and doc."
     t = type(obj)
@@ -212,6 +233,7 @@ def describe(obj, name:str='') -> str:
     if hasattr(obj, '__len__') and not isinstance(obj, type):
         try: lines.append(f'len: {len(obj)}')
         except TypeError: pass   # `__len__` that refuses (an unsized view): there is no length to show
+    if is_frame(obj): return '\n'.join(lines + frame_lines(obj))   # a table: its columns, gaps, head and summary
     lines += [l for l in (numbers_line(obj), strings_line(obj), items_line(obj)) if l]
     if callable(obj):
         try: lines.append(f'signature: {getattr(obj, "__name__", name)}{inspect.signature(obj)}')
@@ -461,7 +483,7 @@ class SessionFile:
             elif r.get('op') == 'reset': hist = list(r['hist'])
         return hist
 
-# %% ../nbs/08b_agent.ipynb #52a0f652
+# %% ../nbs/08b_agent.ipynb #97f56864
 SP = ("You are ramabana, an assistant inside the user's Jupyter notebook. Your tools work in the user's running Python "
       "kernel: inspect_python shows a variable, run_python runs code (the user may decline), view_file reads a file.\n"
       "- Variables live in the kernel, not in this conversation. When an answer depends on a value you cannot see, call "
@@ -469,6 +491,17 @@ SP = ("You are ramabana, an assistant inside the user's Jupyter notebook. Your t
       "will show. Work numbers out with run_python (sums, means, counts, the largest), not in your head.\n"
       "- When asked to write or define code, run it with run_python so that it exists in the kernel.\n"
       "- Answer briefly, with the values you found; when you ran code, say what it showed.")
+CODE_SP = ("You are ramabana, an assistant inside the user's Jupyter notebook, working in their running Python kernel.\n"
+           "To look at data or compute anything, write Python in a ```python block. The block runs in the kernel as soon as "
+           "you close it (the user may decline), and the next message shows you what it printed and the value of its last "
+           "line. Then go on from that output.\n"
+           "- The user's variables are in the kernel: use them by name. Never make up data, and never write what code will "
+           "print: only running it shows that.\n"
+           "- Work numbers out in code (counts, sums, means, the largest), not in your head.\n"
+           "- When asked to define, change or plot something, do it in a block, so that it happens in the kernel. Do not "
+           "replace the user's variables unless asked.\n"
+           "- If a block fails, read the error, fix the code and run it again.\n"
+           "- When you have the output you need, answer briefly in words, with the values it showed.")
 REPEAT_AFTER = 2   # a small model sends a call again word for word, having read its result: the second time is a loop
 REPEAT_NOTICE = ("You have made this same call {n} times in this turn and got this same result each time; it will not "
                  "change. Answer from it now, or do something else (run_python computes what a look cannot show).")
@@ -479,14 +512,14 @@ def new_task() -> str:
     "A fresh task name: the time, and a random suffix."
     return time.strftime('chat-%Y%m%d-%H%M%S-') + uuid.uuid4().hex[:6]
 
-# %% ../nbs/08b_agent.ipynb #29dbb6d7
+# %% ../nbs/08b_agent.ipynb #e5a233ba
 class Agent:
     "A conversation with a model that can inspect and run Python in a namespace, with approvals and sessions."
     def __init__(self,
                  model:str|ModelSpec|None=None,  # a model name or spec; None: `model.default`
                  ns:dict|None=None,              # the namespace the Python tools work in
                  task:str|None=None,             # the task (session and spilled files); an existing one resumes
-                 sp:str=SP,                      # the system prompt
+                 sp:str|None=None,               # the system prompt; None: `SP`, or `CODE_SP` for a model acting in code
                  tools:tuple=(),                 # more tools: functions or `Tool`s
                  approve:str|None=None,          # mode of code-running tools: auto | ask | deny; None: `agent.approve`
                  ask:Callable|None=ask_input,    # `ask(tool_name, args) -> answer`, how the user is asked
@@ -512,7 +545,8 @@ class Agent:
 
     def _make(self, model) -> Backend:
         spec = model if isinstance(model, ModelSpec) else resolve(model)
-        be = make_backend(spec, sp=self.sp, tools=self.tools, approve=self._approve, task=self.task, **self.kw)
+        sp = self.sp if self.sp is not None else CODE_SP if spec.acts == 'code' else SP
+        be = make_backend(spec, sp=sp, tools=self.tools, approve=self._approve, task=self.task, **self.kw)
         return be.add_cb(_Hooks(self))
 
     def __repr__(self): return f'Agent({self.spec.name!r}, task={self.task!r}, messages={len(self.history)})'
@@ -531,7 +565,7 @@ class Agent:
     @property
     def turn_error(self) -> str: return self.backend.turn_error
 
-# %% ../nbs/08b_agent.ipynb #d01e16e2
+# %% ../nbs/08b_agent.ipynb #2ba461e7
 class _Hooks:
     "The agent's callback on its backend."
     def __init__(self, agent): self.agent = agent
@@ -545,7 +579,9 @@ class _Hooks:
                 note = (REPEAT_FAILED if failure(res.get('content')) else REPEAT_NOTICE).format(n=n)
                 res['content'] = f"{res['content']}\n\n<system-reminder>{note}</system-reminder>"
             if air := run.air(): res['content'] = f"{res['content']}\n\n<system-reminder>{air}</system-reminder>"
-        a._emit('on_tool', {'id': tc.get('id'), 'name': fn.get('name'), 'arguments': fn.get('arguments')}, res.get('content'))
+        # `inline`: the call and its output are in the answer's text already (a block the model wrote, `codeacts`)
+        a._emit('on_tool', {'id': tc.get('id'), 'name': fn.get('name'), 'arguments': fn.get('arguments'), 'inline': be.acts_in_code},
+                res.get('content'))
 
 # %% ../nbs/08b_agent.ipynb #c0551399
 class _Stopper:
@@ -565,7 +601,7 @@ class _Stopper:
 def _emit(self:Agent, name:str, *a):
     if callable(f := self._cb.get(name)): f(*a)
 
-# %% ../nbs/08b_agent.ipynb #951e1154
+# %% ../nbs/08b_agent.ipynb #19f04ffa
 BUDGET_NOTE = 'This turn has used its {n} tool calls; the call did not run. Answer with what you have.'
 
 @patch
@@ -577,7 +613,7 @@ def _approve(self:Agent, tool:Tool, args:dict):
         before = run.status
         run.on_call(tool.name)
         if run.status and run.status != before: self._emit('on_status', run.status)
-    self._emit('on_tool', {'name': tool.name, 'arguments': json.dumps(args, ensure_ascii=False)}, None)
+    self._emit('on_tool', {'name': tool.name, 'arguments': json.dumps(args, ensure_ascii=False), 'inline': self.backend.acts_in_code}, None)
     return self.approvals(tool, args)
 
 # %% ../nbs/08b_agent.ipynb #6c7b3de8

@@ -20,7 +20,7 @@ from .compaction import msg_tokens, trim_hist, fit_content, excerpt, spill as sp
 from .compaction import media_bytes
 from .chat import Assembler   # the gateway's own fold of a stream, from the format alone
 from .codeacts import CodeFence, code_call, code_turns, CODE_OPEN, CODE_TOOL
-from .claims import NoticeFilter, unbacked, claims_run, without
+from .claims import NoticeFilter, unbacked, claims_run, without, no_notices
 
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
@@ -984,7 +984,7 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
                 self.hist.append(r); done += 1
                 self._fire('on_tool', tc, r)
                 if self.acts_in_code:   # the user sees what the block printed, under its code
-                    yield ('' if ''.join(self._text).endswith('\n') else '\n') + shown_output(r.get('content'))
+                    yield ('' if ''.join(self._text).endswith('\n') else '\n') + shown_output(no_notices(r.get('content') or ''))
                     self._said = said = True
                 if self._cancel.is_set(): return
         finally:   # a cancel, or a failure (an approval or a callback that raised): every call still gets its result,

@@ -151,10 +151,11 @@ def add_text(self:CellView, s:str):
     if self.seg is None: self.seg, self.shown, self.last = self._new(self._md(self.text)), self.text, time.monotonic()
     elif time.monotonic() - self.last >= self.every: self.flush()
 
-# %% ../nbs/09c_display.ipynb #647a9db0
+# %% ../nbs/09c_display.ipynb #c225d575
 @patch
 def tool(self:CellView, call, result=None):
     "Show a tool call as one line when it starts, completed with its result; text after it starts a new piece."
+    if isinstance(call, dict) and call.get('inline'): return   # a block the model wrote: its code and output are in the text
     fn = call.get('function', call) if isinstance(call, dict) else {}
     key = (fn.get('name'), json.dumps(fn.get('arguments'), sort_keys=True, default=str))
     b = lambda line: {'text/markdown': _code(f'⚙ {line}'), 'text/plain': f'⚙ {line}'}
