@@ -11,10 +11,11 @@ from .core import LOG_LEVELS, RamabanaError, ConfigError, config_table, format_t
 from .sampling import sampling_tables
 
 # %% auto #0
-__all__ = ['COMMANDS', 'DEMO_QUESTION', 'command', 'parser', 'main', 'cmd_config', 'check_models', 'KernelRun', 'prepare',
-           'ensure_model', 'terminate_as_exit', 'ram_cell', 'ask_notebook', 'question_text', 'cmd_ask', 'demo_notebook',
-           'cmd_demo', 'cmd_serve', 'check_listen', 'cmd_setup', 'cmd_calls', 'since_day', 'cmd_spend', 'budget_arg',
-           'key_rows', 'cmd_token', 'show_key', 'cmd_status']
+__all__ = ['COMMANDS', 'NO_TERMINAL', 'APPROVE', 'DEMO_QUESTION', 'command', 'parser', 'main', 'cmd_config', 'check_models',
+           'KernelRun', 'no_terminal_note', 'prepare', 'ensure_model', 'terminate_as_exit', 'ram_cell', 'approve_env',
+           'ask_notebook', 'question_text', 'cmd_ask', 'demo_notebook', 'cmd_demo', 'cmd_serve', 'check_listen',
+           'cmd_setup', 'cmd_calls', 'since_day', 'cmd_spend', 'budget_arg', 'key_rows', 'cmd_token', 'show_key',
+           'cmd_status']
 
 # %% ../nbs/10_cli.ipynb #252c881f
 COMMANDS: dict = {}
@@ -92,7 +93,7 @@ from pathlib import Path
 from contextlib import contextmanager
 from fastcore.basics import patch
 
-# %% ../nbs/10_cli.ipynb #42878854
+# %% ../nbs/10_cli.ipynb #c4858b85
 class KernelRun:
     "A Jupyter kernel started for one notebook: run cells in it and print what they show, as a terminal can."
     def __init__(self, nb:Path|None=None, # the notebook the kernel is "open on" (`JPY_SESSION_NAME`); None: none
@@ -100,6 +101,7 @@ class KernelRun:
                  env:dict|None=None): # extra environment variables for the kernel
         self.nb, self.startup, self.extra = (Path(nb).resolve() if nb else None), startup, env or {}
         self.km = self.kc = None
+        self.declined = 0   # approvals declined for want of a terminal; the first one is explained
         from ramabana.display import TerminalShow
         self.term = TerminalShow()
 
@@ -186,12 +188,26 @@ def run(self:KernelRun, code:str, # the cell
     self.term.close()
     return dict(status='error' if err else 'ok', texts=texts, error=err, interrupted=interrupted, timed_out=timed_out)
 
-# %% ../nbs/10_cli.ipynb #280a869a
+# %% ../nbs/10_cli.ipynb #ca55630a
+NO_TERMINAL = ("ramabana ask: the agent's call to {what} needs your approval, and stdin is not a terminal to ask on: "
+               "declined, as is every such call in this run. Add `--approve auto` to let it run code without asking "
+               "(`--approve never` declines without asking).")
+
+def no_terminal_note(prompt:str) -> str:
+    "What `ramabana ask` says when the approval `prompt` (`Allow NAME(ARGS)? ...`) cannot be asked."
+    import re
+    m = re.match(r'Allow (\w+)\(', prompt)
+    return NO_TERMINAL.format(what=m[1] if m else 'a tool')
+
+# %% ../nbs/10_cli.ipynb #27c64cac
 @patch
 def _answer(self:KernelRun, prompt:str) -> str:
-    "Ask the terminal; without one, the answer is no."
+    "Ask the terminal; without one, the answer is no (said once, on stderr)."
+    if not sys.stdin or not sys.stdin.isatty():
+        if not self.declined: self.term.close(); print(no_terminal_note(prompt), file=sys.stderr, flush=True)
+        self.declined += 1
+        return 'n'
     self.term.close()
-    if not sys.stdin or not sys.stdin.isatty(): print(prompt + 'n (no terminal to ask)', flush=True); return 'n'
     try: return input(prompt)
     except EOFError: return 'n'
 
@@ -230,19 +246,30 @@ def ram_cell(question:str, model:str|None=None, notebook:bool=True) -> str:
     import shlex
     return '%%ram' + (f' -m {shlex.quote(model)}' if model else '') + ('' if notebook else ' --no-notebook') + '\n' + question
 
-# %% ../nbs/10_cli.ipynb #6dc7ec68
+# %% ../nbs/10_cli.ipynb #66c8b991
+APPROVE = {'ask': 'ask', 'auto': 'auto', 'never': 'deny', 'deny': 'deny'}
+
+def approve_env(mode:str|None) -> dict:
+    "The kernel's environment for `--approve mode`: the `agent.approve` setting; None: nothing (the setting's own value)."
+    if mode is None: return {}
+    if mode not in APPROVE: raise RamabanaError(f'--approve should be ask, auto or never, got {mode!r}')
+    return {'RAMABANA_AGENT_APPROVE': APPROVE[mode]}
+
+# %% ../nbs/10_cli.ipynb #1c4264f6
 def ask_notebook(question:str, # the question, the body of the `%%ram` cell
                  nb:Path|str|None=None, # the notebook to attach; None: none
                  model:str|None=None, # the model; None: `model.default`
                  run_cells:bool=False, # run the notebook's code cells first
                  timeout:float=600, # seconds the question may take
-                 env:dict|None=None) -> int: # extra environment for the kernel
+                 env:dict|None=None, # extra environment for the kernel
+                 approve:str|None=None) -> int: # code approvals: ask | auto | never; None: the `agent.approve` setting
     "Ask `question` about `nb` in a real kernel, printing the cell's output and the call's ledger row; 0 when it worked, 130 when interrupted."
     from ramabana.notebook import read_notebook, nb_cells
     nb = Path(nb) if nb else None
     if nb is not None and not nb.is_file(): raise RamabanaError(f'no notebook at {nb}')
     # read before a kernel starts: a file that is not a notebook is one line of error, not a traceback
     cells = [c for c in nb_cells(read_notebook(nb)) if c['type'] == 'code' and c['source'].strip()] if run_cells and nb else []
+    env = {**(env or {}), **approve_env(approve)}
     with terminate_as_exit(), KernelRun(nb, env=env) as k:
         for c in cells:
             if e := k.run(c['source'], timeout, quiet=True)['error']:
@@ -271,19 +298,22 @@ def question_text(q:str|None, # the question argument; None or '-': read it from
     if not q.strip(): raise RamabanaError('the question is empty')
     return q.strip()
 
-# %% ../nbs/10_cli.ipynb #2c21ac69
+# %% ../nbs/10_cli.ipynb #f30d403b
 @command('ask', 'ask a question about a notebook, in a real Jupyter kernel, the way a notebook cell asks',
          (['question'], dict(nargs='?', help="the question; '-' or none: read it from stdin")),
          (['--nb'], dict(help='the notebook to attach (default: none)')),
          (['-m', '--model'], dict(help='the model (default: the model.default setting)')),
          (['--run'], dict(action='store_true', help="run the notebook's code cells first")),
-         (['--timeout'], dict(type=float, default=600, help='seconds the answer may take (default 600)')))
+         (['--timeout'], dict(type=float, default=600, help='seconds the answer may take (default 600)')),
+         (['--approve'], dict(choices=('ask', 'auto', 'never'), default=None,
+                              help='code the agent wants to run: ask on this terminal (declined when there is none), run it '
+                                   '(auto), or decline it (never); default: the agent.approve setting, ask')))
 def cmd_ask(a):
     q = question_text(a.question)
     if not a.timeout > 0: raise RamabanaError(f'--timeout should be a number of seconds above 0, got {a.timeout:g}')
     if a.nb and not Path(a.nb).is_file(): raise RamabanaError(f'no notebook at {a.nb}')   # before any build or download
     ensure_model(a.model)
-    return ask_notebook(q, a.nb, a.model, a.run, a.timeout)
+    return ask_notebook(q, a.nb, a.model, a.run, a.timeout, approve=a.approve)
 
 # %% ../nbs/10_cli.ipynb #309cace1
 DEMO_QUESTION = 'Summarise this notebook in two sentences.'
