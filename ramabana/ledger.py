@@ -21,7 +21,7 @@ __all__ = ['log', 'COLUMNS', 'REFUSAL_COLUMNS', 'INSERT_SQL', 'JSON_COLS', 'SPEN
            'PLACEHOLDER', 'LedgerError', 'check_fields', 'budget_tables', 'now_iso', 'message_hashes', 'first_change',
            'default_path', 'Ledger', 'RefusalItem', 'RowUpdate', 'item_kind', 'sqlite_inserts', 'every_column',
            'write_items', 'since_utc', 'spend_sql', 'refusal_rows', 'BudgetState', 'take_hold', 'settle_hold',
-           'budget_state', 'shown_url']
+           'budget_state', 'retries_text', 'shown_url']
 
 # %% ../nbs/05g_ledger.ipynb #00fcc25e
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -641,6 +641,15 @@ def settle_budget(self:Ledger, hold_id:str, token:str, period:str, usd:float) ->
 def budget(self:Ledger, token:str, period:str) -> dict:
     "What `token` spent in `period` and what its holds may still cost: `{'spent', 'held', 'holds'}` (lapsed holds too)."
     return self._budget_tx(budget_state, token, period)
+
+# %% ../nbs/05g_ledger.ipynb #3ba4285d
+def retries_text(retries:list|None) -> str:
+    "A row's failed attempts as one short cell: the reasons in order, a repeated one counted (`unavailable×2,reset`)."
+    runs = []
+    for r in retries or ():
+        if runs and runs[-1][0] == r.get('reason'): runs[-1][1] += 1
+        else: runs.append([r.get('reason'), 1])
+    return ','.join(f'{why}×{n}' if n > 1 else str(why) for why, n in runs)
 
 # %% ../nbs/05g_ledger.ipynb #cf42c8dc
 def shown_url(url:str) -> str:
