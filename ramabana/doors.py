@@ -53,7 +53,8 @@ async def check_auth(gw:Gateway, request) -> str|None:
     got = request.headers.get('authorization', '')
     got = got[7:].strip() if got.lower().startswith('bearer ') else request.headers.get('x-api-key', '').strip()
     # a keyed hash of what was presented, looked up: the time taken says nothing about any key's bytes
-    if (who := ring.find(got)) is NOT_FOUND and await gw.refresh_keys(got):   # made elsewhere since this worker looked
+    if (who := ring.find(got)) is NOT_FOUND and ring.store is not None:   # made elsewhere since this worker looked?
+        await gw.refresh_keys(got)   # its look-up, or another request's, may have brought it in
         who = ring.find(got)
     if who is NOT_FOUND:
         raise InvalidRequest('a valid "Authorization: Bearer <token>" (or "x-api-key") header is required', status=401,

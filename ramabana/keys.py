@@ -357,4 +357,7 @@ async def _next_lookup(self:Keyring) -> bool:
     self._lookup = None   # a key presented from now on waits for the next look: this one may read before it was made
     if self._reading is not None: await asyncio.shield(self._reading)
     self.looked = self.clock()
-    return await self.look()
+    fut = self._reading = asyncio.ensure_future(asyncio.to_thread(self.read))   # our own read: a look due now joins it
+    try: return await asyncio.shield(fut)
+    finally:
+        if self._reading is fut: self._reading = None
