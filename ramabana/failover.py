@@ -64,7 +64,7 @@ def counts_against(e:GatewayError) -> bool:
 _STATUS_REASONS = {429: 'rate_limited', 529: 'overloaded', 503: 'unavailable', 500: 'server_error', 502: 'bad_gateway',
                    504: 'gateway_timeout'}
 _TYPE_REASONS = {CircuitOpen: 'circuit_open', BrokenStream: 'broken_stream', ContextOverflow: 'context_length_exceeded',
-                 BadToolCall: 'tool_call_parse', UpstreamUnavailable: 'unreachable'}
+                 BadToolCall: 'tool_call_parse', SchemaRejected: 'schema_rejected', UpstreamUnavailable: 'unreachable'}
 
 def provider_status(e:GatewayError) -> int|None:
     "The HTTP status the provider itself answered with; None when the gateway made `e`'s status (a reset, a silence, a cut)."
