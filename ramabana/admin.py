@@ -45,11 +45,11 @@ async def rates_now(gw, tok) -> dict:
     w.forget(now)
     return {'in_flight': w.inflight, **{k.removeprefix('x-ratelimit-').replace('-', '_'): v for k, v in gw.limits.headers(tok, w, now).items()}}
 
-# %% ../nbs/05kb_admin.ipynb #7ceb39ee
+# %% ../nbs/05kb_admin.ipynb #bebf3af1
 async def usage(request):
     "GET /v1/ramabana/usage: the caller's key, its limits and what it has left of them."
     gw = request.app.state.gateway
-    name = check_auth(gw, request)
+    name = await check_auth(gw, request)
     tok = gw.keys.token(name)
     out = {'token': name, 'models': list(tok.models) if tok and tok.models else None,
            'limits': {k: getattr(tok, k) for k in ('rpm', 'tpm', 'max_parallel', 'budget_usd', 'budget_period')} if tok else {}}

@@ -49,12 +49,12 @@ def _json(obj):
     from starlette.responses import Response
     return Response(json_bytes(obj), media_type='application/json')
 
-# %% ../nbs/05k_app.ipynb #3897b383
+# %% ../nbs/05k_app.ipynb #080e3dd2
 async def list_models(request):
     "GET /v1/models: each model with its runtime, window and capabilities, then as `NAME:PROFILE` for each of its profiles."
     from ramabana.sampling import profiles_of
     gw = request.app.state.gateway
-    check_auth(gw, request)
+    await check_auth(gw, request)
     specs = list(gw.models().values())
     caps = await asyncio.gather(*(model_capabilities(gw, s) for s in specs))
     tables = gw.catalog().tables
@@ -62,19 +62,19 @@ async def list_models(request):
     data += [model_entry(s, c, p) for s, c in zip(specs, caps) for p in sorted(profiles_of(s, tables))]
     return _json({'object': 'list', 'data': data})
 
-# %% ../nbs/05k_app.ipynb #f8196a74
+# %% ../nbs/05k_app.ipynb #cb1bd435
 async def get_model(request):
     "GET /v1/models/{model}: one model, as in the list (404 `model_not_found` for an unknown name or profile)."
     gw = request.app.state.gateway
-    check_auth(gw, request)
+    await check_auth(gw, request)
     spec, ladder = gw.route(request.path_params['model'])
     return _json(model_entry(spec, await model_capabilities(gw, spec), ladder['model'].profile))
 
-# %% ../nbs/05k_app.ipynb #8fe17266
+# %% ../nbs/05k_app.ipynb #4cd8dd8b
 async def health(request):
     "GET /health: the server runs; and the circuit of each model asked so far."
     gw = request.app.state.gateway
-    check_auth(gw, request)
+    await check_auth(gw, request)
     # config.toml edited since the last request is read now; when it does not read, `config_error` says why (and the
     # last config that read goes on serving, or nothing when none ever did): the answer is this page either way
     with contextlib.suppress(GatewayError): gw.catalog()
@@ -84,21 +84,21 @@ async def health(request):
         res['rates'] = {'redis': shared.outage or 'ok', 'decided_without_redis': shared.unavailable, 'when_down': shared.down}
     return _json(res)
 
-# %% ../nbs/05k_app.ipynb #cbaa0434
+# %% ../nbs/05k_app.ipynb #b53fb8d3
 async def prometheus_metrics(request):
     "GET /metrics: the gateway's metrics in Prometheus's text format."
     from starlette.responses import Response
-    check_auth(request.app.state.gateway, request)
+    await check_auth(request.app.state.gateway, request)
     body, content_type = await request.app.state.metrics.scrape()
     return Response(body, headers={'content-type': content_type})
 
-# %% ../nbs/05k_app.ipynb #ad1a30e1
+# %% ../nbs/05k_app.ipynb #9a69dcd0
 CALL_FILTERS = ('model', 'purpose', 'task', 'status', 'upstream')
 
 async def list_calls(request):
     "GET /v1/calls: the newest ledger rows (`refused=true`: the newest refusal rows)."
     gw = request.app.state.gateway
-    check_auth(gw, request)
+    await check_auth(gw, request)
     q = dict(request.query_params)
     try: limit = int(q.pop('limit', 50))
     except ValueError: raise InvalidRequest("'limit' should be an integer", param='limit') from None
@@ -122,11 +122,11 @@ async def list_calls(request):
         return gw.ledger.recent(limit, **q)
     return _json({'object': 'list', 'data': await asyncio.to_thread(read)})
 
-# %% ../nbs/05k_app.ipynb #d252c084
+# %% ../nbs/05k_app.ipynb #1f03067a
 async def tokenize(request):
     "POST /v1/tokenize: `{model, content}` -> `{model, count}`; `count` is null when the model has no tokenizer to ask."
     gw = request.app.state.gateway
-    check_auth(gw, request)
+    await check_auth(gw, request)
     body = await read_json(request, gw.max_body)
     if not isinstance(body, dict): raise InvalidRequest('the request body should be a JSON object')
     for k in ('model', 'content'):

@@ -382,13 +382,16 @@ def cmd_setup(a):
     res = setup(progress=True, model=a.model)   # also checks the binary runs and the weights' sha256, fetching damaged ones again
     print(f"llama-server: {res['server']}" + (f"\nmodel: {res['model']}" if res['model'] else ''))
 
-# %% ../nbs/10_cli.ipynb #07bdb9b6
+# %% ../nbs/10_cli.ipynb #8bcfd490
 @command('calls', 'the newest model calls from the ledger', (['n'], dict(nargs='?', type=int, default=10, help='how many (default 10)')),
-         (['--refused'], dict(action='store_true', help='the requests refused before a call (401, 403, 429), the latest first')))
+         (['--refused'], dict(action='store_true', help='the requests refused before a call (401, 403, 429), the latest first')),
+         (['--json'], dict(action='store_true', help='the rows as JSON, every column, for scripts')))
 def cmd_calls(a):
     from ramabana.display import calls_table, ledger_rows, refusals_table
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
-    print(refusals_table(ledger_rows(a.n, refused=True)) if a.refused else calls_table(ledger_rows(a.n)))
+    rows = ledger_rows(a.n, refused=a.refused)
+    if a.json: print(json.dumps(rows, indent=1, default=str))
+    else: print(refusals_table(rows) if a.refused else calls_table(rows))
 
 # %% ../nbs/10_cli.ipynb #9f22d294
 def since_day(s:str|None) -> str|None:

@@ -121,7 +121,7 @@ def file_lock(path:Path):
         try: yield
         finally: fcntl.flock(f, fcntl.LOCK_UN)
 
-# %% ../nbs/00_core.ipynb #e65892cd
+# %% ../nbs/00_core.ipynb #2c813ea3
 class Setting(NamedTuple):
     "The declaration of one config key."
     key: str
@@ -163,7 +163,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     _S('gateway.retry_base', float, 0.5, 'first wait before a resend, seconds; it doubles with jitter for each further one', bounds=(0.05, 60.0)),
     _S('gateway.max_retry_wait', float, 10.0, "longest wait for one resend; a longer Retry-After goes to a fallback at once, or to the client", bounds=(0.0, 3600.0)),
     _S('gateway.first_byte_timeout', float, 30.0, 'seconds an upstream may take to send anything (a local prompt-progress event counts)', bounds=(0.1, None)),
-    _S('gateway.first_token_timeout', float, 15.0, 'seconds to the first token of a short prompt (progress does not count; a second more per 5,000 prompt tokens; hosted models only)', bounds=(0.1, None)),
+    _S('gateway.first_token_timeout', float, 10.0, 'seconds to the first token of a short prompt (progress does not count; a second more per 5,000 prompt tokens; hosted models only)', bounds=(0.1, None)),
     _S('gateway.stream_idle_timeout', float, 30.0, 'seconds a stream may stay silent once it started (a prompt-progress event counts)', bounds=(0.1, None)),
     _S('gateway.breaker_failures', int, 3, "failed calls in the window, at least, that open a model's circuit", bounds=(1, None)),
     _S('gateway.breaker_rate', float, 0.5, "share of the window's calls that failed, at least, to open a model's circuit", bounds=(0.0, 1.0)),

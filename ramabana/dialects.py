@@ -15,22 +15,27 @@ from .core import COUNT_HEADER
 from .doors import Door, door_stream, check_auth, count_unauthorized, read_json, error_response
 
 # %% auto #0
-__all__ = ['ANTHROPIC_ERRORS', 'STOP_REASONS', 'HOSTED_TOOLS', 'anthropic_error', 'error_reply', 'messages_to_chat',
-           'message_usage', 'completion_to_message', 'MessageEvents', 'NativeEvents', 'message_from_events',
-           'MessagesDoor', 'count_tokens', 'responses_to_chat', 'response_usage', 'completion_to_response',
-           'ResponseEvents', 'ResponsesDoor']
+__all__ = ['ANTHROPIC_ERRORS', 'ANTHROPIC_TYPES', 'STOP_REASONS', 'HOSTED_TOOLS', 'anthropic_error', 'error_reply',
+           'messages_to_chat', 'message_usage', 'completion_to_message', 'MessageEvents', 'NativeEvents',
+           'message_from_events', 'MessagesDoor', 'count_tokens', 'responses_to_chat', 'response_usage',
+           'completion_to_response', 'ResponseEvents', 'ResponsesDoor']
 
-# %% ../nbs/05j_dialects.ipynb #51b0b548
+# %% ../nbs/05j_dialects.ipynb #9087474e
 ANTHROPIC_ERRORS = {400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
                     413: 'request_too_large', 429: 'rate_limit_error', 500: 'api_error', 503: 'overloaded_error',
                     529: 'overloaded_error'}
 
+ANTHROPIC_TYPES = {*ANTHROPIC_ERRORS.values(), 'billing_error', 'timeout_error'}
+
 def anthropic_error(e:GatewayError) -> dict:
-    "A gateway error as Anthropic's error body."
-    typ = ANTHROPIC_ERRORS.get(e.status, 'api_error' if e.status >= 500 else 'invalid_request_error')
+    "A gateway error as Anthropic's error body: a provider's own Anthropic `type` kept, and its `code` beside it."
+    typ = e.provider_type if e.provider_type in ANTHROPIC_TYPES else \
+          ANTHROPIC_ERRORS.get(e.status, 'api_error' if e.status >= 500 else 'invalid_request_error')
     msg = e.message
     if isinstance(e, ContextOverflow) and not msg.startswith('prompt is too long'): msg = f'prompt is too long: {msg}'
-    return {'type': 'error', 'error': {'type': typ, 'message': msg}}
+    err = {'type': typ, 'message': msg}
+    if e.provider_status is not None: err['code'] = e.code   # the provider's own code (OpenAI's), which SDKs branch on
+    return {'type': 'error', 'error': err}
 
 # %% ../nbs/05j_dialects.ipynb #980e62a0
 def error_reply(e:GatewayError, headers:dict|None=None):
@@ -350,14 +355,14 @@ def _request_text(body:dict) -> str:
     if body.get('tools'): parts.append(json.dumps(body['tools'], ensure_ascii=False))
     return '\n'.join(p for p in parts if p)
 
-# %% ../nbs/05j_dialects.ipynb #c2e6910f
+# %% ../nbs/05j_dialects.ipynb #68c2b2a3
 async def count_tokens(request):
     "POST /v1/messages/count_tokens: `{input_tokens}`, counted by the model's tokenizer or estimated (the `x-ramabana-count` header)."
     from starlette.responses import Response
     from ramabana.runtime import estimate_tokens
     gw = request.app.state.gateway
     try:
-        check_auth(gw, request)
+        await check_auth(gw, request)
         req = await read_json(request, gw.max_body)
         body = messages_to_chat({'max_tokens': 1, **req} if isinstance(req, dict) else req)   # max_tokens is not part of this request
         spec, _ = gw.route(body['model'])

@@ -44,8 +44,8 @@ async def read_json(request, limit:int):
     except (ValueError, RecursionError) as e:   # UnicodeDecodeError is a ValueError; deep nesting a RecursionError
         raise InvalidRequest(f'the request body is not valid JSON: {str(e)[:200]}', code='invalid_json') from None
 
-# %% ../nbs/05i_doors.ipynb #fd2e9734
-def check_auth(gw:Gateway, request) -> str|None:
+# %% ../nbs/05i_doors.ipynb #6311799e
+async def check_auth(gw:Gateway, request) -> str|None:
     "401 unless the request carries one of the gateway's keys (when it has any, or a store of them); the key's name."
     ring = gw.keys
     if not ring.required: return None
@@ -53,7 +53,10 @@ def check_auth(gw:Gateway, request) -> str|None:
     got = request.headers.get('authorization', '')
     got = got[7:].strip() if got.lower().startswith('bearer ') else request.headers.get('x-api-key', '').strip()
     # a keyed hash of what was presented, looked up: the time taken says nothing about any key's bytes
-    if (who := ring.find(got)) is NOT_FOUND:
+    if (who := ring.find(got)) is NOT_FOUND and ring.store is not None:   # made elsewhere since this worker looked?
+        await gw.refresh_keys(got)   # its look-up, or another request's, may have brought it in
+        who = ring.find(got)
+    if who is NOT_FOUND:
         raise InvalidRequest('a valid "Authorization: Bearer <token>" (or "x-api-key") header is required', status=401,
                              code='invalid_api_key')
     return who
@@ -386,12 +389,12 @@ def count_unauthorized(gw, e:GatewayError, request, door:str):
     "Count `e` as a refusal when it is a missing or wrong token (401): how the endpoints beside the doors count theirs."
     if e.status == 401: gw.refusals.record(e, door=door, client=client_address(request))
 
-# %% ../nbs/05i_doors.ipynb #405b172a
+# %% ../nbs/05i_doors.ipynb #06425699
 async def serve_door(door:Door, request):
     "One request through `door`: checked, translated, sent through `open_call`, answered whole or streamed."
     gw, t0, ex, who, model = request.app.state.gateway, time.perf_counter(), None, None, None
     try:
-        who = check_auth(gw, request)
+        who = await check_auth(gw, request)
         req, notes = await read_json(request, gw.max_body), {}
         body = check_request(door.translate(req, notes))
         model = body['model']

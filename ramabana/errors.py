@@ -13,7 +13,7 @@ from .core import RamabanaError, BUILTIN_MODELS
 __all__ = ['OVERFLOW_PATTERNS', 'log', 'keep_secret', 'redact', 'GatewayError', 'InvalidRequest', 'ContextOverflow',
            'RateLimited', 'SchemaRejected', 'ToolsRejected', 'BrokenStream', 'MalformedResponse', 'UpstreamUnavailable',
            'UpstreamTimeout', 'CircuitOpen', 'UpstreamError', 'LlamaServerError', 'BadToolCall', 'retry_after',
-           'error_message', 'classify_error', 'RedactFilter', 'internal_error']
+           'error_message', 'provider_fields', 'classify_error', 'RedactFilter', 'internal_error']
 
 # %% ../nbs/05a_errors.ipynb #e85c022c
 _KEY_PATTERNS = [re.compile(p) for p in (   # (kept prefix)(secret)
@@ -44,7 +44,7 @@ def redact(text:str, secrets:list[str]|None=None) -> str:
     for p in _KEY_PATTERNS: text = p.sub(r'\1[redacted]', text)
     return text
 
-# %% ../nbs/05a_errors.ipynb #f548783d
+# %% ../nbs/05a_errors.ipynb #551dcb2f
 _TYPES = {400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'invalid_request_error',
           413: 'invalid_request_error', 429: 'rate_limit_error'}
 
@@ -53,18 +53,22 @@ class GatewayError(RamabanaError):
     status: int = 500
     code: str = 'upstream_error'
     from_event: bool = False   # raised from an error event inside a stream
+    reason: str|None = None    # what happened, for the ledger's `retries` when the type alone does not say (refused, reset, timeout)
+    provider_status: int|None = None   # the upstream's own HTTP status; None when the gateway made the status up
+    provider_type: str|None = None     # the upstream's own error `type` (Anthropic's, OpenAI's), passed on unchanged
     def __init__(self, message:str, status:int|None=None, code:str|None=None, retry_after:float|None=None,
-                 param:str|None=None, headers:dict|None=None):
+                 param:str|None=None, headers:dict|None=None, reason:str|None=None):
         message = redact(message)
         super().__init__(message)
         self.message, self.retry_after, self.param = message, retry_after, param
         self.headers = dict(headers or {})   # more headers the client gets with it (a token's `x-ratelimit-*` with its 429)
         if status is not None: self.status = status
         if code is not None: self.code = code
+        if reason is not None: self.reason = reason
 
     def to_openai(self) -> dict:
         "The error in OpenAI's shape: `{'error': {message, type, param, code}}`."
-        typ = _TYPES.get(self.status, 'server_error' if self.status >= 500 else 'invalid_request_error')
+        typ = self.provider_type or _TYPES.get(self.status, 'server_error' if self.status >= 500 else 'invalid_request_error')
         return {'error': {'message': self.message, 'type': typ, 'param': self.param, 'code': self.code}}
 
 # %% ../nbs/05a_errors.ipynb #a7a05b62
@@ -188,9 +192,31 @@ def error_message(text:str) -> str:
         if isinstance(d.get('message'), str): return d['message']
     return text.strip()[:2000]
 
-# %% ../nbs/05a_errors.ipynb #81946731
+# %% ../nbs/05a_errors.ipynb #ae78a16f
+def provider_fields(text:str) -> tuple[str|None, str|None]:
+    "The upstream's own error `type` and `code` in an error body (OpenAI's shape, Anthropic's, llama.cpp's), when they are names."
+    try: d = json.loads(text)
+    except (ValueError, TypeError): return None, None
+    if isinstance(d, list) and d: d = d[0]
+    e = d.get('error', d) if isinstance(d, dict) else None
+    if not isinstance(e, dict): return None, None
+    name = lambda v: v if isinstance(v, str) and _NAME_RX.fullmatch(v) else None   # Gemini's and vLLM's numeric codes are no names
+    return name(e.get('type')), name(e.get('code'))
+
+_NAME_RX = re.compile(r'[A-Za-z][A-Za-z0-9_.\-]{0,63}')
+# the gateway's own codes, which clients and the failure table branch on, kept over the provider's
+_OWN_CODES = ('context_length_exceeded', 'schema_rejected', 'tools_not_supported', 'tool_call_parse_error')
+
 def classify_error(status:int, text:str, headers=None) -> GatewayError:
-    "The most specific `GatewayError` for an upstream's error `status` and body `text`."
+    "The most specific `GatewayError` for an upstream's error `status` and body `text`, with the provider's status, type and code."
+    e = _classified(status, text, headers)
+    e.provider_status = status
+    if e.code in _OWN_CODES: return e   # an overflow is `context_length_exceeded` in every provider's words
+    e.provider_type, code = provider_fields(text)
+    e.code = code or e.code
+    return e
+
+def _classified(status:int, text:str, headers=None) -> GatewayError:
     msg = error_message(text)
     ra = retry_after(headers)
     where = f'upstream {status}: {msg}'

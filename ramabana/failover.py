@@ -14,13 +14,13 @@ from fastcore.basics import patch
 from .core import LOCAL_RUNTIMES, ModelSpec, get
 from .errors import (BadToolCall, BrokenStream, CircuitOpen, ContextOverflow, GatewayError, InvalidRequest,
                              LlamaServerError, RateLimited, SchemaRejected, UpstreamError, UpstreamTimeout,
-                             UpstreamUnavailable)
+                             UpstreamUnavailable, classify_error)
 from .chat import has_output
 
 # %% auto #0
 __all__ = ['LOCAL_FLOOR', 'PREFILL_FLOOR', 'CHARS_A_TOKEN', 'Retries', 'Step', 'worth_another_model', 'counts_against',
-           'next_step', 'Timeouts', 'prompt_chars', 'any_output', 'watch', 'prefix_of', 'continuation', 'Seam',
-           'Breaker']
+           'provider_status', 'reason_of', 'next_step', 'status_fields', 'attempt_usage', 'attempts_spent', 'Timeouts',
+           'prompt_chars', 'any_output', 'watch', 'prefix_of', 'continuation', 'Seam', 'Breaker']
 
 # %% ../nbs/05e_failover.ipynb #0d38edb9
 class Retries(NamedTuple):
@@ -42,7 +42,7 @@ class Retries(NamedTuple):
 class Step(NamedTuple):
     "What to do after a failed attempt."
     action: str          # resend | fallback | give_up
-    reason: str          # for the ledger: rate_limited, unavailable, first_byte_timeout, ...
+    reason: str          # for the ledger (`reason_of`): rate_limited, unavailable, server_error, reset, first_byte_timeout, ...
     wait: float = 0.0    # seconds before a resend
     body: dict|None = None   # the body to resend, when it changes
 
@@ -60,37 +60,81 @@ def counts_against(e:GatewayError) -> bool:
     if isinstance(e, RateLimited): return True
     return isinstance(e, UpstreamError) and e.status >= 500 and not isinstance(e, BadToolCall)
 
-# %% ../nbs/05e_failover.ipynb #924e8460
-def _reason(e:GatewayError) -> str:
-    if isinstance(e, UpstreamTimeout): return f'{e.kind}_timeout'
-    return {CircuitOpen: 'circuit_open', BrokenStream: 'broken_stream', ContextOverflow: 'context_length_exceeded',
-            BadToolCall: 'tool_call_parse', LlamaServerError: 'server_error', RateLimited: 'rate_limited',
-            UpstreamUnavailable: 'unavailable'}.get(type(e), e.code)
+# %% ../nbs/05e_failover.ipynb #9df346d0
+_STATUS_REASONS = {429: 'rate_limited', 529: 'overloaded', 503: 'unavailable', 500: 'server_error', 502: 'bad_gateway',
+                   504: 'gateway_timeout'}
+_TYPE_REASONS = {CircuitOpen: 'circuit_open', BrokenStream: 'broken_stream', ContextOverflow: 'context_length_exceeded',
+                 BadToolCall: 'tool_call_parse', SchemaRejected: 'schema_rejected', UpstreamUnavailable: 'unreachable'}
 
-# %% ../nbs/05e_failover.ipynb #04d2a5fe
+def provider_status(e:GatewayError) -> int|None:
+    "The HTTP status the provider itself answered with; None when the gateway made `e`'s status (a reset, a silence, a cut)."
+    if e.provider_status is not None: return e.provider_status
+    return e.status if isinstance(e, (RateLimited, UpstreamError)) else None   # made from an answer's status by an upstream
+
+def reason_of(e:GatewayError) -> str:
+    "What happened, in one word for the ledger: from the provider's status where it sent one, else from the failure."
+    if isinstance(e, UpstreamTimeout): return f'{e.kind}_timeout'
+    if e.reason: return e.reason
+    if type(e) in _TYPE_REASONS: return _TYPE_REASONS[type(e)]
+    st = provider_status(e)
+    if st is not None and (st >= 500 or st == 429) and e.code != 'insufficient_quota':
+        return _STATUS_REASONS.get(st, 'server_error')
+    return e.code
+
+# %% ../nbs/05e_failover.ipynb #0321f1a1
+def _slot(e:GatewayError, why:str) -> str:
+    "The resend budget `e` draws on: one for overload of any status, one for an unreachable server, else its reason's own."
+    return 'overload' if isinstance(e, RateLimited) else 'unreachable' if type(e) is UpstreamUnavailable else why
+
+# %% ../nbs/05e_failover.ipynb #32879aaf
 def next_step(r:Retries, e:GatewayError, n:dict, body:dict, fallback:bool) -> Step:
-    "Resend, fall back or give up after `e`; `n` counts this model's resends by reason (and is updated)."
-    why = _reason(e)
+    "Resend, fall back or give up after `e`; `n` counts this model's resends by budget (and is updated)."
+    why = reason_of(e)
+    slot = _slot(e, why)
     onward = Step('fallback' if fallback and worth_another_model(e) else 'give_up', why)
     def resend(limit, wait=0.0, new_body=None):
-        if n.get(why, 0) >= limit: return onward
-        n[why] = n.get(why, 0) + 1
+        if n.get(slot, 0) >= limit: return onward
+        n[slot] = n.get(slot, 0) + 1
         return Step('resend', why, wait, new_body)
     if isinstance(e, SchemaRejected) and 'response_format' in body:
         return resend(1, 0.0, {k: v for k, v in body.items() if k != 'response_format'})
     if e.from_event or isinstance(e, (UpstreamTimeout, CircuitOpen, ContextOverflow)): return onward
     if isinstance(e, BrokenStream) and e.code == 'continuation_mismatch': return onward   # asked again, it would wander again
     if isinstance(e, UpstreamUnavailable) and e.stale and not n.get('stale_connection'):
-        n['stale_connection'] = 1
-        return Step('resend', 'stale_connection')
+        n['stale_connection'] = 1   # a kept-alive connection the server had closed: once, at once, on a new one
+        return Step('resend', why)
     if isinstance(e, (UpstreamUnavailable, BrokenStream)):   # a server that went away: try another while one is left
         if fallback: return onward
-        return resend(r.retries if isinstance(e, UpstreamUnavailable) else 1, r.backoff(n.get(why, 0)))
+        return resend(r.retries if isinstance(e, UpstreamUnavailable) else 1, r.backoff(n.get(slot, 0)))
     if isinstance(e, LlamaServerError): return resend(r.retries)   # a 500 is no overload (those are 503): no wait
     if isinstance(e, RateLimited):
-        wait = e.retry_after if e.retry_after is not None else r.backoff(n.get(why, 0))
+        wait = e.retry_after if e.retry_after is not None else r.backoff(n.get(slot, 0))
         return onward if wait > r.max_retry_wait else resend(r.retries, wait)
     return onward
+
+# %% ../nbs/05e_failover.ipynb #89fcc183
+def status_fields(e:GatewayError) -> dict:
+    "A failed attempt's status for its `retries` entry: the provider's own, or none and `origin: gateway`."
+    st = provider_status(e)
+    return {'origin': 'gateway'} if st is None else {'status': st}
+
+def attempt_usage(spec:ModelSpec, streamed:int, usage:dict|None=None, prompt:int|None=None) -> dict:
+    "A failed attempt's tokens and cost at `spec`'s price: the provider's `usage`, else `streamed` chunks counted; {} for none."
+    if isinstance(usage, dict): u = {'prompt_tokens': usage.get('prompt_tokens'), 'completion_tokens': usage.get('completion_tokens')}
+    elif streamed or prompt: u = {'prompt_tokens': prompt, 'completion_tokens': streamed}
+    else: return {}
+    out = {'usage': u, 'cost_usd': spec.cost(**u)}
+    if not isinstance(usage, dict): out['counted'] = True
+    return out
+
+def attempts_spent(retries:list) -> tuple[int|None, float|None]:
+    "The generated tokens and the USD of a call's failed attempts, from their `retries` entries; None where none had any."
+    toks = cost = None
+    for r in retries:
+        if (u := r.get('usage')) is None: continue
+        toks = (toks or 0) + (u.get('completion_tokens') or 0)
+        if r.get('cost_usd') is not None: cost = round((cost or 0) + r['cost_usd'], 9)
+    return toks, cost
 
 # %% ../nbs/05e_failover.ipynb #d1208c11
 class Timeouts(NamedTuple):

@@ -39,7 +39,7 @@ def _prompt_tokens(messages:list) -> int:
     "A request's prompt size as the fault server counts it: the words of its messages."
     return sum(len(message_text(m.get('content')).split()) for m in messages)
 
-# %% ../nbs/04d_fault_server.ipynb #b3f67bb6
+# %% ../nbs/04d_fault_server.ipynb #73dab907
 FAULT_NAMES = {
     'ok': 'healthy: the canonical answer (and every `ok-…` name, a healthy model of its own)',
     'rate_limited': '429 rate_limit_exceeded with Retry-After: retry_after (default 1)',
@@ -50,7 +50,7 @@ FAULT_NAMES = {
     'unauthorized': '401 invalid_api_key',
     'forbidden': '403 permission_denied',
     'context_exceeded': '400 context_length_exceeded for a window of `limit` tokens (default 4096)',
-    'content_filter': '400 content_filter: the prompt was filtered',
+    'content_filter': '400 content_policy_violation: the prompt was refused by the safety system',
     'no_prefill': 'healthy, but refuses an assistant prefill: 400 prefill_unsupported',
     'echo': 'healthy, and repeats an assistant prefill at the start of its answer, as llama.cpp does',
     'reworded': 'healthy, but answers REWORDED_ANSWER: a regenerated answer that does not start with the first one',
@@ -113,7 +113,7 @@ def _oai_error(http_status:int, message:str, type:str|None, code:str|None, heade
     "An OpenAI-shaped error answer; `extra` adds fields such as `param`."
     return _Refusal(http_status, {'error': dict(message=message, type=type, code=code, **extra)}, headers or {})
 
-# %% ../nbs/04d_fault_server.ipynb #b503fd1f
+# %% ../nbs/04d_fault_server.ipynb #eb6c8d64
 def _refusal(spec:FaultSpec, messages:list, prefill:str|None) -> _Refusal|None:
     "The error fault `spec` answers a request with these `messages` and assistant `prefill`, or None to answer it."
     name,p = spec
@@ -129,8 +129,8 @@ def _refusal(spec:FaultSpec, messages:list, prefill:str|None) -> _Refusal|None:
                           f"resulted in {n} tokens. Please reduce the length of the messages.",
                           'invalid_request_error', 'context_length_exceeded', param='messages')
     if name == 'content_filter':
-        return _oai_error(400, "The response was filtered due to the prompt triggering Azure OpenAI's content management "
-                          "policy. Please modify your prompt and retry.", None, 'content_filter', param='prompt', status=400)
+        return _oai_error(400, 'Your request was rejected as a result of our safety system. Please modify your prompt and retry.',
+                          'invalid_request_error', 'content_policy_violation', param='prompt', status=400)
     if prefill is None: return None
     if name == 'no_prefill':
         return _oai_error(400, 'assistant prefill is not supported', 'invalid_request_error', 'prefill_unsupported')

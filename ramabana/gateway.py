@@ -17,8 +17,8 @@ from .core import PURPOSE_HEADER, TASK_HEADER, DISCARD_HEADER, CHUNK_KEY
 from .errors import (CircuitOpen, ContextOverflow, GatewayError, InvalidRequest, UpstreamError,
                              UpstreamUnavailable, keep_secret, log)
 from .chat import Assembler, ToolCallRepair, has_output
-from .failover import (Breaker, Retries, Seam, Step, Timeouts, any_output, continuation, counts_against, next_step,
-                               prefix_of, watch)
+from .failover import (Breaker, Retries, Seam, Step, Timeouts, any_output, attempt_usage, attempts_spent,
+                               continuation, counts_against, next_step, prefix_of, status_fields, watch)
 from .replay import ReplayStore, prepare_history, store_for
 from .upstream import Call, Capabilities, Upstream, flattened, new_client, upstream_for
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
@@ -162,11 +162,11 @@ def look_at_keys(self:Gateway) -> None:
     self._readbacks.add(task)   # held until done, like the readbacks: a task nobody holds may be collected
     task.add_done_callback(self._readbacks.discard)
 
-# %% ../nbs/05h_gateway.ipynb #f08e2b3a
+# %% ../nbs/05h_gateway.ipynb #874f9848
 @patch
-async def refresh_keys(self:Gateway) -> bool:
-    "Read the stored keys now if they changed, and give the limits the new set; True when they changed."
-    if changed := await self.keys.look(): self.limits.use(self.keys.tokens())
+async def refresh_keys(self:Gateway, unknown:str|None=None) -> bool:
+    "Read the stored keys now if they changed (for an `unknown` key, its look-up), and give the limits the new set; True when they changed."
+    if changed := await (self.keys.look() if unknown is None else self.keys.look_up(unknown)): self.limits.use(self.keys.tokens())
     return changed
 
 # %% ../nbs/05h_gateway.ipynb #bb9bee53
@@ -554,10 +554,11 @@ def resume_point(self:Exchange, t, prefills:bool, failure, last) -> tuple:
         raise failure or last
     return prefix, said, False   # the answer starts over, and goes on to the client only past what it has
 
-# %% ../nbs/05h_gateway.ipynb #cc4f4619
+# %% ../nbs/05h_gateway.ipynb #7fb7a8a6
 @patch
-def judge(self:Exchange, t, e:GatewayError, n:dict, body:dict, more:bool, prefix, started:float):
-    "The failure table's step after `t` failed with `e`, recorded on the call."
+def judge(self:Exchange, t, e:GatewayError, n:dict, body:dict, more:bool, prefix, started:float,
+          streamed:int=0, usage0=None):   # chunks with output the attempt streamed; the usage known before it
+    "The failure table's step after `t` failed with `e`, recorded on the call with what the attempt used."
     step = next_step(self.gw.retry, e, n, body, more)
     if prefix and isinstance(e, (InvalidRequest, UpstreamError)) and e.status < 500:   # the prefill refused
         step = step._replace(action='resend', reason='prefill_rejected')   # from the start (`resume_point` says how)
@@ -565,9 +566,12 @@ def judge(self:Exchange, t, e:GatewayError, n:dict, body:dict, more:bool, prefix
     elif step.action == 'resend' and more and counts_against(e) and self.gw.breaker(t.spec.name).state == 'open':
         # its circuit has just opened (or its probe failed): sent again, it would be asked before its cool-down is over
         step = Step('fallback', step.reason)
-    self.call.retry(step.reason, str(e), step.action, model=t.spec.name, upstream=t.up.runtime, status=e.status,
+    u = self.asm.usage if self.asm.usage is not usage0 else None
+    self.asm.usage = usage0   # a failed attempt's usage is its own, never the answer's
+    used = attempt_usage(t.spec, streamed, u, prompt_figures(self.prompt_read).get('prompt_tokens'))
+    self.call.retry(step.reason, str(e), step.action, model=t.spec.name, upstream=t.up.runtime, **status_fields(e),
                     at=round((started - self.t0) * 1000, 1), ms=round((time.perf_counter() - started) * 1000, 1),
-                    wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0)
+                    wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0, **used)
     return step
 
 # %% ../nbs/05h_gateway.ipynb #71dcc47a
@@ -595,7 +599,7 @@ def read_progress(self:Exchange, got:list) -> list:
     self.prompt_read = pp[-1]
     return got if self.progress else [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
 
-# %% ../nbs/05h_gateway.ipynb #f46d05f3
+# %% ../nbs/05h_gateway.ipynb #b07eb5c4
 @patch
 async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
     "The chunks of the first model that answers, in the lists they came in: the one asked for, resent as the failure table says, then its fallbacks."
@@ -626,16 +630,17 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
             used = len(self.asm.content)   # chunks of text so far: about as many tokens of the client's limit
             if prefix: send, seam = continuation(body, prefix, used), Seam(prefix, t.caps.prefill_echo)
             else: send, seam = body, (Seam(restart, True) if restart else None)   # a new answer must start with the old
-            started = time.perf_counter()
+            started, streamed, usage0 = time.perf_counter(), 0, self.asm.usage
             try:
                 async for got in self.attempt(t, send):
+                    streamed += sum(map(has_output, got))   # what the provider bills, echo and all
                     if seam is not None: got = [c for ch in got if (c := seam(ch)) is not None]
                     got = self.read_progress(got)
                     if got: yield got   # never an empty list: a `DISCARD` is known by being first
             except GatewayError as e:
                 last = e
                 if counts_against(e): br.failed()
-                step = self.judge(t, e, n, body, more, prefix, started)
+                step = self.judge(t, e, n, body, more, prefix, started, streamed, usage0)
                 if step.reason == 'prefill_rejected': prefills = False
                 if step.action == 'resend':
                     log.info('call %s: %s; sending again in %.2f s', call.id, e, step.wait)
@@ -714,7 +719,7 @@ async def remember_reasoning(self:Exchange):
         store = self.gw.replay_store(self.call.task)
         await asyncio.to_thread(store.add, self.call.spec.name, self.asm.message(), ''.join(self.asm.reasoning))
 
-# %% ../nbs/05h_gateway.ipynb #8d504a1d
+# %% ../nbs/05h_gateway.ipynb #1ad144b5
 @patch
 def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
     "Write the ledger row (only the first time)."
@@ -728,6 +733,8 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
     if read: tokens.update(prompt_tokens=read['prompt_tokens'], cached_tokens=read['cached_tokens'])   # a call cut before its usage
     cost = c.spec.cost(**tokens)   # `c.spec` is the model answering now: a fallback, once one took over
     if status != 200 and all(v is None for v in tokens.values()): cost = 0.0   # nothing counted, nothing billed
+    failed, spent = attempts_spent(c.retries)   # what the failed attempts streamed was billed too
+    if spent and cost is not None: cost = round(cost + spent, 9)
     if self.admission is not None: self.admission.release(tokens, cost)   # a limited token's place, tokens and budget
     row = dict(
         id=c.id, time=now_iso(c.started), model=self.model, upstream=self.up.runtime, purpose=c.purpose, task=c.task,
@@ -736,8 +743,7 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
         decode_ms=t.get('predicted_ms'), total_ms=ms(total), upstream_ms=ms(self.upstream_s),
         messages=len(self.body.get('messages') or ()), changed=self.changed, retried=c.retried, retries=c.retries,
         error=error, sampling=self.sampling, sampling_issues=self.issues, info=c.info or None, dialect=c.dialect,
-        answered_by=c.spec.name if status == 200 else None,
-        token=c.token)
+        answered_by=c.spec.name if status == 200 else None, token=c.token, failed_tokens=failed)
     self.ticket = self.gw.ledger.record(row)
     for observe in self.gw.observers:
         try: observe(row)

@@ -254,7 +254,7 @@ def expires_at(text:str, now:float) -> float:
         return (t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)).timestamp()
     except ValueError: raise ConfigError(f"an expiry should be a number of days (30d), a date (2027-01-31) or an ISO time; got {text!r}") from None
 
-# %% ../nbs/05gc_keys.ipynb #f80b5d59
+# %% ../nbs/05gc_keys.ipynb #83b43886
 class Keyring:
     "Every key one gateway accepts: the single token, the declared tokens, the stored keys (read again when they change)."
     def __init__(self,
@@ -262,14 +262,16 @@ class Keyring:
                  declared:dict[str, tuple]|None=None,     # NAME -> (secret, its `NamedToken`)
                  store:KeyStore|None=None,                # the stored keys, if this gateway uses them
                  refresh:float=5.0,                       # seconds between looks at the store
-                 clock=time.monotonic):
-        self.store, self.refresh, self.clock = store, refresh, clock
+                 clock=time.monotonic,
+                 lookup_gap:float=1.0):                   # seconds between the looks made for keys this ring does not know, at least
+        self.store, self.refresh, self.clock, self.lookup_gap = store, refresh, clock, lookup_gap
         self.pepper = store.pepper if store is not None and store.pepper else secrets.token_bytes(32)
         self.fixed: dict[str, tuple] = {}    # digest -> (name, NamedToken|None): the single and declared tokens
         if single: self.fixed[digest(single, self.pepper)] = (None, None)
         for name, (secret, tok) in (declared or {}).items(): self.fixed[digest(secret, self.pepper)] = (name, tok)
         self.stored: dict[str, tuple] = {}   # digest -> (name, NamedToken): the stored keys as last read
         self.seen, self.checked, self._reading = -1, float('-inf'), None
+        self.looked, self._lookup = float('-inf'), None   # when the last look for an unknown key began; the next one, pending
         self.problem: str|None = None        # why the stored keys could not be read, while the last ones read serve
 
     def __repr__(self): return f'Keyring({len(self.fixed)} fixed, {len(self.stored)} stored)'
@@ -339,3 +341,23 @@ async def look(self:Keyring) -> bool:
     self._reading = asyncio.ensure_future(asyncio.to_thread(self.read))
     try: return await asyncio.shield(self._reading)
     finally: self._reading = None
+
+# %% ../nbs/05gc_keys.ipynb #f0c14dad
+@patch
+async def look_up(self:Keyring, key:str) -> bool:
+    "For a key `find` does not know: a look at the store begun after now (at most one every `lookup_gap` s); True when the keys changed."
+    if self.store is None or not key.startswith(KEY_PREFIX): return False   # no stored key looks like it
+    if self._lookup is None: self._lookup = asyncio.ensure_future(self._next_lookup())
+    return await asyncio.shield(self._lookup)
+
+@patch
+async def _next_lookup(self:Keyring) -> bool:
+    "The shared look for unknown keys: after the gap, and after any look already reading (it may have read too early)."
+    if (wait := self.looked + self.lookup_gap - self.clock()) > 0: await asyncio.sleep(wait)
+    self._lookup = None   # a key presented from now on waits for the next look: this one may read before it was made
+    if self._reading is not None: await asyncio.shield(self._reading)
+    self.looked = self.clock()
+    fut = self._reading = asyncio.ensure_future(asyncio.to_thread(self.read))   # our own read: a look due now joins it
+    try: return await asyncio.shield(fut)
+    finally:
+        if self._reading is fut: self._reading = None

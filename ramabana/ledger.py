@@ -21,7 +21,7 @@ __all__ = ['log', 'COLUMNS', 'REFUSAL_COLUMNS', 'INSERT_SQL', 'JSON_COLS', 'SPEN
            'PLACEHOLDER', 'LedgerError', 'check_fields', 'budget_tables', 'now_iso', 'message_hashes', 'first_change',
            'default_path', 'Ledger', 'RefusalItem', 'RowUpdate', 'item_kind', 'sqlite_inserts', 'every_column',
            'write_items', 'since_utc', 'spend_sql', 'refusal_rows', 'BudgetState', 'take_hold', 'settle_hold',
-           'budget_state', 'shown_url']
+           'budget_state', 'retries_text', 'shown_url']
 
 # %% ../nbs/05g_ledger.ipynb #00fcc25e
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -48,7 +48,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     'messages': ('INTEGER', "the request's message count"),
     'changed': ('INTEGER', 'index of the first message differing from the previous request of the same purpose; -1: only grew'),
     'retried': ('INTEGER', 'how many times the request was sent again'),
-    'retries': ('TEXT', 'JSON list of the attempts that failed: reason, attempt, detail, then (resend, fallback, give_up), model, upstream, status, at (ms after the request arrived), ms, wait_ms (the pause before a resend)'),
+    'retries': ('TEXT', "JSON list of the attempts that failed: reason, attempt, detail, then (resend, fallback, give_up), model, upstream, status (the provider's; origin: gateway when it sent none), at (ms after the request arrived), ms, wait_ms (the pause before a resend), usage and cost_usd (what it streamed; counted: from the stream)"),
     'error': ('TEXT', 'the error code the client got, if any'),
     'sampling': ('TEXT', 'JSON: where each sampling field came from'),
     'sampling_issues': ('TEXT', 'JSON: client sampling fields rejected or changed, and why'),
@@ -57,7 +57,8 @@ COLUMNS: dict[str, tuple[str, str]] = {
     'dialect': ('TEXT', "the API the client spoke: chat (OpenAI chat completions), messages (Anthropic's) or responses (OpenAI Responses)"),
     'token': ('TEXT', 'the name of the gateway token that made the call ([gateway.tokens]); null for the single token or none'),
     'answered_by': ('TEXT', 'the model that answered: the one asked for, or a fallback; null when none did'),
-    'cost_usd': ('REAL', "USD at the price of the model that answered (or was asked last), from the tokens reported; 0 for a failure that reported none; null when its price is unknown"),
+    'cost_usd': ('REAL', "USD at the price of the model that answered (or was asked last), from the tokens reported, and the failed attempts' cost; 0 for a failure that reported none; null when its price is unknown"),
+    'failed_tokens': ('INTEGER', 'tokens the failed attempts generated before they failed (reported, or counted from their streams); null when none did'),
 }
 
 # %% ../nbs/05g_ledger.ipynb #8b4e69e0
@@ -490,7 +491,7 @@ def since_utc(since:str|None) -> str|None:
     if t.tzinfo is None: t = t.replace(tzinfo=dt.timezone.utc)   # a bare date or time is UTC, as the ledger is
     return t.astimezone(dt.timezone.utc).isoformat(timespec='milliseconds')
 
-# %% ../nbs/05g_ledger.ipynb #2962d650
+# %% ../nbs/05g_ledger.ipynb #5af7b46e
 SPEND_GROUPS = {'token': 'token', 'model': 'COALESCE(answered_by, model)', 'day': 'substr(time, 1, 10)'}
 
 def spend_sql(by:str, since:str|None, mark:str='?') -> str:
@@ -500,7 +501,8 @@ def spend_sql(by:str, since:str|None, mark:str='?') -> str:
     order = 'grp' if by == 'day' else 'sum(cost_usd) IS NULL, sum(cost_usd) DESC, grp'
     # PostgreSQL sums integers as `numeric` (Python's Decimal): cast back, which SQLite takes as it is
     return (f'SELECT {SPEND_GROUPS[by]} AS grp, count(*) AS calls, CAST(sum(prompt_tokens) AS BIGINT) AS prompt_tokens, '
-            'CAST(sum(completion_tokens) AS BIGINT) AS completion_tokens, sum(cost_usd) AS cost_usd, '
+            'CAST(sum(completion_tokens) AS BIGINT) AS completion_tokens, CAST(sum(failed_tokens) AS BIGINT) AS failed_tokens, '
+            'sum(cost_usd) AS cost_usd, '
             'count(*) - count(cost_usd) AS unpriced '
             f'FROM model_calls {"WHERE time >= " + mark if since else ""} GROUP BY grp ORDER BY {order}')
 
@@ -639,6 +641,15 @@ def settle_budget(self:Ledger, hold_id:str, token:str, period:str, usd:float) ->
 def budget(self:Ledger, token:str, period:str) -> dict:
     "What `token` spent in `period` and what its holds may still cost: `{'spent', 'held', 'holds'}` (lapsed holds too)."
     return self._budget_tx(budget_state, token, period)
+
+# %% ../nbs/05g_ledger.ipynb #3ba4285d
+def retries_text(retries:list|None) -> str:
+    "A row's failed attempts as one short cell: the reasons in order, a repeated one counted (`unavailable×2,reset`)."
+    runs = []
+    for r in retries or ():
+        if runs and runs[-1][0] == r.get('reason'): runs[-1][1] += 1
+        else: runs.append([r.get('reason'), 1])
+    return ','.join(f'{why}×{n}' if n > 1 else str(why) for why, n in runs)
 
 # %% ../nbs/05g_ledger.ipynb #cf42c8dc
 def shown_url(url:str) -> str:

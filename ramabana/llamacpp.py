@@ -903,12 +903,14 @@ def prepare(self:LlamaCppUpstream, body, call):
         body['chat_template_kwargs'] = {**(body.get('chat_template_kwargs') or {}), 'enable_thinking': False}
     return body
 
-# %% ../nbs/06_llamacpp.ipynb #7c8139ee
+# %% ../nbs/06_llamacpp.ipynb #54533244
 @patch
 def error(self:LlamaCppUpstream, status, text, headers, body):
     if status == 503 and 'Loading model' in (text or ''):   # reading its weights: `recover` waits, then it is sent again
         self._loading = True
-        return UpstreamUnavailable(f'{self.spec.name}: llama-server is still loading its model')
+        e = UpstreamUnavailable(f'{self.spec.name}: llama-server is still loading its model', reason='unavailable')
+        e.provider_status = 503   # the server's own status, as the ledger records it
+        return e
     e = OpenAIChatUpstream.error(self, status, text, headers, body)
     # llama-server says "loading" or "busy" with 503: a 500 is no overload, so it is resent at once, not after a backoff
     if type(e) is RateLimited and status == 500: e = LlamaServerError(e.message)

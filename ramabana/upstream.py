@@ -360,7 +360,7 @@ async def fetch_json(self:OpenAIChatUpstream, method:str, url:str, body=None, he
     try: return status, json.loads(raw)
     except ValueError: return status, None   # not JSON: not the server we expected
 
-# %% ../nbs/05d_upstream.ipynb #2ba3db01
+# %% ../nbs/05d_upstream.ipynb #58ab561b
 @patch
 async def _batches(self:OpenAIChatUpstream, body, call):
     url = await self.endpoint()
@@ -402,16 +402,16 @@ async def _batches(self:OpenAIChatUpstream, body, call):
                 if got: yield got
             if got := list(rd.close()): yield got
     except httpx.ConnectError as e:
-        raise UpstreamUnavailable(f'cannot connect to {url}: {e}') from None
+        raise UpstreamUnavailable(f'cannot connect to {url}: {e}', reason='refused') from None
     except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
         if rd.done: return  # the answer was complete; a close after it is harmless
         if not started:
-            err = UpstreamUnavailable(f'{url} closed the connection before answering: {e}')
+            err = UpstreamUnavailable(f'{url} closed the connection before answering: {e}', reason='reset')
             err.stale = True
             raise err from None
         raise BrokenStream(f'the stream from {url} broke: {e or type(e).__name__}') from None
     except httpx.TimeoutException as e:
-        raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}') from None
+        raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}', reason='timeout') from None
     if not rd.done: raise BrokenStream(f'the stream from {url} ended before the answer was complete (no finish reason, no [DONE])')
 
 # %% ../nbs/05d_upstream.ipynb #5c30e646
