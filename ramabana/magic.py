@@ -14,10 +14,10 @@ from fastcore.basics import patch
 from .core import RamabanaError, format_table, get, resolve, price_of, usd
 from .notebook import (Seen, find_notebook, session_path, read_notebook, nb_cells, merge_history, current_cells,
                                block_of, shown_path, notebook_changes, changes_block, omit, seen_after, asking_cell,
-                               set_compact, ramabana_cell)
+                               set_compact, ramabana_cell, NotebookError)
 from .display import (CellView, TerminalShow, TurnResult, ipython_show, tool_line, run_turn, say, why,
                               default_confirm, calls_table, refusals_table, ledger_rows, clip)
-from .record import turn_code, is_action, agent_cell
+from .record import turn_code, is_action, agent_cell, landed_before
 
 # %% auto #0
 __all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'cell_reader',
@@ -240,8 +240,17 @@ def land(self:Session, question:str, # the turn's question: an action lands more
         ) -> str:
     "Send the code this turn landed to the frontend as a new cell after the `%%ram` cell; that code, or ''."
     code = turn_code(runs, is_action(question), getattr(self.ip, 'user_ns', None))
-    if code and self.record: self.ip.set_next_input(agent_cell(code, turn), replace=False)
+    if code and self.record and not self.landed_before(code): self.ip.set_next_input(agent_cell(code, turn), replace=False)
     return code
+
+# %% ../nbs/09_magic.ipynb #fee5ecbf
+@patch
+def landed_before(self:Session, code:str) -> bool:
+    "Whether the saved notebook already has `code` in the agent's cell after the running `%%ram` cell (the cell was run again)."
+    path, cid = self.notebook(), parent_cell_id(self.ip)
+    if path is None or cid is None: return False
+    try: return landed_before(read_notebook(path)['cells'], cid, code)
+    except NotebookError: return False   # a notebook that cannot be read now: the cell is sent, as without one
 
 # %% ../nbs/09_magic.ipynb #15e6ef72
 class Report(str):

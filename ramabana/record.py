@@ -8,11 +8,11 @@ Docs: https://ramabana.github.io/ramabana/record.html.md"""
 from __future__ import annotations
 import re, ast, json
 from .runtime import prompt_notices, ACTION_NOTICE
-from .serverext import AGENT_MARK
+from .serverext import AGENT_MARK, agent_turn
 
 # %% auto #0
 __all__ = ['STATE_METHODS', 'LOOK_CALLS', 'changes_state', 'only_looks', 'lands', 'is_action', 'ran_code', 'turn_code',
-           'agent_cell']
+           'agent_cell', 'landed_before']
 
 # %% ../nbs/09d_record.ipynb #8a9e6c8a
 STATE_METHODS = set('''append extend insert pop popitem remove clear update setdefault sort reverse add discard
@@ -110,3 +110,15 @@ def agent_cell(code:str, # the code the turn landed
               ) -> str:
     "The source of the cell that lands `code`: the marker line, then the code."
     return f'{AGENT_MARK}' + (f' (turn {turn})' if turn else '') + '\n' + code
+
+# %% ../nbs/09d_record.ipynb #bbd1c05b
+def landed_before(cells:list, # the saved notebook's cells (nbformat JSON)
+                  ask_id:str|None, # the id of the `%%ram` cell
+                  code:str # the code this turn would land
+                 ) -> bool:
+    "Whether the cell after `ask_id` is already an agent cell holding `code`."
+    ids = [c.get('id') for c in cells]
+    if ask_id is None or ask_id not in ids or (i := ids.index(ask_id)) + 1 >= len(cells): return False
+    nxt = cells[i + 1]
+    src = ''.join(nxt.get('source') or []) if isinstance(nxt.get('source'), list) else nxt.get('source') or ''
+    return agent_turn(src) is not None and src.split('\n', 1)[-1] == code

@@ -274,6 +274,17 @@ def test_agent_code_lands_as_a_cell(browser, record_lab):
     assert got['metadata']['ramabana'] == {'agent': {'turn': turn, 'for': 'ask'}}, got['metadata']
     assert 'agent cell(s) marked' in lab['log'].read_text(), 'the server extension did not mark the cell'
 
+    # the %%ram cell run again (Shift+Enter) and the agent doing the same work: the saved notebook has that cell after it,
+    # so no second copy lands; the execution count is set as the reply is handled, with its payload, so it is waited for
+    before = {c['id']: c['execution_count'] for c in cells}['ask']
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': LANDED})]), 'Done again.')
+    js(d, "const nb = jupyterapp.shell.currentWidget.content; nb.activeCellIndex = arguments[0];"
+          "jupyterapp.commands.execute('notebook:run-cell-and-select-next')", i)
+    wait_for(d, lambda d: {c['id']: c['execution_count'] for c in js(d, CELLS_NOW)}['ask'] not in (None, before), 60, 'the second run')
+    again = js(d, CELLS_NOW)
+    assert [c['id'] for c in again] == ids and any('Done again.' in o['text'] for o in outputs(d, 'ask')), again
+    shot(d, 'lab-ran-again')
+
 @pytest.fixture(scope='module')
 def docs(docs_site):
     "The offline docs site (`./dev docs`), served on a loopback port."
