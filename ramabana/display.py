@@ -235,7 +235,7 @@ class TerminalShow:
         print(text, end='' if opens else '\n', flush=True)
         if opens: self.open = id
 
-# %% ../nbs/09c_display.ipynb #d243f97d
+# %% ../nbs/09c_display.ipynb #4d985d95
 @dataclass
 class TurnResult:
     "How a turn ended: the answer shown, and whether it was cancelled or failed (with the one-line reason)."
@@ -243,6 +243,7 @@ class TurnResult:
     cancelled: bool = False
     error: str = ''
     value: Any = None
+    landed: str = ''   # the code the turn put in a new cell after its own (the magic's `Session.land`)
 
 # %% ../nbs/09c_display.ipynb #0fbcfdc6
 try: from IPython.core.error import StdinNotImplementedError

@@ -14,9 +14,10 @@ from fastcore.basics import patch
 from .core import RamabanaError, format_table, get, resolve, price_of, usd
 from .notebook import (Seen, find_notebook, session_path, read_notebook, nb_cells, merge_history, current_cells,
                                block_of, shown_path, notebook_changes, changes_block, omit, seen_after, asking_cell,
-                               set_compact, ramabana_cell)
+                               set_compact, ramabana_cell, NotebookError)
 from .display import (CellView, TerminalShow, TurnResult, ipython_show, tool_line, run_turn, say, why,
                               default_confirm, calls_table, refusals_table, ledger_rows, clip)
+from .record import turn_code, is_action, agent_cell, landed_before
 
 # %% auto #0
 __all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'cell_reader',
@@ -62,6 +63,7 @@ class Session:
                  show:Callable|None=None):   # how outputs are shown; default `ipython_show`
         terminal = 'Terminal' in type(ip).__name__   # plain IPython: no display updates, so print as text grows
         self.ip, self.confirm, self.show = ip, confirm, show or (TerminalShow() if terminal else ipython_show)
+        self.record = not terminal   # land the agent's code in a notebook cell (`land`); a terminal has no notebook
         self.model: str|None = None          # None: the `model.default` setting
         self.approve: str|None = None        # code approvals set with `%ram approve`; None: `agent.approve`
         self.agent, self.last, self.told_no_nb, self._approve = None, None, False, None
@@ -194,7 +196,7 @@ def _error_lines(err:str) -> tuple[str, str]:
     "The forms in which the backend writes a failed turn's reason into its text: a failure, and an empty reply."
     return f'[error: {err}]', f'[{err}]'
 
-# %% ../nbs/09_magic.ipynb #b2bfaa03
+# %% ../nbs/09_magic.ipynb #d983252d
 @patch
 def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, surgical:bool=False) -> TurnResult:
     "Answer `question` in the current cell: attach, fit, stream, show the status line."
@@ -207,14 +209,19 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     failed = bool(block) and self.just_failed()   # the block shown ends in that cell's traceback
     view = CellView(self.show)
     view.working(f'asking {agent.spec.name}')   # the first question also starts the model: say something at once
+    runs = []   # the turn's finished tool calls, `(call, result)`: what ran lands in the notebook (`land`)
     def work(on_text, on_tool, on_progress, on_status, on_discard, approve):
         self._approve = approve
         def text(s):   # the backend's error line is said on stderr instead of flashing in the answer
             if not (agent.turn_error and s.strip() in _error_lines(agent.turn_error)): on_text(s)
-        try: return agent.ask(question, context=block, refresh=refresh, on_text=text, on_tool=on_tool, error_shown=failed,
+        def tool(call, result=None):
+            if result is not None: runs.append((call, result))
+            on_tool(call, result)
+        try: return agent.ask(question, context=block, refresh=refresh, on_text=text, on_tool=tool, error_shown=failed,
                               on_progress=on_progress, on_status=on_status, on_discard=on_discard)
         finally: self._approve = None
     res = run_turn(work, agent.cancel, view, self.confirm)
+    res.landed = self.land(question, list(runs), getattr(agent.run, 'id', None))
     if agent.turn_error and not res.cancelled:
         res.error = res.error or agent.turn_error
         for line in _error_lines(agent.turn_error): view.retract(line)
@@ -224,6 +231,26 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     if res.error: say(res.error)
     view.status(self.status())
     return res
+
+# %% ../nbs/09_magic.ipynb #4a72c9ad
+@patch
+def land(self:Session, question:str, # the turn's question: an action lands more than a question does
+         runs:list, # the turn's `(call, result)` pairs, in the order they finished
+         turn:str|None=None # the turn's id, for the cell's marker line
+        ) -> str:
+    "Send the code this turn landed to the frontend as a new cell after the `%%ram` cell; that code, or ''."
+    code = turn_code(runs, is_action(question), getattr(self.ip, 'user_ns', None))
+    if code and self.record and not self.landed_before(code): self.ip.set_next_input(agent_cell(code, turn), replace=False)
+    return code
+
+# %% ../nbs/09_magic.ipynb #fee5ecbf
+@patch
+def landed_before(self:Session, code:str) -> bool:
+    "Whether the saved notebook already has `code` in the agent's cell after the running `%%ram` cell (the cell was run again)."
+    path, cid = self.notebook(), parent_cell_id(self.ip)
+    if path is None or cid is None: return False
+    try: return landed_before(read_notebook(path)['cells'], cid, code)
+    except NotebookError: return False   # a notebook that cannot be read now: the cell is sent, as without one
 
 # %% ../nbs/09_magic.ipynb #15e6ef72
 class Report(str):

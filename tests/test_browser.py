@@ -5,7 +5,7 @@ port with a token, on a throwaway notebook. A question goes to the embedded Smol
 asserted); the approval prompt comes from a FakeLlamaServer model whose script asks to run code. Screenshots go to a
 temporary folder whose path is printed.
 """
-import json, os, re, secrets, shutil, socket, subprocess, sys, tempfile, time
+import contextlib, json, os, re, secrets, shutil, socket, subprocess, sys, tempfile, time
 from pathlib import Path
 import pytest
 
@@ -86,23 +86,20 @@ CELLS = [   # (id, source) of the throwaway notebook
 ]
 FAKE_ANSWER = 'Done: **total** is 5, and the <cell> tag shows as written.'
 
-@pytest.fixture
-def lab(tmp_path_factory):
-    "JupyterLab on a loopback port with a token, in a folder holding the throwaway notebook; its kernels see a greedy smollm2 and `fake`."
-    from ramabana.llamacpp import setup
-    setup(progress=False)   # builds llama-server first on a new machine
-    root = tmp_path_factory.mktemp('lab')
-    port, token = free_port(), secrets.token_hex(16)
-    nb = dict(cells=[dict(id=i, cell_type='code', execution_count=None, metadata={}, outputs=[], source=s) for i, s in CELLS],
+@contextlib.contextmanager
+def serve_lab(root:Path, cells:list, config):
+    "JupyterLab on a loopback port with a token, in `root` holding ask.ipynb of `cells`; its kernels read `config(fake)`, the"
+    " config file naming a FakeLlamaServer started for it."
+    nb = dict(cells=[dict(id=i, cell_type='code', execution_count=None, metadata={}, outputs=[], source=s) for i, s in cells],
               metadata=dict(kernelspec=dict(name='python3', display_name='Python 3', language='python')), nbformat=4, nbformat_minor=5)
     (root/'ask.ipynb').write_text(json.dumps(nb, indent=1))
+    port, token = free_port(), secrets.token_hex(16)
     settings = root/'.settings'/'@jupyterlab'/'apputils-extension'
     settings.mkdir(parents=True)
     (settings/'notification.jupyterlab-settings').write_text('{"fetchNews": "false", "checkForUpdates": false}')
     with FakeLlamaServer(tools=True) as fake:
         cfg = root/'.config.toml'
-        cfg.write_text('[model]\ndefault = "smollm2"\n\n[model.smollm2.sampling]\ntemperature = 0.0\ntop_k = 1\nmax_tokens = 200\n\n'
-                       f'[model.fake]\nruntime = "llamacpp"\nbase_url = "{fake.url}/v1"\nctx = 8192\n')
+        cfg.write_text(config(fake))
         env = {**os.environ, 'RAMABANA_CONFIG': str(cfg), 'RAMABANA_DATA_DIR': str(root/'.data'), 'RAMABANA_TASK_DIR': str(root/'.tasks'),
                'JUPYTER_CONFIG_DIR': str(root/'.jupyter'), 'JUPYTER_RUNTIME_DIR': str(root/'.runtime'),
                'JUPYTERLAB_SETTINGS_DIR': str(root/'.settings'), 'JUPYTERLAB_WORKSPACES_DIR': str(root/'.workspaces')}
@@ -120,6 +117,16 @@ def lab(tmp_path_factory):
             proc.terminate()
             try: proc.wait(30)
             except subprocess.TimeoutExpired: proc.kill(); proc.wait(10)
+
+FAKE_TABLE = '[model.fake]\nruntime = "llamacpp"\nbase_url = "{url}/v1"\nctx = 8192\n'
+
+@pytest.fixture
+def lab(tmp_path_factory):
+    "JupyterLab on the throwaway notebook; its kernels see a greedy smollm2 and `fake`."
+    from ramabana.llamacpp import setup
+    setup(progress=False)   # builds llama-server first on a new machine
+    smollm2 = '[model]\ndefault = "smollm2"\n\n[model.smollm2.sampling]\ntemperature = 0.0\ntop_k = 1\nmax_tokens = 200\n\n'
+    with serve_lab(tmp_path_factory.mktemp('lab'), CELLS, lambda fake: smollm2 + FAKE_TABLE.format(url=fake.url)) as lab: yield lab
 
 WATCH = """
 window.__ram = {progress: 0, answers: []};
@@ -210,6 +217,73 @@ def test_lab_runs_the_magic(browser, lab):
     shot(d, 'lab-saved')
     assert got != 'dialog', js(d, "return document.querySelector('.jp-Dialog').innerText")
     assert 'written into' in lab['log'].read_text(), 'the server extension did not write the mark'
+
+RECORD_CELLS = [   # (id, source) of the notebook the agent's code lands in
+    ('load', '%load_ext ramabana'),
+    ('approve', '%ram approve auto'),
+    ('data', 'north = [120, 135, None, 150]'),
+    ('ask', '%%ram -m fake --no-notebook\nadd a list filled: north with its gaps as 0'),
+    ('after', 'filled'),
+]
+LANDED = 'filled = [x or 0 for x in north]'
+
+@pytest.fixture
+def record_lab(tmp_path_factory):
+    "JupyterLab on RECORD_CELLS, whose kernels know only `fake` (no llama-server is needed)."
+    with serve_lab(tmp_path_factory.mktemp('record'), RECORD_CELLS, lambda fake: FAKE_TABLE.format(url=fake.url)) as lab: yield lab
+
+CELLS_NOW = """return jupyterapp.shell.currentWidget.content.model.sharedModel.cells.map(c => c.toJSON())
+                 .map(c => ({id: c.id, source: c.source, metadata: c.metadata, execution_count: c.execution_count}))"""
+
+def test_agent_code_lands_as_a_cell(browser, record_lab):
+    "An action turn's code lands as a new cell right after the %%ram cell, marked by its first line; at save the server"
+    " extension writes the mark into the cell's metadata (`ramabana.agent`: the turn and the %%ram cell)."
+    d, lab, fake = browser, record_lab, record_lab['fake']
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': LANDED})]),
+                Reply(tool_calls=[tool_call('run_python', {'code': 'filled'})]),   # a look: it does not land
+                'Done: `filled` is north with 0 for the gap.')
+    d.get(f"{lab['url']}/lab/tree/ask.ipynb?token={lab['token']}")
+    wait_for(d, lambda d: js(d, "const w = window.jupyterapp?.shell.currentWidget;"
+                              "return w?.sessionContext?.session?.kernel?.status === 'idle'"), 120, 'the kernel to start')
+    js(d, "jupyterapp.shell.currentWidget.content.widgets.forEach(c => c.node.dataset.ram = c.model.id)")
+    js(d, "jupyterapp.commands.execute('notebook:run-all-cells')")
+    wait_for(d, lambda d: any('· fake' in o['text'] for o in outputs(d, 'ask')), 120, 'the %%ram cell to finish')
+    wait_for(d, lambda d: (o := outputs(d, 'after')) and o[-1]['text'] == '[120, 135, 0, 150]', 60, 'the cell after it to run')
+    cells = wait_for(d, lambda d: (c := js(d, CELLS_NOW)) and len(c) == len(RECORD_CELLS) + 1 and c, 30, 'the landed cell')
+    shot(d, 'lab-landed-cell')
+    ids = [c['id'] for c in cells]
+    i = ids.index('ask')
+    new = cells[i + 1]
+    assert ids[i + 2] == 'after' and new['id'] not in dict(RECORD_CELLS), ids   # right after the %%ram cell, a cell of its own
+    first, code = new['source'].split('\n', 1)
+    assert re.fullmatch(r'# ramabana: the agent ran this for the %%ram cell above \(turn chat-[\w-]+\.1\)', first), first
+    assert code == LANDED, code   # the look that followed did not land
+    assert new['execution_count'] is None, new   # it ran in the %%ram cell; run-all did not run it again
+
+    # saved (as Ctrl+S does), the file carries the mark in the cell's metadata
+    js(d, "jupyterapp.commands.execute('docmanager:save')")
+    nbfile = lab['root']/'ask.ipynb'
+    def saved(d):
+        try: cs = json.loads(nbfile.read_text())['cells']
+        except ValueError: return False   # Jupyter writes the file in place (after a backup copy): caught mid-write
+        return len(cs) == len(RECORD_CELLS) + 1 and cs
+    saved_cells = wait_for(d, saved, 30, 'the saved notebook to hold the landed cell')
+    got = saved_cells[i + 1]
+    assert got['id'] == new['id'] and ''.join(got['source']) == new['source'], got
+    turn = first.split('(turn ')[1].rstrip(')')
+    assert got['metadata']['ramabana'] == {'agent': {'turn': turn, 'for': 'ask'}}, got['metadata']
+    assert 'agent cell(s) marked' in lab['log'].read_text(), 'the server extension did not mark the cell'
+
+    # the %%ram cell run again (Shift+Enter) and the agent doing the same work: the saved notebook has that cell after it,
+    # so no second copy lands; the execution count is set as the reply is handled, with its payload, so it is waited for
+    before = {c['id']: c['execution_count'] for c in cells}['ask']
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': LANDED})]), 'Done again.')
+    js(d, "const nb = jupyterapp.shell.currentWidget.content; nb.activeCellIndex = arguments[0];"
+          "jupyterapp.commands.execute('notebook:run-cell-and-select-next')", i)
+    wait_for(d, lambda d: {c['id']: c['execution_count'] for c in js(d, CELLS_NOW)}['ask'] not in (None, before), 60, 'the second run')
+    again = js(d, CELLS_NOW)
+    assert [c['id'] for c in again] == ids and any('Done again.' in o['text'] for o in outputs(d, 'ask')), again
+    shot(d, 'lab-ran-again')
 
 @pytest.fixture(scope='module')
 def docs(docs_site):

@@ -115,6 +115,69 @@ def test_approval_through_stdin(tmp_path, fake, kernel_for):
     assert k.prompts == [] and texts(k.run('total'))[0] == '7'
 
 
+def reply_to(k, mid:str, timeout:float=120) -> dict:
+    "The content of the execute_reply to request `mid` (earlier replies nobody read are passed over)."
+    while True:
+        r = k.kc.get_shell_msg(timeout=timeout)   # raises queue.Empty after `timeout` s
+        if r['parent_header'].get('msg_id') == mid: return r['content']
+
+def next_inputs(reply:dict) -> list[dict]:
+    return [p for p in reply.get('payload') or [] if p.get('source') == 'set_next_input']
+
+def test_agent_code_lands_as_the_next_cell(tmp_path, fake, kernel_for):
+    "An action turn's code that changed the kernel comes back as one set_next_input payload, marked as the agent's;"
+    " its looks do not; a question whose code only looked lands nothing; run in a new kernel, the landed code gives the same state."
+    k = kernel_for(env_for(tmp_path, fake), tmp_path)
+    k.check('%load_ext ramabana'); k.check('%ram approve auto')
+    k.check('north = [120, 135, None, 150]')
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': 'filled = [x or 0 for x in north]'})]),
+                Reply(tool_calls=[tool_call('run_python', {'code': 'print(filled)'})]),
+                Reply(tool_calls=[tool_call('run_python', {'code': 'filled.append(99)\ntotal = sum(filled)'})]),
+                Reply(tool_calls=[tool_call('run_python', {'code': 'total = 1/0'})]),   # fails: does not land
+                'Done: `total` is 504.')
+    mid = k.send('%%ram --no-notebook\nmake filled, north with the gaps as 0, then add 99 and set total to its sum', 'ask')
+    msgs = k.collect(mid)
+    reply = reply_to(k, mid)
+    assert reply['status'] == 'ok' and not errors(msgs) and stderr(msgs) == '', (reply, stderr(msgs))
+    (p,) = next_inputs(reply)
+    first, code = p['text'].split('\n', 1)
+    assert p['replace'] is False
+    assert re.fullmatch(r'# ramabana: the agent ran this for the %%ram cell above \(turn chat-[\w-]+\.1\)', first), first
+    assert code == 'filled = [x or 0 for x in north]\n\nfilled.append(99)\ntotal = sum(filled)', code
+    assert texts(k.run('total'))[0] == '504'
+
+    # a question whose code only looked: no payload
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': 'total * 2'})]), 'Twice the total is 1008.')
+    mid = k.send('%%ram --no-notebook\nWhat is twice the total?', 'ask2')
+    k.collect(mid)
+    assert next_inputs(reply_to(k, mid)) == []
+
+    # the notebook from the top: the user's cell, then the landed one, in a new kernel, gives the kernel the agent left
+    k2 = kernel_for(env_for(tmp_path, fake), tmp_path)
+    k2.check('north = [120, 135, None, 150]'); k2.check(p['text'])
+    assert texts(k2.run('total, filled'))[0] == '(504, [120, 135, 0, 150, 99])'
+
+def test_agent_figure_shows_in_the_ram_cell(tmp_path, fake, kernel_for):
+    "A plot the agent's code draws shows in the %%ram cell's output (matplotlib's inline backend), and the plotting code lands."
+    pytest.importorskip('matplotlib')
+    k = kernel_for(env_for(tmp_path, fake), tmp_path)
+    k.check('%load_ext ramabana'); k.check('%ram approve auto')
+    k.check('north = [120, 135, 140, 150]')
+    plot = "import matplotlib.pyplot as plt\nplt.plot(north)\nplt.title('north')"
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': plot})]), 'The plot is above.')
+    mid = k.send('%%ram --no-notebook\nplot north', 'ask')
+    msgs = k.collect(mid)
+    reply = reply_to(k, mid)
+    pngs = [m for m in msgs if m['header']['msg_type'] == 'display_data' and 'image/png' in m['content']['data']]
+    assert len(pngs) == 1, [m['header']['msg_type'] for m in msgs]
+    (p,) = next_inputs(reply)
+    assert p['text'].split('\n', 1)[1] == plot
+    # `plt.show()` in the agent's code (it runs on a thread of its own) shows it in the same cell, once
+    fake.script(Reply(tool_calls=[tool_call('run_python', {'code': 'plt.plot([3, 1, 2])\nplt.show()'})]), 'Shown.')
+    msgs = k.run('%%ram --no-notebook\ndraw 3, 1, 2', 'ask2')
+    assert len([m for m in msgs if m['header']['msg_type'] == 'display_data' and 'image/png' in m['content']['data']]) == 1, msgs
+
+
 def test_notebook_that_does_not_fit(tmp_path, fake, kernel_for):
     "Attached to the open notebook: discard cells go first, then auto; keep cells and the asking cell stay."
     big = 'row ' * 450
