@@ -21,11 +21,11 @@ from .backend import Backend, Tool, make_backend, REFUSED, Discard, apply_piece,
 # %% auto #0
 __all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS',
            'FRAME_COLS', 'MISSING_MODULE', 'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'SP', 'CODE_SP',
-           'REPEAT_AFTER', 'REPEAT_NOTICE', 'REPEAT_FAILED', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError',
-           'ask_input', 'Approvals', 'repr_head', 'shape_of', 'access_hint', 'numbers_line', 'strings_line',
-           'items_line', 'is_frame', 'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code', 'format_run',
-           'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools',
-           'SessionFile', 'new_task', 'Agent']
+           'REPEAT_AFTER', 'REPEAT_NOTICE', 'REPEAT_FAILED', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'KERNEL_NAMES',
+           'ApprovalError', 'ask_input', 'Approvals', 'repr_head', 'shape_of', 'access_hint', 'numbers_line',
+           'strings_line', 'items_line', 'is_frame', 'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code',
+           'format_run', 'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code',
+           'python_tools', 'SessionFile', 'new_task', 'Agent', 'kernel_line']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -687,11 +687,32 @@ def _without_context(m:dict, text:str) -> dict:
     "Message `m` with its context replaced by `CONTEXT_NOTE`: the note, then the prompt's `text`."
     return {**m, 'content': f'{CONTEXT_NOTE}\n\n{text}'}
 
-# %% ../nbs/08b_agent.ipynb #75c42374
+# %% ../nbs/08b_agent.ipynb #0ab4c1c1
+KERNEL_NAMES = 30   # the newest variables a turn names
+_NOT_THE_USERS = {'In', 'Out', 'exit', 'quit', 'get_ipython'}   # IPython's own names in a kernel's namespace
+
+def _what(v) -> str:
+    "What value `v` is, in a few words."
+    if is_frame(v): return f'DataFrame {v.shape[0]}×{v.shape[1]}' if type(v).__name__ == 'DataFrame' else f'Series of {len(v)}'
+    if callable(v): return 'function'
+    t = type(v).__name__
+    if isinstance(v, (list, tuple, dict, set, frozenset, str, bytes)): return f'{t} of {len(v)}'
+    return t
+
+def kernel_line(ns:dict, n:int=KERNEL_NAMES) -> str:
+    "One line naming the user's variables in `ns` and what each is (the newest `n`); '' when there are none."
+    mine = [(k, v) for k, v in ns.items() if not k.startswith('_') and k not in _NOT_THE_USERS
+            and not isinstance(v, (types.ModuleType, type))]
+    if not mine: return ''
+    return 'Variables in the kernel: ' + ', '.join(f'{k} ({_what(v)})' for k, v in mine[-n:])
+
+# %% ../nbs/08b_agent.ipynb #510e8bbc
 @patch
 def _turn_text(self:Agent, prompt):
-    "The prompt as the history keeps it: with its own notices (computed from the prompt alone, never the context)."
-    return prompt + notices_block(prompt) if isinstance(prompt, str) else prompt
+    "The prompt as the history keeps it: its kernel's names for a model acting in code, and its own notices."
+    if not isinstance(prompt, str): return prompt
+    names = kernel_line(self.ns) if self.backend.acts_in_code else ''
+    return prompt + (f'\n\n{names}' if names else '') + notices_block(prompt)
 
 # %% ../nbs/08b_agent.ipynb #09ddc05c
 @patch
