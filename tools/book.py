@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""How the notebooks read as a book: the measures issue 54 names, per notebook and in all.
+
+  python tools/book.py            # the table and the totals
+  python tools/book.py --worst 10 # the notebooks furthest from the goals first
+
+- definitions with an example: of the exported cells that define a function or class, the share followed within two
+  cells by an unexported code cell (an example) before the next exported one
+- @patch: the share of exported cells that are `@patch` methods
+- long prose: markdown cells over 300 words
+- module lines: lines of each module in ramabana/ (the generated `_modidx.py` aside)
+"""
+import json, re, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEF = re.compile(r'^(?:@patch[^\n]*\n)?(?:async\s+)?(?:def|class)\s+\w+', re.M)
+
+def cells(nb):
+    for c in json.loads(nb.read_text())['cells']:
+        src = ''.join(c['source'])
+        yield c['cell_type'], src
+
+def exported(src): return bool(re.match(r'\s*#\|\s*export', src))
+
+def measure(nb):
+    cs = list(cells(nb))
+    defs = with_ex = patches = exp = long_md = 0
+    for i, (kind, src) in enumerate(cs):
+        if kind == 'markdown':
+            if len(src.split()) > 300: long_md += 1
+            continue
+        if not exported(src): continue
+        exp += 1
+        if re.search(r'^@patch', src, re.M): patches += 1
+        if not DEF.search(src): continue
+        defs += 1
+        nxt = [(k, s) for k, s in cs[i + 1:i + 3]]
+        for k, s in nxt:
+            if k == 'code' and exported(s): break
+            if k == 'code' and s.strip() and not s.lstrip().startswith('#| hide'): with_ex += 1; break
+    return dict(defs=defs, with_ex=with_ex, patches=patches, exported=exp, long_md=long_md)
+
+def main():
+    worst = int(sys.argv[sys.argv.index('--worst') + 1]) if '--worst' in sys.argv else None
+    rows = {nb.stem: measure(nb) for nb in sorted((ROOT/'nbs').glob('*.ipynb'))}
+    tot = {k: sum(r[k] for r in rows.values()) for k in next(iter(rows.values()))}
+    order = sorted(rows, key=lambda n: (rows[n]['with_ex'] / rows[n]['defs'] if rows[n]['defs'] else 1)) if worst else sorted(rows)
+    print(f"{'notebook':22} {'defs':>5} {'with ex':>8} {'@patch':>7} {'exported':>9} {'md>300':>7}")
+    for n in order[:worst] if worst else order:
+        r = rows[n]
+        print(f"{n:22} {r['defs']:5} {r['with_ex'] / r['defs'] if r['defs'] else 1:8.0%} {r['patches']:7} {r['exported']:9} {r['long_md']:7}")
+    print(f"\nall: definitions with an example within two cells {tot['with_ex']}/{tot['defs']} = {tot['with_ex'] / tot['defs']:.0%} (goal 60%); "
+          f"@patch {tot['patches']}/{tot['exported']} = {tot['patches'] / tot['exported']:.0%} of exported cells (goal 10%); "
+          f"markdown cells over 300 words: {tot['long_md']} (goal 0)")
+    big = [(p.name, n) for p in sorted((ROOT/'ramabana').glob('*.py')) if p.name != '_modidx.py'
+           and (n := len(p.read_text().splitlines())) > 700]
+    print('modules over 700 lines:', ', '.join(f'{a} {b}' for a, b in big) or 'none')
+
+if __name__ == '__main__': main()
