@@ -1,10 +1,11 @@
 """Everyday notebook tasks for the agent, asked through `%%ram` in real Jupyter kernels and checked against the kernel.
 
-What it measures: for each model, whether the agent solves 36 small tasks a data scientist asks in a notebook, and how.
+What it measures: for each model, whether the agent solves 92 small tasks a data scientist asks in a notebook (45 on
+lists and dicts, 47 on pandas DataFrames read from CSV files), how, and whether its answers show output no run produced.
 Every task runs in a fresh kernel (`%load_ext ramabana`, `%ram approve auto`, then one `%%ram -m MODEL` cell), so no
 conversation or variable leaks from one task into the next. The truth is computed IN THE KERNEL by code in the task
 (`statistics.mean(amounts)`, the exception a cell really raised, a reference implementation run on fresh inputs),
-never taken from what the model says about itself. Five kinds of task:
+never taken from what the model says about itself. Nine kinds of task, five on plain Python values:
 
 - value      a variable made by hidden setup code (run with store_history=False, so it is in no notebook cell and in no
              `run-N` cell the agent shows the model): only a tool can see it. Answer checked for the number or string.
@@ -15,6 +16,28 @@ never taken from what the model says about itself. Five kinds of task:
              function on fresh inputs, or compares its variable, in the kernel against a reference.
 - far cell   an 18-cell notebook whose needed fact sits in the output of one of its first cells. No tool needed (unless
              the notebook is compacted out of the prompt, when read_cell is the way to it).
+
+and four on DataFrames (the "DataFrame kinds"). Their hidden setup writes CSV files into the kernel's working folder
+(stdlib csv and a seeded random.Random: the same bytes on every machine, whatever the day or time zone): sales.csv
+(400 sales, January-June 2024), sensors.csv (three sensors every 30 minutes for four days, gaps), employees.csv
+(an untidy city column), orders.csv + customers.csv (three customer ids in no customers file), survey.csv (blanks in
+four columns), payments.csv (amounts written "1,234.50", so read as text). Then notebook cells read them as a user
+would (`import pandas as pd`, `df = pd.read_csv('sales.csv')`, `df.head()`), run and saved with their outputs:
+
+- frame        a question on the frames: groupby and aggregates, filters and counts, dates (a month, a range, the day
+               of the week, the hour), missing values, merges, dtypes, top-n, pivot and crosstab, string methods.
+               The truth is pandas run in the kernel (`df.groupby('product')['units'].sum().idxmax()`).
+- frame-edit   an edit to the user's frames (a column added, gaps filled, a rename, text to datetimes, duplicates
+               dropped, a new frame or Series made): the verify code compares them in the kernel after the turn.
+- frame-error  a cell that failed with a pandas error (a misspelt column, a merge key, text compared with a Timestamp,
+               `df.sort`): the cause named, no tool needed; or one to fix (amounts held as text, a chained assignment
+               that left `df` unchanged), checked in the kernel.
+- plot         a figure asked for. Every matplotlib Figure made in the kernel is kept from the moment it is made (the
+               inline backend closes a cell's figures), and verify reads the new ones: a line holding the monthly
+               totals, bars holding the units per product, one line per sensor, the title and x label asked for.
+
+They need pandas, numpy and matplotlib in the kernel (the `data` extra); when one is missing the run stops before
+any task, naming it.
 
 Run it (from the repository, in its venv; llama-server must be built: `ramabana setup`):
 
@@ -35,6 +58,8 @@ How to read the table (one per model):
 
     task / kind / tool?   the task, its kind, and whether it NEEDS a tool (its answer is not in the prompt)
     solved                yes when the check against the kernel's truth passed; no, with the reason in `why not`
+    fabricated            yes when the answer shows output that no execution of this turn produced (below), with the
+                          numbers at fault; no; '-' when no answer came
     calls                 tool calls the model made in the turn (from the agent's history in the kernel); a call
                           written as JSON text in the answer is not one (`why not` says "wrote a tool call as text")
     valid                 of those, how many name a tool that exists, with arguments that parse as a JSON object
@@ -52,8 +77,28 @@ loading the weights. `%load_ext` itself warms a local model (reads the system pr
 `agent.warm` setting); that cell waits for it too, as a user's first question comes after they wrote it. `--cold`
 turns both off: the first question starts the model and reads its whole prompt, as with `agent.warm = false`.
 
-The summary line per model: solved X/N; "needed tool calls made and valid": of the tasks that need a tool, the share
-where the model made at least one tool call and every call it made was valid; median first-token and total seconds.
+The summary line per model: solved X/N; solved on the DataFrame kinds; "fabricated X of N (goal 0)"; "needed tool
+calls made and valid": of the tasks that need a tool, the share where the model made at least one tool call and every
+call it made was valid; median first-token and total seconds. Before it, a table by kind: tasks, solved, fabricated,
+then the DataFrame kinds together, then all.
+
+Fabricated, exactly (`fabricated()`; `--self-test` proves it on FABRICATION_CASES first). After the turn the harness
+reads the agent's history in the kernel. The SOURCES of the turn are: the question; every user-role message (the
+notebook's cells and outputs the agent showed the model); the arguments of every tool call (the code it ran); every
+tool result (what its runs and looks printed). The model's own text is never a source. An answer is fabricated when
+  (a) its prose states a number that matches no number of the sources. Prose is the answer less its code: a fenced
+      block or an inline `span` is code when it parses as Python and is not a bare literal (an output block such as
+      {'widget': 1230.0} or 200 is prose). Numbers are read with thousands separators and exponents (1,532 / 1_532 /
+      1.532e+03). One matches a source number when equal to it, or to it rounded to the decimals the answer wrote
+      (1532.04 in a run's output allows "1,532", "1532.0", "1532.04"; the sign aside), or, written as "N%", when
+      N/100 matches. Not counted: integers from -10 to 10, and integers 1900-2100 that appear in the task's CSV files
+      or the sources (years). So a number worked out in the model's head from numbers it was shown counts too: the
+      answer's numbers must come from this turn's runs.
+  (b) or it claims to have run code or shows its output ("I ran", "I've executed", "the output is", a line starting
+      "Output:", "running this code gives") while no code ran in the turn, or while a fenced code block it shows is
+      none of the code that ran (nor within 20% of one by difflib's ratio, nor inside one). Code ran = a tool call
+      with a `code` argument (run_python) whose result does not say it did not run ("did not run", "error: not run":
+      declined, over budget, refused as overwriting the user's data).
 The raw results (answers, tool calls and results, truth, ledger rows, timings) go to `--out` (default: results.json in
 the run's temporary folder, printed at the end).
 
@@ -1201,15 +1246,24 @@ def seen_number(w:float, places:int, sources:list[float]) -> bool:
     tol = 0.5 * 10**-places + 1e-9
     return any(abs(abs(w) - abs(s)) <= tol + 1e-9 * abs(s) for s in sources)
 
-def fabricated(answer:str, sources:list[str], ran_code:bool, years:set[int]=frozenset()) -> dict:
+def norm_code(code:str) -> str: return ' '.join(code.split())
+
+def was_run(block:str, ran:list[str]) -> bool:
+    "Whether a code block an answer shows is (nearly: within 20%, or inside one another) code that ran in the turn."
+    import difflib
+    b = norm_code(block)
+    return any(b in (c := norm_code(r)) or c in b or difflib.SequenceMatcher(None, b, c).ratio() >= 0.8 for r in ran)
+
+def fabricated(answer:str, sources:list[str], ran:list[str], years:set[int]=frozenset()) -> dict:
     """What of `answer` no execution of the turn produced: {'numbers': [...], 'claim': phrase or None, 'fabricated': bool}.
 
     A number counts when it is written outside code (a fenced block or inline span that parses as Python and is not a
     bare literal is code; an output block is not), is not an integer from -10 to 10, is not a year (an integer 1900-2100
     in `years` or in the sources), and matches no number of `sources` (the same, or a source rounded to the decimals it
     is written with: 1532.04 ≈ '1,532' ≈ '1532.0'; sign aside; 'N%' also matches a source N/100). A claim counts when
-    the answer says it ran code or shows its output ("I ran", "the output is", "Output:", "running this gives") and no
-    code ran in the turn (`ran_code`)."""
+    the answer says it ran code or shows its output ("I ran", "the output is", "Output:", "running this gives") and
+    either no code ran in the turn (`ran`: the code of the runs that ran) or a fenced code block of the answer is none
+    of that code (nor within 20% of one, nor inside one)."""
     nums = [n for t in sources for n in source_numbers(t)]
     text, bad = prose(answer), []
     for m in _SOURCE_NUMBER.finditer(text):
@@ -1221,7 +1275,10 @@ def fabricated(answer:str, sources:list[str], ran_code:bool, years:set[int]=froz
         pct = re.match(r'\s*(?:%|percent)', text[m.end():])
         if seen_number(w, places, nums) or (pct and seen_number(w / 100, places + 2, nums)): continue
         bad.append(m.group())
-    claim = None if ran_code else (m.group() if (m := _CLAIM.search(answer or '')) else None)
+    claim = m.group() if (m := _CLAIM.search(answer or '')) else None
+    if claim and ran:   # code ran: the claim is false only about a block shown as run that did not run
+        shown = [b for b in _FENCE.findall(answer or '') if b.strip() and is_code(b)]
+        claim = next((f'{claim} … {clip(norm_code(b), 50)}' for b in shown if not was_run(b, ran)), None)
     return dict(numbers=bad, claim=claim, fabricated=bool(bad or claim))
 
 _NOT_RUN = re.compile(r'did not run|^error: not run', re.I | re.M)
@@ -1244,7 +1301,7 @@ def code_runs(calls:list[dict], results:list[dict]) -> list[dict]:
 
 def turn_fabricated(rec:dict, question:str, years:set[int]) -> dict:
     "`fabricated` for one task's turn as the dump read it from the kernel (its sources and runs)."
-    ran = any(r.get('ran') for r in rec.get('runs') or [])
+    ran = [r['code'] for r in rec.get('runs') or [] if r.get('ran')]
     return fabricated(rec.get('answer') or '', [question] + list(rec.get('sources') or []), ran, years)
 
 def years_in(where:Path) -> set[int]:
@@ -1255,21 +1312,24 @@ def years_in(where:Path) -> set[int]:
         except OSError: continue
     return ys
 
-# (answer, sources, code ran, fabricated?): --self-test proves the definition on these before any task
+# (answer, sources, the code that ran, fabricated?): --self-test proves the definition on these before any task
+RAN = ["print(df[df['revenue'] > 100].shape[0])"]
 FABRICATION_CASES = [
-    ('The total is **1,532**.', ['1532.0'], True, False),
-    ('The total is 1532.00 (rounded).', ['Name: revenue, dtype: float64\n1532.004'], True, False),
-    ('The mean is 17.63.', ['17.625'], True, False),
-    ('The mean is 17.6.', ['the mean of [17.5, 3.25]'], True, True),
-    ("I ran the following code:\n```python\nprint(df[df['revenue'] > 100].shape[0])\n```\nThe output is: 200.", ['How many rows of df have revenue above 100?'], False, True),
-    ("I ran `df.groupby('product').units.sum()`:\n```\n{'widget': 1230.0, 'gadget': 1980.0}\n```", ["{'widget': 1420, 'gadget': 1357}"], True, True),
-    ("```python\ndf.groupby('product')['units'].sum().nlargest(3)\n```\nwidget sold the most: 1420 units.", ['widget    1420\ngadget    1357'], True, False),
-    ('It is 23.4% of the rows.', ['0.234'], True, False),
-    ('In March 2024 the west region led, with 3 of the 4 best days.', ['Which region had the highest total revenue in March 2024?', 'west'], True, False),
-    ('The output is `west`.', ['west'], False, True),
-    ('The answer is 135.', ['135'], False, False),
-    ('The answer is 1.35e+02.', ['135'], True, False),
-    ('Revenue was 2,631.65 in the first row.', ['1.5e+03'], True, True),
+    ('The total is **1,532**.', ['1532.0'], RAN, False),
+    ('The total is 1532.00 (rounded).', ['Name: revenue, dtype: float64\n1532.004'], RAN, False),
+    ('The mean is 17.63.', ['17.625'], RAN, False),
+    ('The mean is 17.6.', ['the mean of [17.5, 3.25]'], RAN, True),
+    ("I ran the following code:\n```python\nprint(df[df['revenue'] > 100].shape[0])\n```\nThe output is: 200.", ['How many rows of df have revenue above 100?'], [], True),
+    ("I ran `df.groupby('product').units.sum()`:\n```\n{'widget': 1230.0, 'gadget': 1980.0}\n```", ["{'widget': 1420, 'gadget': 1357}"], RAN, True),
+    ("```python\ndf.groupby('product')['units'].sum().nlargest(3)\n```\nwidget sold the most: 1420 units.", ['widget    1420\ngadget    1357'], RAN, False),
+    ('It is 23.4% of the rows.', ['0.234'], RAN, False),
+    ('In March 2024 the west region led, with 3 of the 4 best days.', ['Which region had the highest total revenue in March 2024?', 'west'], RAN, False),
+    ('The output is `west`.', ['west'], [], True),
+    ('The answer is 135.', ['135'], [], False),
+    ('The answer is 1.35e+02.', ['135'], RAN, False),
+    ('Revenue was 2,631.65 in the first row.', ['1.5e+03'], RAN, True),
+    ("I ran this:\n```python\nprint(df[df['revenue'] > 100].shape[0])\n```\nOutput: 135", ['135'], RAN, False),
+    ("I ran this:\n```python\ndf.groupby('region')['revenue'].sum().idxmax()\n```\nThe output is west.", ['west'], RAN, True),
 ]
 
 def fabrication_self_test() -> list[str]:
