@@ -79,7 +79,8 @@ turns both off: the first question starts the model and reads its whole prompt, 
 
 The summary line per model: solved X/N; solved on the DataFrame kinds; "fabricated X of N (goal 0)"; "needed tool
 calls made and valid": of the tasks that need a tool, the share where the model made at least one tool call and every
-call it made was valid; median first-token and total seconds. Before it, a table by kind: tasks, solved, fabricated,
+call it made was valid; "notices in answers": answers showing the agent's own notice or context tags
+(`<system-reminder>`, `<notebook-changes>`, ...; goal 0); median first-token and total seconds. Before it, a table by kind: tasks, solved, fabricated,
 then the DataFrame kinds together, then all.
 
 Fabricated, exactly (`fabricated()`; `--self-test` proves it on FABRICATION_CASES first). After the turn the harness
@@ -1183,6 +1184,7 @@ def run_task(task:Task, model:str, args, root:Path) -> dict:
                    cells_shown=turn['cells_shown'], servers=turn['servers'], ledger=turn['ledger'], status=turn['status'],
                    sources=turn['sources'], runs=code_runs(turn['calls'], turn['results']))
         rec['fabricated'] = turn_fabricated(rec, task.question, years_in(where))
+        rec['notice'] = notice_in(rec['answer'])
         problems = [call_problem(c, turn['schemas']) for c in turn['calls']]
         rec['valid'] = problems.count(None)
         rec['invalid'] = [[c.get('name'), p] for c, p in zip(turn['calls'], problems) if p]
@@ -1299,6 +1301,12 @@ def code_runs(calls:list[dict], results:list[dict]) -> list[dict]:
         runs.append(dict(name=c.get('name'), code=args['code'], ran=bool(res) and not _NOT_RUN.search(head[:300])))
     return runs
 
+_NOTICE = re.compile(r'</?(?:system-reminder|notebook-changes|context-compacted|notebook)\b[^>]*>')
+
+def notice_in(answer:str) -> str|None:
+    "The first tag of the agent's own notices and context blocks shown in an answer (`<system-reminder>`), or None."
+    return m.group() if (m := _NOTICE.search(answer or '')) else None
+
 def turn_fabricated(rec:dict, question:str, years:set[int]) -> dict:
     "`fabricated` for one task's turn as the dump read it from the kernel (its sources and runs)."
     ran = [r['code'] for r in rec.get('runs') or [] if r.get('ran')]
@@ -1411,7 +1419,7 @@ def summary(model:str, recs:list[dict]) -> dict:
     good = [r for r in needed if r['calls'] and r['valid'] == len(r['calls'])]
     med = lambda k: (statistics.median(v) if (v := [r[k] for r in recs if r[k] is not None]) else None)
     return dict(model=model, solved=sum(r['solved'] for r in recs), tasks=len(recs), tool_tasks=len(needed),
-                fabricated=tally(recs)['fabricated'], tool_ok=len(good),
+                fabricated=tally(recs)['fabricated'], notices=sum(bool(r.get('notice')) for r in recs), tool_ok=len(good),
                 tool_ok_pct=round(100 * len(good) / len(needed)) if needed else None,
                 median_first_s=med('first_s'), median_total_s=med('total_s'), by_kind=by_kind(recs))
 
@@ -1420,6 +1428,7 @@ def summary_line(s:dict) -> str:
     frames = s['by_kind'].get('DataFrame kinds')
     df = f" · DataFrame kinds solved {frames['solved']}/{frames['tasks']}" if frames else ''
     return (f"**{s['model']}**: solved {s['solved']}/{s['tasks']}{df} · fabricated {s['fabricated']} of {s['tasks']} (goal 0) · "
+            f"notices in answers {s['notices']} · "
             f"needed tool calls made and valid {pct} · "
             f"median first token {seconds(s['median_first_s'])} s · median total {seconds(s['median_total_s'])} s")
 
