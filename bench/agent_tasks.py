@@ -59,7 +59,8 @@ How to read the table (one per model):
     task / kind / tool?   the task, its kind, and whether it NEEDS a tool (its answer is not in the prompt)
     solved                yes when the check against the kernel's truth passed; no, with the reason in `why not`
     fabricated            yes when the answer shows output that no execution of this turn produced (below), with the
-                          numbers at fault; no; '-' when no answer came
+                          numbers at fault; no; '-' when the turn did not end (no answer, a turn error, a
+                          timeout: a cut answer can end in half a number), which the summary does not count
     calls                 tool calls the model made in the turn (from the agent's history in the kernel); a call
                           written as JSON text in the answer is not one (`why not` says "wrote a tool call as text")
     valid                 of those, how many name a tool that exists, with arguments that parse as a JSON object
@@ -1183,7 +1184,9 @@ def run_task(task:Task, model:str, args, root:Path) -> dict:
         rec.update(answer=turn['answer'] or '', turn_error=turn['error'], calls=turn['calls'], results=turn['results'],
                    cells_shown=turn['cells_shown'], servers=turn['servers'], ledger=turn['ledger'], status=turn['status'],
                    sources=turn['sources'], runs=code_runs(turn['calls'], turn['results']))
-        rec['fabricated'] = turn_fabricated(rec, task.question, years_in(where))
+        # judged on turns that ended: an answer cut by a turn error or a timeout can end in half a number
+        ended = not (ex.timed_out or turn['error']) and turn['answer'] is not None
+        rec['fabricated'] = turn_fabricated(rec, task.question, years_in(where)) if ended else None
         rec['notice'] = notice_in(rec['answer'])
         problems = [call_problem(c, turn['schemas']) for c in turn['calls']]
         rec['valid'] = problems.count(None)
