@@ -73,3 +73,9 @@ def test_no_private_names():
     from test_architecture import private_reaches
     found = [f for p in SCRIPTS for f in private_reaches(p)]
     assert not found, found
+
+def test_fabricated_definition():
+    "The agent eval's definition of a fabricated answer judges its own cases as its docstring says (no kernel, no model)."
+    import runpy
+    ns = runpy.run_path(str(BENCH/'agent_tasks.py'), run_name='bench_smoke')
+    assert ns['fabrication_self_test']() == []
