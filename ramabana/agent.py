@@ -693,7 +693,11 @@ _NOT_THE_USERS = {'In', 'Out', 'exit', 'quit', 'get_ipython'}   # IPython's own 
 
 def _what(v) -> str:
     "What value `v` is, in a few words."
-    if is_frame(v): return f'DataFrame {v.shape[0]}×{v.shape[1]}' if type(v).__name__ == 'DataFrame' else f'Series of {len(v)}'
+    if is_frame(v):   # a table's columns too: a model that guesses them writes `df['Product']`
+        if type(v).__name__ != 'DataFrame': return f'Series of {len(v)}'
+        cols = [str(c) for c in v.columns]
+        more = f', … {len(cols) - FRAME_COLS} more' if len(cols) > FRAME_COLS else ''
+        return f"DataFrame {v.shape[0]}×{v.shape[1]}, columns {', '.join(cols[:FRAME_COLS])}{more}"
     if callable(v): return 'function'
     t = type(v).__name__
     if isinstance(v, (list, tuple, dict, set, frozenset, str, bytes)): return f'{t} of {len(v)}'

@@ -25,10 +25,10 @@ from .claims import NoticeFilter, unbacked, claims_run, without, no_notices
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
            'LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'SHOWN_LINES', 'CANCELLED_CALL', 'FAILED_CALL',
-           'MISCALL_NOTE', 'ECHO_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE', 'SEND_BACKS', 'FORCED_STEPS',
-           'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'BackendError',
-           'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'Discard',
-           'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
+           'MISCALL_NOTE', 'ECHO_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE', 'FAILED_NOTE', 'SEND_BACKS',
+           'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS', 'COUNT_CACHE', 'COUNT_TIMEOUT',
+           'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
+           'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
            'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'Echo', 'shown_output',
            'tool_lines', 'failure', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
            'explain_error', 'make_backend']
@@ -845,6 +845,10 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     if notes.dropped and (k := len(said) - len(said.rstrip())):   # the space that led to a dropped notice goes with it
         yield Discard(k); text[:] = [said.rstrip()]
     if fence is not None and not self._cancel.is_set() and fence.end(complete=asm.finish != 'length'):
+        if prefill and not fence.parses:   # made to start a block, it answered in words inside it: that is its answer
+            yield Discard(len(''.join(text))); yield (said := fence.code)
+            msg = asm.message(said); msg['model'] = writer(self.spec)
+            return msg, asm.usage
         self._blocks += 1
         msg = asm.message(fence.prose)
         msg.update(tool_calls=[code_call(fence.code, self._blocks)], model=writer(self.spec))
@@ -942,7 +946,9 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
     sent = None                       # the answer last sent back
     while True:
         before = self._said
-        must = bool(tool_first) and self.must_call(start, 'run' if tool_first is True else tool_first)
+        # a model acting in code is made to start with a block only until one ran: after an output, the choice between
+        # another block and an answer is its own (forced, it wrote its answer as a block, then again and again)
+        must = bool(tool_first) and (not self._blocks if self.acts_in_code else self.must_call(start, 'run' if tool_first is True else tool_first))
         retry = RETRY_TEMPERATURE if must and self.steps and failure(self.hist[-1].get('content')) else None
         # a step that must act: a JSON tool call, or for a model acting in code an answer that starts a block
         how = dict(prefill=CODE_OPEN) if must and self.acts_in_code else dict(tool_choice='required') if must else {}
@@ -1004,6 +1010,8 @@ SILENT_NOTE = "[You said nothing. Answer the question from the results above.]"
 UNBACKED_NOTE = ("[Your answer states {nums}, which no code run in this turn printed. Work {them} out {how} and answer "
                  "from the output, or answer without {them}.]")
 CLAIMED_NOTE = "[Your answer says '{words}', but no code ran in this turn. Run the code {how} and answer from its real output.]"
+FAILED_NOTE = ("[Your last code failed ({error}), so no code computed that answer. Fix the code and run it {how}, then "
+               "answer from its output; if the question is why it fails, answer that.]")
 SEND_BACKS = 2   # answers a turn sends back: each costs a step, and a model that misses twice is shown what it said
 
 def tool_lines(tools:list) -> str:
@@ -1059,8 +1067,11 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
         how = 'in a ```python block' if self.acts_in_code else f'with {CODE_TOOL}'
         if nums := self.uncomputed(m, start):
             return UNBACKED_NOTE.format(nums=', '.join(nums), them='it' if len(nums) == 1 else 'them', how=how)
-        if not any(x.get('role') == 'tool' for x in self.hist[start:]) and (words := claims_run(m.get('content') or '')):
-            return CLAIMED_NOTE.format(words=words, how=how)
+        runs = [x for x in self.hist[start:-1] if x.get('role') == 'tool' and x.get('name') == CODE_TOOL]
+        if not runs and (words := claims_run(m.get('content') or '')): return CLAIMED_NOTE.format(words=words, how=how)
+        # its last run failed, and it answered anyway: whatever the answer says, no code computed it
+        if runs and (err := failure(runs[-1].get('content'))) and (m.get('content') or '').strip():
+            return FAILED_NOTE.format(error=err, how=how)
     if not self.spec.tool_first: return None   # the checks below are for a small model (`ModelSpec.tool_first`)
     text = m.get('content') or ''
     # a tag of the prompt's own blocks in the answer: the model recited its context instead of answering

@@ -55,6 +55,11 @@ class CodeFence:
         return self.text[self.opened.end():self.closed.start()].rstrip('\n')
 
     @property
+    def parses(self) -> bool:
+        "Whether the block's code is Python (a model made to start a block may write its answer in it instead)."
+        return self.code is not None and _parses(self.code)
+
+    @property
     def prose(self) -> str:
         "What the reply said before its block."
         return (self.text[:self.opened.start()] if self.opened is not None else self.text).rstrip()
