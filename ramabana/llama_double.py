@@ -401,7 +401,7 @@ def _fault_reply(mode:str|None, opts:dict, stream:bool):
         return _error(status, msg, typ, headers=None if ra is None else {'Retry-After': str(ra)})
     return None
 
-# %% ../nbs/04a_llama_double.ipynb #222eb7f3
+# %% ../nbs/04a_llama_double.ipynb #47966cdf
 @dataclass
 class _Answer:
     "One request the double is answering, from the slot it holds to the reply it writes."
@@ -410,6 +410,22 @@ class _Answer:
 
     @property
     def delay(self) -> float: return self.opts.get('delay', 0.2) if self.mode == 'slow_prefill' else 0
+
+    def chunk(self, delta=None, finish=None, **kw) -> dict:
+        "One streamed chunk of this answer."
+        c = dict(choices=[dict(finish_reason=finish, index=0, delta=delta or {})], **self.base, **kw)
+        if self.mode == 'no_choices': del c['choices']
+        return c
+
+    async def prefill(self):
+        "Read the prompt batch by batch; yields progress at the start and after each batch."
+        n, done, t0 = len(self.toks), self.cache_n, time.monotonic()
+        yield dict(total=n, cache=self.cache_n, processed=done, time_ms=0)
+        while done < n:
+            if self.delay: await asyncio.sleep(self.delay)
+            done = min(done + self.server.n_batch, n)
+            self.slot.tokens = self.toks[:done]  # a prompt read halfway stays cached halfway
+            yield dict(total=n, cache=self.cache_n, processed=done, time_ms=int((time.monotonic()-t0)*1000))
 
 # %% ../nbs/04a_llama_double.ipynb #f35a6de8
 @patch
@@ -425,26 +441,6 @@ def _answer(self:FakeLlamaServer, body:dict, slot, toks:list, mode:str|None, opt
     base = dict(created=created, id=cid, model=self.model, system_fingerprint=self.build_info, object='chat.completion.chunk')
     return _Answer(self, slot, body, toks, cache_n, pl, gen_toks, _usage(n, cache_n, pl.n_gen, reply.usage),
                    self.timings(cache_n, n-cache_n, pl.n_gen), base, mode, opts)
-
-# %% ../nbs/04a_llama_double.ipynb #9283ef1e
-@patch
-def chunk(self:_Answer, delta=None, finish=None, **kw) -> dict:
-    "One streamed chunk of this answer."
-    c = dict(choices=[dict(finish_reason=finish, index=0, delta=delta or {})], **self.base, **kw)
-    if self.mode == 'no_choices': del c['choices']
-    return c
-
-# %% ../nbs/04a_llama_double.ipynb #173c9ac3
-@patch
-async def prefill(self:_Answer):
-    "Read the prompt batch by batch; yields progress at the start and after each batch."
-    n, done, t0 = len(self.toks), self.cache_n, time.monotonic()
-    yield dict(total=n, cache=self.cache_n, processed=done, time_ms=0)
-    while done < n:
-        if self.delay: await asyncio.sleep(self.delay)
-        done = min(done + self.server.n_batch, n)
-        self.slot.tokens = self.toks[:done]  # a prompt read halfway stays cached halfway
-        yield dict(total=n, cache=self.cache_n, processed=done, time_ms=int((time.monotonic()-t0)*1000))
 
 # %% ../nbs/04a_llama_double.ipynb #ae562b48
 @patch
