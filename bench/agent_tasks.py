@@ -72,7 +72,7 @@ How to read the table (one per model):
     total s               seconds from sending the %%ram cell until the kernel was idle again
     why not               for an unsolved task: timeout, turn error, or what the checker expected and found
 
-Before the question, llama-server for the model is started in the kernel (`ramabana.llamacpp.server_url`, the one the
+Before the question, llama-server for the model is started in the kernel (`ramabana.llamaserver.server_url`, the one the
 in-process gateway then reuses) and that time is recorded as `load_s` in the JSON, so `first s` measures the turn, not
 loading the weights. `%load_ext` itself warms a local model (reads the system prompt and tools into its cache, the
 `agent.warm` setting); that cell waits for it too, as a user's first question comes after they wrote it. `--cold`
@@ -877,7 +877,7 @@ def warm_cell(model:str) -> str:
     return f'''def __agent_tasks_warm():
     import json
     from ramabana.core import resolve
-    from ramabana import llamacpp
+    from ramabana import llamaserver as llamacpp
     spec = resolve({model!r})
     if spec.runtime == 'llamacpp' and not spec.base_url: llamacpp.server_url(spec)
     from ramabana.magic import session

@@ -19,7 +19,7 @@ server is the one `ramabana setup` built. `--build-only` just builds llama-bench
 import argparse, dataclasses, json, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 import httpx
-from ramabana import llamacpp as L, llamabuild as LB
+from ramabana import llamaserver as L, llamabuild as LB
 from ramabana.core import BUILTIN_MODELS, cache_dir, format_table
 
 THREADS, PP, TG, REPS = 2, 512, 128, 5

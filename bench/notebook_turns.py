@@ -135,7 +135,7 @@ def turns(send_changes:bool, model:str='smollm2') -> list[dict]:
 
 def restart(saved_mib:int, model:str='smollm2') -> list[dict]:
     "Two kernels on one notebook, the second started after the first shut down as Jupyter's restart does: the ledger rows of their warm-ups and questions."
-    from ramabana import llamacpp
+    from ramabana import llamaserver as llamacpp
     tmp = Path(tempfile.mkdtemp(prefix='nbrestart-'))
     nb = tmp/'sales.ipynb'
     cells = [cell(i, *c) for i, c in enumerate(CELLS)]
@@ -236,7 +236,7 @@ def main():
     ap.add_argument('--ledgers', nargs=2, metavar=('BEFORE', 'AFTER'), help="print the turns table from two earlier runs' ledger.sqlite")
     a = ap.parse_args()
     if a.ledgers: print(turn_table(*map(ledger_turns, a.ledgers))); return
-    from ramabana import llamacpp
+    from ramabana import llamaserver as llamacpp
     llamacpp.setup(progress=True, model=a.model)
     if a.only == 'restart':
         print(f'3. a kernel restart on the 14-cell notebook ({a.model}, greedy): each kernel warms up, then one question\n')

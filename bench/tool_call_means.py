@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     p.add_argument('--n', type=int, default=None, help='only the first N questions')
     a = p.parse_args(argv)
     from ramabana.core import resolve
-    from ramabana.llamacpp import server_url
+    from ramabana.llamaserver import server_url
     from ramabana.gateway import Gateway
     from ramabana.ledger import Ledger
     from ramabana.app import GatewayServer

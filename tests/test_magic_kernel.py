@@ -266,7 +266,7 @@ def test_nbclient_attaches_to_the_demo(tmp_path, fake):
 
 def test_real_embedded_model(tmp_path, kernel_for):
     "One question to the embedded SmolLM2 through llama-server, decoding greedily; what it says is not asserted."
-    from ramabana.llamacpp import setup
+    from ramabana.llamaserver import setup
     setup(progress=False)   # at once when built; on a new machine this builds llama-server first (minutes)
     cfg = tmp_path/'greedy.toml'   # the built-in smollm2, greedy: the same answer on every run of this machine
     cfg.write_text('[model.smollm2.sampling]\ntemperature = 0.0\ntop_k = 1\nmax_tokens = 512\n')
@@ -312,7 +312,7 @@ def test_first_steps_read_well(tmp_path, fake, kernel_for):
 
 def test_questions_reuse_the_cache(tmp_path, kernel_for):
     "Five questions on a 15-cell notebook with the embedded SmolLM2 (greedy): after the first, each reads little more than its new tokens."
-    from ramabana.llamacpp import setup
+    from ramabana.llamaserver import setup
     from ramabana.ledger import Ledger
     setup(progress=False)
     cells = [(f'c{i}', f'values_{i} = [{", ".join(str(i * j) for j in range(12))}]\nsum(values_{i})', f'{sum(i * j for j in range(12))}')
