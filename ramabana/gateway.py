@@ -162,7 +162,7 @@ class Target:
     timeouts: Timeouts = Timeouts()
     waited: float = 0.0        # seconds spent asking the upstream for its capabilities
 
-# %% ../nbs/05h_gateway.ipynb #131b05ee
+# %% ../nbs/05h_gateway.ipynb #6b84f87f
 @dataclass
 class Exchange:
     "One call in flight: what is sent, what came back, and the figures for the ledger."
@@ -191,7 +191,29 @@ class Exchange:
     overhead_ms: float|None = None  # the gateway's own time (total less upstream), once the row is written
     admission: Admission|None = None   # what a limited token's call took (`limits`): given back by `finish`
 
-# %% ../nbs/05h_gateway.ipynb #c9d72639
+    def answer_from(self, t:Target) -> None:
+        "Make `t` the target answering now."
+        if t.spec is not self.call.spec: self.asm.model = None   # the answer names the model that gave it
+        self.up, self.body, self.sampling, self.issues, self.call.spec = t.up, t.body, t.sampling, t.issues, t.spec
+        self.prompt_read = None   # what an earlier attempt read is not this one's
+
+    def reported_model(self, asked:str) -> str:
+        "The model name a door reports: the fallback's when one answers, else the name the client asked for."
+        return asked if self.target is None or self.call.spec is self.target.spec else self.call.spec.name
+
+    def note_how_answered(self, t:Target, fallback:bool, prefix:str|None, restart:str|None):
+        "Note on the call how its answer came: continued from a prefix, started over, or from a fallback."
+        if prefix: self.call.info['continued'] = len(prefix)
+        if restart: self.call.info['restarted'] = len(restart)
+        if fallback: self.call.info['fallback'] = t.spec.name
+
+    def read_progress(self, got:list) -> list:
+        "Keep the latest prompt progress in `got` (`prompt_read`), and leave it out unless the client asked for it."
+        if not (pp := [ch['prompt_progress'] for ch in got if 'prompt_progress' in ch]): return got
+        self.prompt_read = pp[-1]
+        return got if self.progress else [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
+
+# %% ../nbs/05h_gateway.ipynb #7773f8fe
 _NAME_RX = re.compile(r'[A-Za-z0-9][A-Za-z0-9._\-]{0,127}')
 
 def _header_name(headers, key, default=None):
@@ -201,13 +223,13 @@ def _header_name(headers, key, default=None):
         raise InvalidRequest(f"header '{key}' should be a short name of letters, digits, '.', '_' or '-'", param=key)
     return v
 
-# %% ../nbs/05h_gateway.ipynb #9406e640
+
 def wants_usage(body:dict) -> bool:
     "Whether the client asked for the usage chunk (`stream_options.include_usage`); upstreams are always asked."
     so = body.get('stream_options')
     return isinstance(so, dict) and so.get('include_usage') is True
 
-# %% ../nbs/05h_gateway.ipynb #111264eb
+# %% ../nbs/05h_gateway.ipynb #4ae751ff
 def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
     "403 when the named token may not use the model `spec` (its `models` patterns)."
     allowed = tok.models if (tok := gw.keys.token(token)) is not None else None
@@ -216,7 +238,7 @@ def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
         raise InvalidRequest(f"the token '{token}' may not use the model '{spec.name}'", status=403,
                              code='model_not_allowed', param='model')
 
-# %% ../nbs/05h_gateway.ipynb #a255306c
+
 @patch
 def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[ModelSpec, ...]:
     "The fallbacks of `spec` that `token` may use, as models (the ones `answers` may ask)."
@@ -291,14 +313,14 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
                     progress=body.get('return_progress') is True,
                     discard_ok=headers.get(DISCARD_HEADER) == 'accept', admission=admission)
 
-# %% ../nbs/05h_gateway.ipynb #7508b782
+# %% ../nbs/05h_gateway.ipynb #076a9f27
 DISCARD = {'choices': [], CHUNK_KEY: {'event': 'retry', 'discard': True}}
 
 def server_of(spec:ModelSpec) -> str:
     "What identifies the server behind `spec`: its URL, else (a managed server) the model's name."
     return spec.base_url or spec.name
 
-# %% ../nbs/05h_gateway.ipynb #946beaf7
+
 @patch
 async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[list[dict]]:
     "One attempt on `t` with `body`: its chunks in the lists they came in, watched for silence, counted for its server, its waits timed."
@@ -320,16 +342,16 @@ async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[list[dict
         if asked is not None: self.upstream_s += clock() - asked   # the wait that ended the attempt, or failed it
         gw._inflight[server] -= 1
 
-# %% ../nbs/05h_gateway.ipynb #1a0d8ce0
+# %% ../nbs/05h_gateway.ipynb #e0df8cf6
 def _window(t:Target) -> int|None:
     return context_window(t.spec, dataclasses.asdict(t.caps))[0]
 
-# %% ../nbs/05h_gateway.ipynb #f4ca2590
+
 def skipped(call:Call, model:str, reason:str):
     "Note on the call that `model` was passed over, and why."
     call.info.setdefault('skipped', []).append({'model': model, 'reason': reason})
 
-# %% ../nbs/05h_gateway.ipynb #cabd5bc9
+
 def not_asked(call:Call, why:str):
     "Before the call fails: its latest failure's `then` made true, since no resend or fallback followed it, for `why`."
     if call.retries and (r := call.retries[-1])['then'] != 'give_up': r['then'], r['not_asked'] = 'give_up', why
@@ -352,24 +374,9 @@ async def fallback(self:Exchange, name:str, failed:Target, failure:GatewayError|
         return None
     return t
 
-# %% ../nbs/05h_gateway.ipynb #3d711e84
-@patch
-def answer_from(self:Exchange, t:Target) -> None:
-    "Make `t` the target answering now."
-    if t.spec is not self.call.spec: self.asm.model = None   # the answer names the model that gave it
-    self.up, self.body, self.sampling, self.issues, self.call.spec = t.up, t.body, t.sampling, t.issues, t.spec
-    self.prompt_read = None   # what an earlier attempt read is not this one's
-
-# %% ../nbs/05h_gateway.ipynb #d9146c7e
-@patch
-def reported_model(self:Exchange, asked:str) -> str:
-    "The model name a door reports: the fallback's when one answers, else the name the client asked for."
-    return asked if self.target is None or self.call.spec is self.target.spec else self.call.spec.name
-
-# %% ../nbs/05h_gateway.ipynb #13bbb376
+# %% ../nbs/05h_gateway.ipynb #582ecc7a
 def _output(asm) -> bool: return bool(asm.content or asm.reasoning or asm.tools)
 
-# %% ../nbs/05h_gateway.ipynb #c4fac4cc
 @patch
 def resume_point(self:Exchange, t, prefills:bool, failure, last) -> tuple:
     "Where the next attempt on `t` starts: (prefix it continues, text a restart must begin with, discard first?)."
@@ -413,14 +420,6 @@ def judge(self:Exchange, target:Target, error:GatewayError,
                     wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0, **used)
     return step
 
-# %% ../nbs/05h_gateway.ipynb #461d44dc
-@patch
-def note_how_answered(self:Exchange, t:Target, fallback:bool, prefix:str|None, restart:str|None):
-    "Note on the call how its answer came: continued from a prefix, started over, or from a fallback."
-    if prefix: self.call.info['continued'] = len(prefix)
-    if restart: self.call.info['restarted'] = len(restart)
-    if fallback: self.call.info['fallback'] = t.spec.name
-
 # %% ../nbs/05h_gateway.ipynb #8bcf4da8
 @patch
 async def before_resend(self:Exchange, t:Target, e:GatewayError, wait:float) -> None:
@@ -429,14 +428,6 @@ async def before_resend(self:Exchange, t:Target, e:GatewayError, wait:float) -> 
     if isinstance(e, UpstreamUnavailable): await t.up.recover()
     if wait: await asyncio.sleep(wait)
     self.upstream_s += time.perf_counter() - paused
-
-# %% ../nbs/05h_gateway.ipynb #c2d57355
-@patch
-def read_progress(self:Exchange, got:list) -> list:
-    "Keep the latest prompt progress in `got` (`prompt_read`), and leave it out unless the client asked for it."
-    if not (pp := [ch['prompt_progress'] for ch in got if 'prompt_progress' in ch]): return got
-    self.prompt_read = pp[-1]
-    return got if self.progress else [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
 
 # %% ../nbs/05h_gateway.ipynb #5c48c289
 @patch
@@ -498,7 +489,7 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
     not_asked(call, 'no fallback could be asked')
     raise failure or last
 
-# %% ../nbs/05h_gateway.ipynb #a4a0c8af
+# %% ../nbs/05h_gateway.ipynb #719bd6dc
 @patch
 async def batches(self:Exchange) -> AsyncIterator[list[dict]]:
     "The answer's chunks in the lists they came in (a `DISCARD` alone in its list), repaired and assembled as they pass."
@@ -521,7 +512,7 @@ async def batches(self:Exchange) -> AsyncIterator[list[dict]]:
         yield out
     await self.remember_reasoning()
 
-# %% ../nbs/05h_gateway.ipynb #72a1e9c6
+
 @patch
 def chunks(self:Exchange) -> AsyncIterator[dict]:
     "The answer's chunks (and `DISCARD` events) one by one: `batches`, flattened."
@@ -590,7 +581,7 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
             log.warning('call %s: the row observer %r failed', c.id, observe, exc_info=e)
     if status == 200: self.gw.check_sampling(self)
 
-# %% ../nbs/05h_gateway.ipynb #1695c7de
+# %% ../nbs/05h_gateway.ipynb #d65b8bf5
 @patch
 def check_sampling(self:Gateway, ex:Exchange) -> None:
     "Start the sampling readback of a successful call in the background, if its upstream can tell."
@@ -605,7 +596,6 @@ def check_sampling(self:Gateway, ex:Exchange) -> None:
     self._readbacks.add(task)
     task.add_done_callback(self._readbacks.discard)
 
-# %% ../nbs/05h_gateway.ipynb #4f5be770
 @patch
 async def readback_of(self:Gateway, ex:Exchange, sent:int) -> None:
     "Ask the upstream which sampling it applied and put the mismatches in the call's ledger row; never raises."
@@ -621,7 +611,7 @@ async def readback_of(self:Gateway, ex:Exchange, sent:int) -> None:
     except Exception as e:   # a bug here must not reach the call, which has ended: logged with its traceback
         log.warning('call %s: sampling readback failed', ex.call.id, exc_info=e)
 
-# %% ../nbs/05h_gateway.ipynb #7950f672
+
 @patch
 async def settle(self:Gateway, timeout:float|None=None) -> None:
     "Wait for the sampling readbacks in flight (each is bounded by `readback_timeout`)."
