@@ -29,7 +29,7 @@ from .redisrates import RedisRates
 
 # %% auto #0
 __all__ = ['DISCARD', 'GatewayConfig', 'named_tokens', 'Gateway', 'Target', 'Exchange', 'wants_usage', 'check_model_allowed',
-           'server_of', 'skipped', 'not_asked', 'usage_tokens', 'prompt_figures']
+           'server_of', 'skipped', 'not_asked', 'prompt_figures', 'usage_tokens']
 
 # %% ../nbs/05h_gateway.ipynb #f6600762
 @dataclass(frozen=True)
@@ -392,6 +392,13 @@ def resume_point(self:Exchange, t, prefills:bool, failure, last) -> tuple:
         raise failure or last
     return prefix, said, False   # the answer starts over, and goes on to the client only past what it has
 
+# %% ../nbs/05h_gateway.ipynb #16974aef
+def prompt_figures(pp:dict|None) -> dict:
+    "The ledger's prompt columns from llama.cpp's latest `prompt_progress` (`total`, `cache`, `processed`); {} without one."
+    if not isinstance(pp, dict) or not isinstance(total := pp.get('total'), int): return {}
+    cache, done = pp.get('cache') or 0, pp.get('processed') or 0
+    return dict(prompt_tokens=total, cached_tokens=cache, evaluated_tokens=max(0, done - cache))
+
 # %% ../nbs/05h_gateway.ipynb #1e8a5798
 @patch
 def judge(self:Exchange, target:Target, error:GatewayError,
@@ -526,13 +533,6 @@ def usage_tokens(u:dict|None, timings:dict|None=None) -> dict:
     return dict(prompt_tokens=u.get('prompt_tokens'), cached_tokens=ptd.get('cached_tokens', t.get('cache_n')),
                 completion_tokens=u.get('completion_tokens'), reasoning_tokens=ctd.get('reasoning_tokens'),
                 cache_write_tokens=u.get('cache_write_tokens'))
-
-# %% ../nbs/05h_gateway.ipynb #16974aef
-def prompt_figures(pp:dict|None) -> dict:
-    "The ledger's prompt columns from llama.cpp's latest `prompt_progress` (`total`, `cache`, `processed`); {} without one."
-    if not isinstance(pp, dict) or not isinstance(total := pp.get('total'), int): return {}
-    cache, done = pp.get('cache') or 0, pp.get('processed') or 0
-    return dict(prompt_tokens=total, cached_tokens=cache, evaluated_tokens=max(0, done - cache))
 
 # %% ../nbs/05h_gateway.ipynb #c3e9b415
 @patch
