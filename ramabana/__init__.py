@@ -12,7 +12,7 @@ Modules:
 - `ramabana.display`: What a `%%ram` run shows and how it runs: the answer streaming into the cell, tool lines and a status line, the turn on a thread of its own, and the call ledger as a table.
 - `ramabana.doors`: The gateway's front doors over HTTP: reading a request, who is asking, one error reply, the event stream a client reads, and `serve_door`, the one request path every door shares.
 - `ramabana.failover`: When an upstream fails: what to do about each failure (resend, ask a fallback model, or tell the client), the deadlines that end a silent call, the circuit breakers that stop asking a server that keeps failing, and how an answer cut in the middle is continued by the next model.
-- `ramabana.gateway`: The engine: one catalog of models, the sampling ladder, the reasoning history, fallbacks and the failure table, turning a checked chat request into an answer from the first model that can give it, and one ledger row.
+- `ramabana.gateway`: The engine: the sampling ladder, the reasoning history, fallbacks and the failure table, turning a checked chat request into an answer from the first model that can give it, and one ledger row.
 - `ramabana.keys`: The keys a gateway accepts, in one model: its single token, the tokens declared in config.toml, and keys made and revoked at run time, stored hashed in the ledger's store and seen by every gateway sharing it within seconds.
 - `ramabana.limits`: What each named token may do: requests and tokens a minute, calls in flight, dollars a day or a month; the reservation that keeps a budget across gateways; and the refusals, counted.
 - `ramabana.llamabuild`: Building llama-server: the llama.cpp of a pinned llama-cpp-python sdist, compiled for this CPU (natively, or portably after a CPU fault), found or built once per pin, CPU and flag set, and installed into the cache atomically.
@@ -23,6 +23,7 @@ Modules:
 - `ramabana.redisrates`: A key's rates and calls in flight counted in Redis, atomically, so that several workers and several gateways give a key exactly its `rpm`, `tpm` and `max_parallel`.
 - `ramabana.replay`: What models wrote beside their answers, kept per task and given back to the model that wrote it: reasoning, signed thinking blocks, thought signatures.
 - `ramabana.replicas`: One model, several servers: a conversation stays on the server that has its prefix cached, a server that fails is left alone for a while, and a request that found a server down goes to another.
+- `ramabana.routing`: The catalog a gateway serves, and each model's route, sampling rungs, upstream and circuit: everything that follows from the catalog alone, before any request is read.
 - `ramabana.runs`: The tree of model work that can be cancelled: a turn and the sub-agents it delegates to, their states, one budget of tool calls, what the user sees of each, and the run the current code belongs to.
 - `ramabana.runtime`: What happens around one model call: sizing the conversation, notices on the prompt, thinking taken off the answer, the engine's native output, token usage, and the tree of runs that can be cancelled.
 - `ramabana.slotstore`: llama-server's cache kept on disk: the slot saved when its server stops, and restored into the next server of the profile, chosen by how much of the new prompt it already holds.

@@ -13,7 +13,8 @@ from .core import ConfigError, ModelSpec, env_name, get, is_loopback, load_confi
 from .errors import GatewayError, InvalidRequest, RedactFilter, UpstreamUnavailable, internal_error, log
 from .chat import json_bytes
 from .threadserver import ThreadServer, bind
-from .gateway import Gateway, context_window
+from .gateway import Gateway
+from .routing import context_window
 from .doors import CHAT_DOOR, Door, check_auth, count_unauthorized, error_response, read_json, serve_door
 from .dialects import MessagesDoor, ResponsesDoor, count_tokens
 from .telemetry import call_tracer, metrics_for

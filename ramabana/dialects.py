@@ -337,11 +337,11 @@ class MessagesDoor(Door):
     def prepare(self, ex, req):
         if getattr(ex.up, 'dialect', None) == 'messages': ex.call.native = Native(req)   # Anthropic: passed through as written
     def stream(self, ex, head, agen, req):
-        events = NativeEvents(ex.call) if ex.call.native is not None else MessageEvents(ex.answered_as(req['model']), self.answer_id(ex))
+        events = NativeEvents(ex.call) if ex.call.native is not None else MessageEvents(ex.reported_model(req['model']), self.answer_id(ex))
         return door_stream(ex, head, agen, events)
     def whole(self, ex, req):
         if ex.call.native is not None: return message_from_events(ex.call.native.events)
-        return completion_to_message(ex.asm.completion(ex.model), ex.answered_as(req['model']), self.answer_id(ex))
+        return completion_to_message(ex.asm.completion(ex.model), ex.reported_model(req['model']), self.answer_id(ex))
     def error_body(self, e): return anthropic_error(e)
 
 # %% ../nbs/05j_dialects.ipynb #74985e4b
@@ -663,5 +663,5 @@ class ResponsesDoor(Door):
         body = responses_to_chat(req, dropped)
         if dropped: notes['dropped_tools'] = dropped
         return body
-    def stream(self, ex, head, agen, req): return door_stream(ex, head, agen, ResponseEvents(ex.answered_as(req['model']), self.answer_id(ex)))
-    def whole(self, ex, req): return completion_to_response(ex.asm.completion(ex.model), ex.answered_as(req['model']), self.answer_id(ex))
+    def stream(self, ex, head, agen, req): return door_stream(ex, head, agen, ResponseEvents(ex.reported_model(req['model']), self.answer_id(ex)))
+    def whole(self, ex, req): return completion_to_response(ex.asm.completion(ex.model), ex.reported_model(req['model']), self.answer_id(ex))

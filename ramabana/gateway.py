@@ -1,5 +1,5 @@
-"""The engine: one catalog of models, the sampling ladder, the reasoning history, fallbacks and the failure table,
-turning a checked chat request into an answer from the first model that can give it, and one ledger row.
+"""The engine: the sampling ladder, the reasoning history, fallbacks and the failure table, turning a checked chat
+request into an answer from the first model that can give it, and one ledger row.
 
 Docs: https://ramabana.github.io/ramabana/gateway.html.md"""
 
@@ -7,47 +7,65 @@ Docs: https://ramabana.github.io/ramabana/gateway.html.md"""
 
 # %% ../nbs/05h_gateway.ipynb #5074ecd8
 from __future__ import annotations
-import asyncio, collections, contextlib, dataclasses, datetime, json, os, re, time
+import asyncio, collections, contextlib, dataclasses, fnmatch, json, os, re, time
 from dataclasses import dataclass, field
-from typing import AsyncIterator, NamedTuple
-import httpx
+from typing import AsyncIterator
 from fastcore.basics import patch
-from .core import ModelSpec, ConfigError, catalog, config_path, get, load_config, split_profile, task_dir
+from .core import ModelSpec, ConfigError, get, load_config, task_dir, NamedToken
 from .core import PURPOSE_HEADER, TASK_HEADER, DISCARD_HEADER, CHUNK_KEY
 from .errors import (CircuitOpen, ContextOverflow, GatewayError, InvalidRequest, UpstreamError,
                              UpstreamUnavailable, keep_secret, log)
 from .chat import Assembler, ToolCallRepair, has_output
-from .failover import (Breaker, Retries, Seam, Step, Timeouts, any_output, attempt_usage, attempts_spent,
+from .failover import (Retries, Seam, Step, Timeouts, any_output, attempt_usage, attempts_spent,
                                continuation, counts_against, next_step, prefix_of, status_fields, watch)
 from .replay import ReplayStore, prepare_history, store_for
-from .upstream import Call, Capabilities, Upstream, flattened, new_client, upstream_for
+from .upstream import Call, Capabilities, Upstream, flattened
+from .routing import Router, context_window, prefill_caps, retirement, sampling_ladder
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
 from .pgledger import open_ledger
 from .limits import Admission, Limits, Refusals
 from .keys import Keyring, KeyStore
 from .redisrates import RedisRates
-from .core import NamedToken
-import fnmatch, functools
-
-@functools.cache
-def _ladder():
-    "`ramabana.sampling`, imported at its first use and kept: `import ramabana.gateway` stays light, and a call pays no import."
-    import ramabana.sampling   # a function's `from ... import` costs a microsecond each time (an AttributeError made and dropped)
-    return ramabana.sampling
 
 # %% auto #0
-__all__ = ['DISCARD', 'Catalog', 'named_tokens', 'Gateway', 'engines', 'context_window', 'Target', 'Exchange', 'wants_usage',
-           'check_model_allowed', 'retirement', 'prefill_caps', 'server_of', 'skipped', 'not_asked', 'usage_tokens',
-           'prompt_figures']
+__all__ = ['DISCARD', 'GatewayConfig', 'named_tokens', 'Gateway', 'Target', 'Exchange', 'wants_usage', 'check_model_allowed',
+           'server_of', 'skipped', 'not_asked', 'prompt_figures', 'usage_tokens']
 
-# %% ../nbs/05h_gateway.ipynb #823e84bf
-class Catalog(NamedTuple):
-    "The models a gateway serves and the sampling tables, as read from config.toml at one moment."
-    key: tuple          # the config file's path, mtime and size: a new key means read it again
-    extra: tuple        # the extra models by name and identity, likewise
-    models: dict        # name -> ModelSpec
-    tables: dict        # the sampling tables of `[inference]` (`sampling_tables`)
-    memo: dict          # what follows from this catalog alone, worked out on first use: routes and their sampling rungs
+# %% ../nbs/05h_gateway.ipynb #f6600762
+@dataclass(frozen=True)
+class GatewayConfig:
+    "A gateway's settings, each with its default."
+    token: str|None = None             # bearer token every request must carry; None: no auth (loopback only)
+    reasoning_history: str = 'auto'    # auto | keep | drop
+    structured_output: bool = True     # send JSON schemas (task.structured_output)
+    trust_client: bool = True          # honour the client's sampling fields
+    max_body_mib: float = 32           # larger request bodies get 413
+    retries: int = 2                   # resends to the same model after a 429, 5xx or 529
+    retry_base: float = 0.5            # first backoff delay, seconds (doubles, with jitter)
+    max_retry_wait: float = 10.0       # longest wait for one resend; a longer Retry-After goes onward
+    timeouts: Timeouts = Timeouts()    # how long an upstream may stay silent
+    breaker_failures: int = 3          # failed calls in the window, at least, that open a model's circuit
+    breaker_rate: float = 0.5          # and the share of the window's calls they are, at least
+    breaker_window: float = 60.0       # seconds of calls a circuit weighs
+    breaker_cooldown: float = 30.0     # seconds an open circuit waits before one request probes it
+    readback: str = 'managed'          # sampling readback after llama.cpp calls: managed, all, or off
+    readback_timeout: float = 5.0      # seconds a sampling readback may take
+    keys_refresh: float = 5.0          # seconds between looks at the stored keys
+
+    def __post_init__(self):
+        if self.reasoning_history not in ('auto', 'keep', 'drop'):
+            raise ConfigError(f"reasoning_history should be auto, keep or drop, got {self.reasoning_history!r}")
+        if self.readback not in ('managed', 'all', 'off'):
+            raise ConfigError(f"readback should be managed, all or off, got {self.readback!r}")
+
+    @classmethod
+    def from_settings(cls, **kw) -> GatewayConfig:
+        "The settings as ramabana's settings say; `kw` overrides them."
+        names = ('reasoning_history', 'structured_output', 'trust_client', 'max_body_mib', 'readback', 'retries', 'retry_base',
+                 'max_retry_wait', 'breaker_failures', 'breaker_cooldown', 'breaker_rate', 'breaker_window', 'keys_refresh')
+        where = {'reasoning_history': 'inference', 'trust_client': 'inference', 'structured_output': 'task'}
+        s = {n: get(f"{where.get(n, 'gateway')}.{n}") for n in names}
+        return cls(**{**s, 'timeouts': Timeouts.from_settings(), **kw})
 
 # %% ../nbs/05h_gateway.ipynb #7565bbc2
 def named_tokens() -> dict[str, tuple]:
@@ -60,246 +78,76 @@ def named_tokens() -> dict[str, tuple]:
         res[name] = (secret, t.models)
     return res
 
-# %% ../nbs/05h_gateway.ipynb #67bc0a53
-class Gateway:
-    "State shared by all requests: settings, catalog, upstreams, ledger."
-    def __init__(self, *,
-                 token:str|None=None,             # bearer token every request must carry; None: no auth (loopback only)
-                 ledger:Ledger|None=None,         # the ledger; default `open_ledger()` (`ledger.url`, else SQLite)
-                 reasoning_history:str='auto',    # auto | keep | drop
-                 structured_output:bool=True,     # send JSON schemas (task.structured_output)
-                 trust_client:bool=True,          # honour the client's sampling fields
-                 max_body_mib:float=32,           # larger request bodies get 413
-                 retries:int=2,                   # resends to the same model after a 429, 5xx or 529
-                 retry_base:float=0.5,            # first backoff delay, seconds (doubles, with jitter)
-                 max_retry_wait:float=10.0,       # longest wait for one resend; a longer Retry-After goes onward
-                 timeouts:Timeouts=Timeouts(),    # how long an upstream may stay silent
-                 breaker_failures:int=3,          # failed calls in the window, at least, that open a model's circuit
-                 breaker_rate:float=0.5,          # and the share of the window's calls they are, at least
-                 breaker_window:float=60.0,       # seconds of calls a circuit weighs
-                 breaker_cooldown:float=30.0,     # seconds an open circuit waits before one request probes it
-                 clock=time.monotonic,            # the circuits' clock, and the named tokens' rpm and tpm windows'
-                 now=time.time,                   # Unix seconds: a token budget's UTC day or month, the refusals' minutes
-                 readback:str='managed',          # sampling readback after llama.cpp calls: managed, all, or off
-                 readback_timeout:float=5.0,      # seconds a sampling readback may take
+# %% ../nbs/05h_gateway.ipynb #86f42970
+class Gateway(Router):
+    "State shared by all requests: settings, catalog, upstreams, ledger, keys and limits."
+    def __init__(self, config:GatewayConfig|None=None, *,
+                 ledger:Ledger|None=None,                # the ledger; default `open_ledger()` (`ledger.url`, else SQLite)
                  models:dict[str, ModelSpec]|None=None,  # extra or replacement catalog entries
-                 tokens:dict[str, tuple]|None=None,       # named tokens: NAME -> (secret, model patterns or None)
-                 limits:dict|None=None,                   # named tokens' limits: NAME -> `NamedToken` (rpm, tpm, max_parallel, budget)
-                 key_store:KeyStore|None=None,            # stored keys (`ramabana token add`), read every `keys_refresh` s
-                 keys_refresh:float=5.0,                  # seconds between looks at the stored keys
-                 rates:RedisRates|None=None):             # rates and calls in flight counted in Redis for every process
-        if reasoning_history not in ('auto', 'keep', 'drop'):
-            raise ConfigError(f"reasoning_history should be auto, keep or drop, got {reasoning_history!r}")
-        if readback not in ('managed', 'all', 'off'):
-            raise ConfigError(f"readback should be managed, all or off, got {readback!r}")
-        self.token, self.reasoning_history, self.structured_output = token, reasoning_history, structured_output
-        keep_secret(value=token)
+                 tokens:dict[str, tuple]|None=None,      # named tokens: NAME -> (secret, model patterns or None)
+                 limits:dict|None=None,                  # named tokens' limits: NAME -> `NamedToken` (rpm, tpm, max_parallel, budget)
+                 key_store:KeyStore|None=None,           # stored keys (`ramabana token add`), read every `keys_refresh` s
+                 rates:RedisRates|None=None,             # rates and calls in flight counted in Redis for every process
+                 clock=time.monotonic,                   # the circuits' clock, and the named tokens' rpm and tpm windows'
+                 now=time.time,                          # Unix seconds: a token budget's UTC day or month, the refusals' minutes
+                 **settings):                            # fields of `config` to replace
+        cfg = self.config = dataclasses.replace(config or GatewayConfig(), **settings)
+        super().__init__(models, timeouts=cfg.timeouts, breaker_failures=cfg.breaker_failures, breaker_rate=cfg.breaker_rate,
+                         breaker_window=cfg.breaker_window, breaker_cooldown=cfg.breaker_cooldown, clock=clock)
+        self.token, self.reasoning_history, self.structured_output = cfg.token, cfg.reasoning_history, cfg.structured_output
+        self.trust_client, self.max_body, self.retry = cfg.trust_client, int(cfg.max_body_mib * 2**20), Retries(cfg.retries, cfg.retry_base, cfg.max_retry_wait)
+        self.readback, self.readback_timeout = cfg.readback, cfg.readback_timeout
+        keep_secret(value=cfg.token)
         for secret, _ in (tokens or {}).values(): keep_secret(value=secret)
-        declared = {n: (s, (limits or {}).get(n) or NamedToken(n, '', models)) for n, (s, models) in (tokens or {}).items()}
+        declared = {n: (s, (limits or {}).get(n) or NamedToken(n, '', pats)) for n, (s, pats) in (tokens or {}).items()}
         # every key a client may present, in one model: the single token, the declared ones, the stored ones
-        self.keys = Keyring(token, declared, key_store, refresh=keys_refresh, clock=clock)
-        self.trust_client, self.max_body = trust_client, int(max_body_mib * 2**20)
-        self.retry, self.timeouts = Retries(retries, retry_base, max_retry_wait), timeouts
-        self.breaker_failures, self.breaker_cooldown, self.clock = breaker_failures, breaker_cooldown, clock
-        self.breaker_rate, self.breaker_window = breaker_rate, breaker_window
-        self.breakers: dict[str, Breaker] = {}   # model name -> its circuit
-        self.no_prefill: set[str] = set()        # models that refused a prefill: a cut answer is not offered to them again
-        self.extra_models, self.readback, self.readback_timeout = dict(models or {}), readback, readback_timeout
+        self.keys = Keyring(cfg.token, declared, key_store, refresh=cfg.keys_refresh, clock=clock)
         self.ledger = ledger if ledger is not None else open_ledger()
         self.observers: list = []              # called with each finished call's ledger row (`Exchange.finish`)
         if key_store is not None: self.keys.read()   # before the first request: the keys made before this gateway started
         self.limits = Limits(self.keys.tokens(), self.ledger, clock=clock, now=now, shared=rates)   # each limited token's windows and budget
         self.refusals = Refusals(self.ledger, now=now)   # what the doors refuse before a call, counted
-        self._readbacks: set = set()           # sampling readbacks in flight (tasks)
-        self._upstreams: dict = {}             # model name -> (what the upstream was made from, the upstream, its model)
-        self._client: httpx.AsyncClient|None = None
+        self.no_prefill: set[str] = set()      # models that refused a prefill: a cut answer is not offered to them again
+        self._readbacks: set = set()           # background tasks in flight: sampling readbacks, looks at the stored keys
         self._seen: dict = {}                  # (task, purpose, model) -> message fingerprints of the previous request
         self._sent = collections.Counter()     # server -> requests sent to it (attempts), for the readback
         self._inflight = collections.Counter() # server -> requests to it not yet ended
-        self._catalog: Catalog|None = None
-        self.config_error: str|None = None      # why config.toml does not read now, while the last config that read serves
-        self._cfg_path = None                  # (the environment it was derived from, the config file's path)
 
-# %% ../nbs/05h_gateway.ipynb #de82a37d
-@patch(cls_method=True)
-def from_settings(cls:Gateway, **kw) -> Gateway:
-    "A gateway configured from ramabana's settings; `kw` overrides them."
-    s = dict(reasoning_history=get('inference.reasoning_history'), structured_output=get('task.structured_output'),
-             trust_client=get('inference.trust_client'), max_body_mib=get('gateway.max_body_mib'),
-             readback=get('gateway.readback'), retries=get('gateway.retries'), retry_base=get('gateway.retry_base'),
-             max_retry_wait=get('gateway.max_retry_wait'), timeouts=Timeouts.from_settings(),
-             breaker_failures=get('gateway.breaker_failures'), breaker_cooldown=get('gateway.breaker_cooldown'),
-             breaker_rate=get('gateway.breaker_rate'), breaker_window=get('gateway.breaker_window'))
-    if 'tokens' not in kw: s['tokens'] = named_tokens()
-    if 'limits' not in kw: s['limits'] = load_config().tokens
-    s['keys_refresh'] = get('gateway.keys_refresh')
-    if 'rates' not in kw and (url := get('limits.redis')): s['rates'] = RedisRates(url, get('limits.redis_down'))
-    if 'key_store' not in kw and os.environ.get(get('gateway.key_secret_env') or ''):   # stored keys: the server secret is set
-        ledger = kw['ledger'] = kw.get('ledger') or open_ledger()
-        s['key_store'] = KeyStore.from_settings(ledger)
-    return cls(**{**s, **kw})
+    @classmethod
+    def from_settings(cls, **kw) -> Gateway:
+        "A gateway configured from ramabana's settings; `kw` overrides them (settings by name, or what `Gateway` takes)."
+        settings = {k: kw.pop(k) for k in list(kw) if k in GatewayConfig.__dataclass_fields__}
+        if 'tokens' not in kw: kw['tokens'] = named_tokens()
+        if 'limits' not in kw: kw['limits'] = load_config().tokens
+        if 'rates' not in kw and (url := get('limits.redis')): kw['rates'] = RedisRates(url, get('limits.redis_down'))
+        if 'key_store' not in kw and os.environ.get(get('gateway.key_secret_env') or ''):   # stored keys: the server secret is set
+            kw['ledger'] = kw.get('ledger') or open_ledger()
+            kw['key_store'] = KeyStore.from_settings(kw['ledger'])
+        return cls(GatewayConfig.from_settings(**settings), **kw)
 
-# %% ../nbs/05h_gateway.ipynb #43c33baf
-@patch
-async def aclose(self:Gateway):
-    "Close the upstreams and the shared HTTP client (the ledger belongs to whoever made it)."
-    await self.settle()
-    await self.limits.settled()   # the budget settlements of the calls that ended
-    if self.limits.shared is not None: await self.limits.shared.aclose()
-    for _, up, _ in self._upstreams.values(): await up.aclose()
-    self._upstreams.clear()
-    if self._client is not None:
-        await self._client.aclose()
-        self._client = None
+    async def aclose(self):
+        "Close the upstreams and the shared HTTP client (the ledger belongs to whoever made it)."
+        await self.settle()
+        await self.limits.settled()   # the budget settlements of the calls that ended
+        if self.limits.shared is not None: await self.limits.shared.aclose()
+        await super().aclose()
 
-# %% ../nbs/05h_gateway.ipynb #63d8c0df
-@patch
-def look_at_keys(self:Gateway) -> None:
-    "Start reading the stored keys in the background when a look is due; never waits for it."
-    if not self.keys.due(): return
-    self.keys.checked = self.keys.clock()   # one look for a burst of requests, not one each until the first starts
-    task = asyncio.get_running_loop().create_task(self.refresh_keys())
-    self._readbacks.add(task)   # held until done, like the readbacks: a task nobody holds may be collected
-    task.add_done_callback(self._readbacks.discard)
+    def look_at_keys(self) -> None:
+        "Start reading the stored keys in the background when a look is due; never waits for it."
+        if not self.keys.due(): return
+        self.keys.checked = self.keys.clock()   # one look for a burst of requests, not one each until the first starts
+        task = asyncio.get_running_loop().create_task(self.refresh_keys())
+        self._readbacks.add(task)   # held until done, like the readbacks: a task nobody holds may be collected
+        task.add_done_callback(self._readbacks.discard)
 
-# %% ../nbs/05h_gateway.ipynb #874f9848
-@patch
-async def refresh_keys(self:Gateway, unknown:str|None=None) -> bool:
-    "Read the stored keys now if they changed (for an `unknown` key, its look-up), and give the limits the new set; True when they changed."
-    if changed := await (self.keys.look() if unknown is None else self.keys.look_up(unknown)): self.limits.use(self.keys.tokens())
-    return changed
+    async def refresh_keys(self, unknown:str|None=None) -> bool:
+        "Read the stored keys now if they changed (for an `unknown` key, its look-up), and give the limits the new set; True when they changed."
+        if changed := await (self.keys.look() if unknown is None else self.keys.look_up(unknown)): self.limits.use(self.keys.tokens())
+        return changed
 
-# %% ../nbs/05h_gateway.ipynb #bb9bee53
-@patch
-def catalog(self:Gateway) -> Catalog:
-    "The models and sampling tables now: config.toml over the built-ins, and the extra models."
-    env = (os.environ.get('RAMABANA_CONFIG'), os.environ.get('XDG_CONFIG_HOME'))
-    if self._cfg_path is None or self._cfg_path[0] != env: self._cfg_path = (env, str(config_path()))
-    path, had = self._cfg_path[1], self._catalog is not None and self._catalog.key[1] is not None
-    try:   # a file seen last time is looked at; one that was not is asked for first, as a failed `stat` costs an exception
-        st = os.stat(path) if had or os.access(path, os.F_OK) else None
-    except OSError: st = None   # gone since
-    key = (path, st.st_mtime_ns, st.st_size) if st else (path, None, None)
-    extra = tuple((k, id(v)) for k, v in self.extra_models.items())   # a model added, removed or replaced
-    c = self._catalog
-    if c is None or c.key != key or c.extra != extra:
-        try:
-            cfg = load_config()
-            c = self._catalog = Catalog(key, extra, {**catalog(cfg), **self.extra_models}, _ladder().sampling_tables(cfg), {})
-        except ConfigError as e:   # config.toml is wrong: the operator's to fix, in a line naming file, table and key
-            said = str(e).replace(path, os.path.basename(path))   # a client is not told where the server keeps its files
-            if said != self.config_error: log.error('%s; %s', e, 'serving the last config that read' if c else 'serving nothing')
-            self.config_error = said
-            if c is None: raise GatewayError(said, status=500, code='config_error') from None
-            c = self._catalog = c._replace(key=key, extra=extra)   # not read again until the file changes
-            return c
-        if self.config_error: log.warning('%s reads again', path); self.config_error = None
-        for m in c.models.values(): keep_secret(env=m.api_key_env)
-    return c
-
-# %% ../nbs/05h_gateway.ipynb #5f221ebf
-@patch
-def models(self:Gateway) -> dict[str, ModelSpec]:
-    "Every model the gateway serves: the catalog (config.toml over the built-ins) and `models`."
-    return self.catalog().models
-
-# %% ../nbs/05h_gateway.ipynb #57057ad4
-def _spec_in(models:dict, name:str) -> ModelSpec:
-    base, _ = split_profile(name, models)
-    if base in models: return models[base]
-    raise InvalidRequest(f"unknown model '{name[:100]}'; known models: {', '.join(sorted(models))}", status=404,
-                         code='model_not_found', param='model')
-
-# %% ../nbs/05h_gateway.ipynb #881fc5e2
-@patch
-def spec(self:Gateway, name:str) -> ModelSpec:
-    "The model called `name` (or `name` less its `:PROFILE`), or a 404 `model_not_found` listing the known ones."
-    return _spec_in(self.models(), name)
-
-# %% ../nbs/05h_gateway.ipynb #866c7d8f
-@patch
-def route(self:Gateway, name:str) -> tuple[ModelSpec, dict]:
-    "The engine's model for `name` (`NAME` or `NAME:PROFILE`), and the ladder's model, profile and global rungs."
-    c = self.catalog()
-    # the same tuple for every request while the catalog stands (read, never changed); only names that route are kept,
-    # so what clients send cannot grow it past the catalog's models and their profiles
-    if (hit := c.memo.get(('route', name))) is not None: return hit
-    spec = asked = _spec_in(c.models, name)   # a profile changes the sampling, never which server answers
-    if name != spec.name: asked = dataclasses.replace(spec, name=name, profile=name[len(spec.name) + 1:])
-    try: res = c.memo[('route', name)] = spec, dict(model=asked, **_ladder().rungs_for(asked, c.tables))
-    except _ladder().UnknownProfile as e:
-        raise InvalidRequest(str(e), status=404, code='model_not_found', param='model') from None
-    return res
-
-# %% ../nbs/05h_gateway.ipynb #737615ba
-@patch
-def prepared(self:Gateway, name:str, ladder:dict) -> tuple:
-    "The fixed sampling rungs of `ladder` (`route(name)`'s), the model's timeouts and the ladder's memo (`remembered_sampling`), made once per catalog."
-    memo = self._catalog.memo   # the catalog `route` just read: no second look at config.toml
-    hit = memo.get(('prepared', name))
-    if hit is not None and hit[0] is ladder and hit[1] is self.timeouts: return hit[2]
-    res = _ladder().fixed_rungs(**ladder), self.timeouts.for_model(ladder['model']), {}   # a wrong stored rung: ConfigError, not kept
-    memo[('prepared', name)] = (ladder, self.timeouts, res)
-    return res
-
-# %% ../nbs/05h_gateway.ipynb #23ddceba
-def engines() -> None:
-    "Import the engines, each of which registers its upstreams (`register_upstream`)."
-    from ramabana import llamacpp, litert, providers   # noqa: F401 (imported for what they register)
-
-# %% ../nbs/05h_gateway.ipynb #8eccbcbf
-@patch
-def upstream(self:Gateway, spec:ModelSpec) -> Upstream:
-    "The upstream serving `spec` (one per model, made on first use, replaced when its profile changes)."
-    up = self._upstreams.get(spec.name)
-    if up is not None and up[2] is spec: return up[1]   # the very model it was made for (a ModelSpec is frozen)
-    key = (spec.name, spec.runtime, spec.model_id, spec.base_url, spec.api_key_env, repr(sorted(spec.server.items())),
-           spec.replicas)
-    if up is None or up[0] != key:
-        engines()
-        if self._client is None: self._client = new_client()
-        if spec.replicas:   # several servers of one model
-            from ramabana.replicas import ReplicaSet
-            made = ReplicaSet(spec, self._client, timeouts=self.timeouts.for_model(spec), cooldown=self.breaker_cooldown,
-                              clock=self.clock)
-        else: made = upstream_for(spec, self._client)
-        self.breakers.pop(spec.name, None)   # a model defined anew starts with a closed circuit
-    else: made = up[1]
-    self._upstreams[spec.name] = (key, made, spec)
-    return made
-
-# %% ../nbs/05h_gateway.ipynb #83af357d
-@patch
-def breaker(self:Gateway, name:str) -> Breaker:
-    "The circuit of the model called `name`, made on first use."
-    b = self.breakers.get(name)
-    if b is None: b = self.breakers[name] = Breaker(self.breaker_failures, self.breaker_cooldown, clock=self.clock,
-                                                    rate=self.breaker_rate, window=self.breaker_window)
-    return b
-
-# %% ../nbs/05h_gateway.ipynb #ee59a037
-@patch
-def circuits(self:Gateway) -> dict:
-    "Each model's circuit (`Breaker.status`), and each server's for a model with replicas."
-    res = {name: b.status() for name, b in sorted(self.breakers.items())}
-    for name, (_, up, _) in sorted(self._upstreams.items()):
-        if hasattr(up, 'circuits'): res.setdefault(name, Breaker().status())['replicas'] = up.circuits()
-    return res
-
-# %% ../nbs/05h_gateway.ipynb #955239ec
-@patch
-def replay_store(self:Gateway, task:str) -> ReplayStore:
-    "The file where a llama.cpp model's reasoning is kept for `task`."
-    return store_for(task_dir(task)/'local-replay.jsonl')
-
-# %% ../nbs/05h_gateway.ipynb #bf6b4fef
-def context_window(spec:ModelSpec, caps:dict|None) -> tuple[int|None, str|None]:
-    "The window a request to `spec` can use, and which source decided it: the smallest of config, server and trained."
-    caps = caps or {}
-    server = 'ollama' if caps.get('source') == 'show' else 'server'
-    known = [(n, src) for n, src in ((spec.ctx, 'catalog' if spec.builtin else 'config'), (caps.get('ctx'), server),
-                                     (caps.get('ctx_trained'), 'trained')) if n]
-    return min(known, key=lambda k: k[0]) if known else (None, None)   # min keeps the first of equals
+    def replay_store(self, task:str) -> ReplayStore:
+        "The file where a llama.cpp model's reasoning is kept for `task`."
+        return store_for(task_dir(task)/'local-replay.jsonl')
 
 # %% ../nbs/05h_gateway.ipynb #dabe11da
 @dataclass
@@ -314,7 +162,7 @@ class Target:
     timeouts: Timeouts = Timeouts()
     waited: float = 0.0        # seconds spent asking the upstream for its capabilities
 
-# %% ../nbs/05h_gateway.ipynb #131b05ee
+# %% ../nbs/05h_gateway.ipynb #6b84f87f
 @dataclass
 class Exchange:
     "One call in flight: what is sent, what came back, and the figures for the ledger."
@@ -343,7 +191,29 @@ class Exchange:
     overhead_ms: float|None = None  # the gateway's own time (total less upstream), once the row is written
     admission: Admission|None = None   # what a limited token's call took (`limits`): given back by `finish`
 
-# %% ../nbs/05h_gateway.ipynb #c9d72639
+    def answer_from(self, t:Target) -> None:
+        "Make `t` the target answering now."
+        if t.spec is not self.call.spec: self.asm.model = None   # the answer names the model that gave it
+        self.up, self.body, self.sampling, self.issues, self.call.spec = t.up, t.body, t.sampling, t.issues, t.spec
+        self.prompt_read = None   # what an earlier attempt read is not this one's
+
+    def reported_model(self, asked:str) -> str:
+        "The model name a door reports: the fallback's when one answers, else the name the client asked for."
+        return asked if self.target is None or self.call.spec is self.target.spec else self.call.spec.name
+
+    def note_how_answered(self, t:Target, fallback:bool, prefix:str|None, restart:str|None):
+        "Note on the call how its answer came: continued from a prefix, started over, or from a fallback."
+        if prefix: self.call.info['continued'] = len(prefix)
+        if restart: self.call.info['restarted'] = len(restart)
+        if fallback: self.call.info['fallback'] = t.spec.name
+
+    def read_progress(self, got:list) -> list:
+        "Keep the latest prompt progress in `got` (`prompt_read`), and leave it out unless the client asked for it."
+        if not (pp := [ch['prompt_progress'] for ch in got if 'prompt_progress' in ch]): return got
+        self.prompt_read = pp[-1]
+        return got if self.progress else [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
+
+# %% ../nbs/05h_gateway.ipynb #7773f8fe
 _NAME_RX = re.compile(r'[A-Za-z0-9][A-Za-z0-9._\-]{0,127}')
 
 def _header_name(headers, key, default=None):
@@ -353,13 +223,13 @@ def _header_name(headers, key, default=None):
         raise InvalidRequest(f"header '{key}' should be a short name of letters, digits, '.', '_' or '-'", param=key)
     return v
 
-# %% ../nbs/05h_gateway.ipynb #9406e640
+
 def wants_usage(body:dict) -> bool:
     "Whether the client asked for the usage chunk (`stream_options.include_usage`); upstreams are always asked."
     so = body.get('stream_options')
     return isinstance(so, dict) and so.get('include_usage') is True
 
-# %% ../nbs/05h_gateway.ipynb #111264eb
+# %% ../nbs/05h_gateway.ipynb #4ae751ff
 def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
     "403 when the named token may not use the model `spec` (its `models` patterns)."
     allowed = tok.models if (tok := gw.keys.token(token)) is not None else None
@@ -368,7 +238,7 @@ def check_model_allowed(gw:Gateway, token:str|None, spec:ModelSpec) -> None:
         raise InvalidRequest(f"the token '{token}' may not use the model '{spec.name}'", status=403,
                              code='model_not_allowed', param='model')
 
-# %% ../nbs/05h_gateway.ipynb #a255306c
+
 @patch
 def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[ModelSpec, ...]:
     "The fallbacks of `spec` that `token` may use, as models (the ones `answers` may ask)."
@@ -381,24 +251,7 @@ def usable_fallbacks(self:Gateway, spec:ModelSpec, token:str|None) -> tuple[Mode
         res.append(f)
     return tuple(res)
 
-# %% ../nbs/05h_gateway.ipynb #6ad9caec
-def retirement(spec:ModelSpec, today:str|None=None) -> InvalidRequest|None:
-    "The 404 for a request to `spec` once its provider has retired it (`ModelSpec.retired`), naming its successor; None while it serves."
-    if not spec.retired or (today or datetime.date.today().isoformat()) < spec.retired: return None
-    instead = f'ask for {spec.successor}, its successor,' if spec.successor else 'ask for another model'
-    return InvalidRequest(f"model '{spec.name}' was retired on {spec.retired}: its provider no longer serves it; {instead} "
-                          "or give it fallbacks", status=404, code='model_retired', param='model')
-
-# %% ../nbs/05h_gateway.ipynb #db1e5b31
-def prefill_caps(caps:Capabilities, spec:ModelSpec, refused:set) -> Capabilities:
-    "`caps` as the model's table says (`assistant_prefill`, `prefill_echo`), and without a prefill once the model refused one."
-    pre = caps.assistant_prefill if spec.assistant_prefill is None else spec.assistant_prefill
-    echo = caps.prefill_echo if spec.prefill_echo is None else spec.prefill_echo
-    if pre and spec.name in refused: pre = False
-    if (pre, echo) == (caps.assistant_prefill, caps.prefill_echo): return caps   # nearly every call: nothing to change
-    return dataclasses.replace(caps, assistant_prefill=pre, prefill_echo=echo)
-
-# %% ../nbs/05h_gateway.ipynb #84353431
+# %% ../nbs/05h_gateway.ipynb #fdae0a96
 @patch
 async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None=None) -> Target:
     "Model `name` prepared for the checked request `body`: its sampling, reasoning history, schema and progress."
@@ -413,7 +266,7 @@ async def target(self:Gateway, name:str, body:dict, call:Call, routed:tuple|None
     caps = prefill_caps(caps, spec, self.no_prefill)
     try:
         rungs, timeouts, decided = self.prepared(name, ladder)
-        s = _ladder().remembered_sampling(body, rungs, self.trust_client, decided)   # most requests send what others sent
+        s = sampling_ladder().remembered_sampling(body, rungs, self.trust_client, decided)   # most requests send what others sent
     except ConfigError as e:   # the model's sampling table in config.toml is wrong: the operator's to fix, said plainly
         raise GatewayError(str(e), status=500, code='config_error') from None   # it names the model and the field
     out = s.body   # a new dict already
@@ -460,14 +313,14 @@ async def open_call(self:Gateway, body:dict, headers:dict, t0:float, dialect:str
                     progress=body.get('return_progress') is True,
                     discard_ok=headers.get(DISCARD_HEADER) == 'accept', admission=admission)
 
-# %% ../nbs/05h_gateway.ipynb #7508b782
+# %% ../nbs/05h_gateway.ipynb #076a9f27
 DISCARD = {'choices': [], CHUNK_KEY: {'event': 'retry', 'discard': True}}
 
 def server_of(spec:ModelSpec) -> str:
     "What identifies the server behind `spec`: its URL, else (a managed server) the model's name."
     return spec.base_url or spec.name
 
-# %% ../nbs/05h_gateway.ipynb #946beaf7
+
 @patch
 async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[list[dict]]:
     "One attempt on `t` with `body`: its chunks in the lists they came in, watched for silence, counted for its server, its waits timed."
@@ -489,16 +342,16 @@ async def attempt(self:Exchange, t:Target, body:dict) -> AsyncIterator[list[dict
         if asked is not None: self.upstream_s += clock() - asked   # the wait that ended the attempt, or failed it
         gw._inflight[server] -= 1
 
-# %% ../nbs/05h_gateway.ipynb #1a0d8ce0
+# %% ../nbs/05h_gateway.ipynb #e0df8cf6
 def _window(t:Target) -> int|None:
     return context_window(t.spec, dataclasses.asdict(t.caps))[0]
 
-# %% ../nbs/05h_gateway.ipynb #f4ca2590
+
 def skipped(call:Call, model:str, reason:str):
     "Note on the call that `model` was passed over, and why."
     call.info.setdefault('skipped', []).append({'model': model, 'reason': reason})
 
-# %% ../nbs/05h_gateway.ipynb #cabd5bc9
+
 def not_asked(call:Call, why:str):
     "Before the call fails: its latest failure's `then` made true, since no resend or fallback followed it, for `why`."
     if call.retries and (r := call.retries[-1])['then'] != 'give_up': r['then'], r['not_asked'] = 'give_up', why
@@ -521,24 +374,9 @@ async def fallback(self:Exchange, name:str, failed:Target, failure:GatewayError|
         return None
     return t
 
-# %% ../nbs/05h_gateway.ipynb #7402dee7
-@patch
-def switch(self:Exchange, t:Target) -> None:
-    "Make `t` the target answering now."
-    if t.spec is not self.call.spec: self.asm.model = None   # the answer names the model that gave it
-    self.up, self.body, self.sampling, self.issues, self.call.spec = t.up, t.body, t.sampling, t.issues, t.spec
-    self.prompt_read = None   # what an earlier attempt read is not this one's
-
-# %% ../nbs/05h_gateway.ipynb #543768a7
-@patch
-def answered_as(self:Exchange, asked:str) -> str:
-    "The model name a door reports: the fallback's when one answers, else the name the client asked for."
-    return asked if self.target is None or self.call.spec is self.target.spec else self.call.spec.name
-
-# %% ../nbs/05h_gateway.ipynb #13bbb376
+# %% ../nbs/05h_gateway.ipynb #582ecc7a
 def _output(asm) -> bool: return bool(asm.content or asm.reasoning or asm.tools)
 
-# %% ../nbs/05h_gateway.ipynb #c4fac4cc
 @patch
 def resume_point(self:Exchange, t, prefills:bool, failure, last) -> tuple:
     "Where the next attempt on `t` starts: (prefix it continues, text a restart must begin with, discard first?)."
@@ -554,33 +392,40 @@ def resume_point(self:Exchange, t, prefills:bool, failure, last) -> tuple:
         raise failure or last
     return prefix, said, False   # the answer starts over, and goes on to the client only past what it has
 
-# %% ../nbs/05h_gateway.ipynb #7fb7a8a6
+# %% ../nbs/05h_gateway.ipynb #16974aef
+def prompt_figures(pp:dict|None) -> dict:
+    "The ledger's prompt columns from llama.cpp's latest `prompt_progress` (`total`, `cache`, `processed`); {} without one."
+    if not isinstance(pp, dict) or not isinstance(total := pp.get('total'), int): return {}
+    cache, done = pp.get('cache') or 0, pp.get('processed') or 0
+    return dict(prompt_tokens=total, cached_tokens=cache, evaluated_tokens=max(0, done - cache))
+
+# %% ../nbs/05h_gateway.ipynb #1e8a5798
 @patch
-def judge(self:Exchange, t, e:GatewayError, n:dict, body:dict, more:bool, prefix, started:float,
-          streamed:int=0, usage0=None):   # chunks with output the attempt streamed; the usage known before it
-    "The failure table's step after `t` failed with `e`, recorded on the call with what the attempt used."
-    step = next_step(self.gw.retry, e, n, body, more)
-    if prefix and isinstance(e, (InvalidRequest, UpstreamError)) and e.status < 500:   # the prefill refused
+def judge(self:Exchange, target:Target, error:GatewayError,
+          resends:dict,             # this model's resends so far, by budget (`next_step` counts them)
+          body:dict,                # the body the attempt sent
+          fallback_left:bool,       # a fallback comes after this model
+          prefill:str|None,         # the text the attempt continued as an assistant prefill, if any
+          started:float,            # perf_counter when the attempt began
+          streamed:int=0,           # chunks with output the attempt streamed
+          usage_before=None):       # the answer's usage before the attempt
+    "The failure table's step after `target` failed with `error`, recorded on the call with what the attempt used."
+    step = next_step(self.gw.retry, error, resends, body, fallback_left)
+    if prefill and isinstance(error, (InvalidRequest, UpstreamError)) and error.status < 500:   # the prefill refused
         step = step._replace(action='resend', reason='prefill_rejected')   # from the start (`resume_point` says how)
-        self.gw.no_prefill.add(t.spec.name)   # remembered: the next cut answer is not offered to it as a prefill
-    elif step.action == 'resend' and more and counts_against(e) and self.gw.breaker(t.spec.name).state == 'open':
+        self.gw.no_prefill.add(target.spec.name)   # remembered: the next cut answer is not offered to it as a prefill
+    elif (step.action == 'resend' and fallback_left and counts_against(error)
+          and self.gw.breaker(target.spec.name).state == 'open'):
         # its circuit has just opened (or its probe failed): sent again, it would be asked before its cool-down is over
         step = Step('fallback', step.reason)
-    u = self.asm.usage if self.asm.usage is not usage0 else None
-    self.asm.usage = usage0   # a failed attempt's usage is its own, never the answer's
-    used = attempt_usage(t.spec, streamed, u, prompt_figures(self.prompt_read).get('prompt_tokens'))
-    self.call.retry(step.reason, str(e), step.action, model=t.spec.name, upstream=t.up.runtime, **status_fields(e),
-                    at=round((started - self.t0) * 1000, 1), ms=round((time.perf_counter() - started) * 1000, 1),
+    own = self.asm.usage if self.asm.usage is not usage_before else None
+    self.asm.usage = usage_before   # a failed attempt's usage is its own, never the answer's
+    used = attempt_usage(target.spec, streamed, own, prompt_figures(self.prompt_read).get('prompt_tokens'))
+    self.call.retry(step.reason, str(error), step.action, model=target.spec.name, upstream=target.up.runtime,
+                    **status_fields(error), at=round((started - self.t0) * 1000, 1),
+                    ms=round((time.perf_counter() - started) * 1000, 1),
                     wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0, **used)
     return step
-
-# %% ../nbs/05h_gateway.ipynb #71dcc47a
-@patch
-def answered(self:Exchange, t, fallback:bool, prefix, restart):
-    "Note on the call how its answer came: continued from a prefix, started over, or from a fallback."
-    if prefix: self.call.info['continued'] = len(prefix)
-    if restart: self.call.info['restarted'] = len(restart)
-    if fallback: self.call.info['fallback'] = t.spec.name
 
 # %% ../nbs/05h_gateway.ipynb #8bcf4da8
 @patch
@@ -591,15 +436,7 @@ async def before_resend(self:Exchange, t:Target, e:GatewayError, wait:float) -> 
     if wait: await asyncio.sleep(wait)
     self.upstream_s += time.perf_counter() - paused
 
-# %% ../nbs/05h_gateway.ipynb #c2d57355
-@patch
-def read_progress(self:Exchange, got:list) -> list:
-    "Keep the latest prompt progress in `got` (`prompt_read`), and leave it out unless the client asked for it."
-    if not (pp := [ch['prompt_progress'] for ch in got if 'prompt_progress' in ch]): return got
-    self.prompt_read = pp[-1]
-    return got if self.progress else [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
-
-# %% ../nbs/05h_gateway.ipynb #b07eb5c4
+# %% ../nbs/05h_gateway.ipynb #5c48c289
 @patch
 async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
     "The chunks of the first model that answers, in the lists they came in: the one asked for, resent as the failure table says, then its fallbacks."
@@ -621,12 +458,12 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
                                              f"in {br.retry_in():.0f} s", retry_after=br.retry_in())
             continue
         if solo: call.info['circuit'] = 'open'   # nowhere else to go: asked all the same
-        n, body, prefills = {}, t.body, t.caps.assistant_prefill
+        resends, body, prefills = {}, t.body, t.caps.assistant_prefill
         while True:
             cause = last   # a continuation that fails hides nothing: the client hears what cut the answer
             prefix, restart, discard = self.resume_point(t, prefills, failure, last)
             if discard: yield [DISCARD]
-            self.switch(t)
+            self.answer_from(t)
             used = len(self.asm.content)   # chunks of text so far: about as many tokens of the client's limit
             if prefix: send, seam = continuation(body, prefix, used), Seam(prefix, t.caps.prefill_echo)
             else: send, seam = body, (Seam(restart, True) if restart else None)   # a new answer must start with the old
@@ -640,7 +477,7 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
             except GatewayError as e:
                 last = e
                 if counts_against(e): br.failed()
-                step = self.judge(t, e, n, body, more, prefix, started, streamed, usage0)
+                step = self.judge(t, e, resends, body, more, prefix, started, streamed, usage0)
                 if step.reason == 'prefill_rejected': prefills = False
                 if step.action == 'resend':
                     log.info('call %s: %s; sending again in %.2f s', call.id, e, step.wait)
@@ -654,12 +491,12 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
                 break
             else:
                 br.succeeded()
-                self.answered(t, name is not None, prefix, restart)
+                self.note_how_answered(t, name is not None, prefix, restart)
                 return
     not_asked(call, 'no fallback could be asked')
     raise failure or last
 
-# %% ../nbs/05h_gateway.ipynb #a4a0c8af
+# %% ../nbs/05h_gateway.ipynb #719bd6dc
 @patch
 async def batches(self:Exchange) -> AsyncIterator[list[dict]]:
     "The answer's chunks in the lists they came in (a `DISCARD` alone in its list), repaired and assembled as they pass."
@@ -682,7 +519,7 @@ async def batches(self:Exchange) -> AsyncIterator[list[dict]]:
         yield out
     await self.remember_reasoning()
 
-# %% ../nbs/05h_gateway.ipynb #72a1e9c6
+
 @patch
 def chunks(self:Exchange) -> AsyncIterator[dict]:
     "The answer's chunks (and `DISCARD` events) one by one: `batches`, flattened."
@@ -696,13 +533,6 @@ def usage_tokens(u:dict|None, timings:dict|None=None) -> dict:
     return dict(prompt_tokens=u.get('prompt_tokens'), cached_tokens=ptd.get('cached_tokens', t.get('cache_n')),
                 completion_tokens=u.get('completion_tokens'), reasoning_tokens=ctd.get('reasoning_tokens'),
                 cache_write_tokens=u.get('cache_write_tokens'))
-
-# %% ../nbs/05h_gateway.ipynb #16974aef
-def prompt_figures(pp:dict|None) -> dict:
-    "The ledger's prompt columns from llama.cpp's latest `prompt_progress` (`total`, `cache`, `processed`); {} without one."
-    if not isinstance(pp, dict) or not isinstance(total := pp.get('total'), int): return {}
-    cache, done = pp.get('cache') or 0, pp.get('processed') or 0
-    return dict(prompt_tokens=total, cached_tokens=cache, evaluated_tokens=max(0, done - cache))
 
 # %% ../nbs/05h_gateway.ipynb #c3e9b415
 @patch
@@ -751,7 +581,7 @@ def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
             log.warning('call %s: the row observer %r failed', c.id, observe, exc_info=e)
     if status == 200: self.gw.check_sampling(self)
 
-# %% ../nbs/05h_gateway.ipynb #1695c7de
+# %% ../nbs/05h_gateway.ipynb #d65b8bf5
 @patch
 def check_sampling(self:Gateway, ex:Exchange) -> None:
     "Start the sampling readback of a successful call in the background, if its upstream can tell."
@@ -766,7 +596,6 @@ def check_sampling(self:Gateway, ex:Exchange) -> None:
     self._readbacks.add(task)
     task.add_done_callback(self._readbacks.discard)
 
-# %% ../nbs/05h_gateway.ipynb #4f5be770
 @patch
 async def readback_of(self:Gateway, ex:Exchange, sent:int) -> None:
     "Ask the upstream which sampling it applied and put the mismatches in the call's ledger row; never raises."
@@ -782,7 +611,7 @@ async def readback_of(self:Gateway, ex:Exchange, sent:int) -> None:
     except Exception as e:   # a bug here must not reach the call, which has ended: logged with its traceback
         log.warning('call %s: sampling readback failed', ex.call.id, exc_info=e)
 
-# %% ../nbs/05h_gateway.ipynb #7950f672
+
 @patch
 async def settle(self:Gateway, timeout:float|None=None) -> None:
     "Wait for the sampling readbacks in flight (each is bounded by `readback_timeout`)."
