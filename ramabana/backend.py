@@ -30,8 +30,8 @@ __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_P
            'BackendError', 'NotRunning', 'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend',
            'Discard', 'apply_piece', 'TokenLogger', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
            'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'Echo', 'shown_output',
-           'tool_lines', 'failure', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised',
-           'explain_error', 'make_backend']
+           'about_failure', 'tool_lines', 'failure', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled',
+           'NotAuthorised', 'explain_error', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #52000a6d
 class BackendError(RamabanaError):
@@ -1010,6 +1010,13 @@ SILENT_NOTE = "[You said nothing. Answer the question from the results above.]"
 UNBACKED_NOTE = ("[Your answer states {nums}, which no code run in this turn printed. Work {them} out {how} and answer "
                  "from the output, or answer without {them}.]")
 CLAIMED_NOTE = "[Your answer says '{words}', but no code ran in this turn. Run the code {how} and answer from its real output.]"
+_FAILING = re.compile(r"\b(?:error|exception|fail\w*|cannot|can't|unable|not (?:defined|found|exist))\b", re.I)
+
+def about_failure(answer:str, error:str) -> bool:
+    "Whether `answer` speaks of the failure `error` (or of failing), rather than giving a result none computed."
+    name = re.match(r'(?:\w+ raised )?(\w+)', error)
+    return not answer.strip() or bool(_FAILING.search(answer)) or bool(name and name[1] in answer)
+
 FAILED_NOTE = ("[Your last code failed ({error}), so no code computed that answer. Fix the code and run it {how}, then "
                "answer from its output; if the question is why it fails, answer that.]")
 SEND_BACKS = 2   # answers a turn sends back: each costs a step, and a model that misses twice is shown what it said
@@ -1070,7 +1077,7 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
         runs = [x for x in self.hist[start:-1] if x.get('role') == 'tool' and x.get('name') == CODE_TOOL]
         if not runs and (words := claims_run(m.get('content') or '')): return CLAIMED_NOTE.format(words=words, how=how)
         # its last run failed, and it answered anyway: whatever the answer says, no code computed it
-        if runs and (err := failure(runs[-1].get('content'))) and (m.get('content') or '').strip():
+        if runs and (err := failure(runs[-1].get('content'))) and not about_failure(m.get('content') or '', err):
             return FAILED_NOTE.format(error=err, how=how)
     if not self.spec.tool_first: return None   # the checks below are for a small model (`ModelSpec.tool_first`)
     text = m.get('content') or ''
