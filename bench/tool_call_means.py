@@ -28,7 +28,7 @@ def request(question:str) -> dict:
     "The first request of an agent turn asking `question`: the magic's system prompt and tools, greedy decoding."
     from ramabana.agent import SP, python_tools
     from ramabana.magic import NOTEBOOK_SP
-    from ramabana.backend import Tool
+    from ramabana.conversation import Tool
     def read_cell(id:str) -> str:
         "The full source and outputs of one cell of the user's notebook, including cells left out of the prompt."
     tools = [t.schema for t in python_tools({})] + [Tool(read_cell).schema]

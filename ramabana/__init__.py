@@ -5,7 +5,7 @@ Modules:
 - `ramabana.admin`: What a key has left (`GET /v1/ramabana/usage`, for the caller's own key), and the stored keys made, shown, rotated and revoked over HTTP behind an admin token, for scripts and a future UI.
 - `ramabana.agent`: The agent: a backend with built-in tools over a Python namespace, approvals, runs that can be cancelled, compaction when the window fills, and a session file that survives a crash.
 - `ramabana.app`: The gateway served over HTTP: the routes to its doors and small endpoints, one table of doors, and running it, in a thread, in the foreground, or as several workers.
-- `ramabana.backend`: The contract the agent uses to talk to a model, and the one backend that meets it: the gateway, reached with the official `openai` SDK.
+- `ramabana.backend`: The one backend that meets the agent's contract ([conversation](07f_conversation.ipynb)): the gateway, reached with the official `openai` SDK.
 - `ramabana.capture`: What an engine written in C++ prints on file descriptors 1 and 2 during a call: copied while it still reaches the terminal, and the lines that explain a failure picked out.
 - `ramabana.chat`: The OpenAI chat-completions format the gateway speaks inside: checking a request, the chunks of a stream and the answer they fold into, tool calls repaired, content as text, and JSON written the way every door writes it.
 - `ramabana.codeacts`: Code actions: a model acts by writing a ```python block, the block runs in the kernel as soon as it closes, and the model reads its real output before it says anything more.

@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast, json, re
 
 # %% auto #0
-__all__ = ['CODE_OPEN', 'CODE_TOOL', 'OUTPUT_NOTE', 'CodeFence', 'code_call', 'as_block', 'code_turns']
+__all__ = ['CODE_OPEN', 'CODE_TOOL', 'OUTPUT_NOTE', 'SHOWN_LINES', 'CodeFence', 'code_call', 'as_block', 'code_turns', 'Echo',
+           'shown_output']
 
 # %% ../nbs/07a_codeacts.ipynb #964b4302
 _OPEN = re.compile(r'^ {0,3}(`{3,})[ \t]*(?:python3?|py|ipython)[ \t]*\n', re.I | re.M)
@@ -36,6 +37,10 @@ class CodeFence:
             self.closed = c
             return self.text[start:c.end()]
         return piece
+
+    def read(self, text:str) -> CodeFence:
+        "This fence, having read `text` (the start of the answer the backend wrote for the model)."
+        self.feed(text); return self
 
     @property
     def done(self) -> bool: return self.closed is not None
@@ -102,3 +107,33 @@ def code_turns(hist:list) -> list:
             out.append({'role': 'user', 'content': OUTPUT_NOTE.format(out=(c if isinstance(c, str) else json.dumps(c)).rstrip('\n'))})
         else: out.append(m)
     return out
+
+# %% ../nbs/07a_codeacts.ipynb #92382180
+class Echo:
+    "Drops a server's repeat of the prefill from the start of its answer (llama.cpp's), passing all else on."
+    def __init__(self, prefill:str=''): self.prefill, self.held, self.open = prefill, '', bool(prefill)
+
+    def feed(self, piece:str) -> str:
+        "`piece`, less what of it repeats the prefill."
+        if not self.open: return piece
+        self.held += piece
+        if self.prefill.startswith(self.held): return ''   # all of it may still be the echo
+        self.open = False
+        out, self.held = self.held[len(self.prefill):] if self.held.startswith(self.prefill) else self.held, ''
+        return out
+
+    def end(self) -> str:
+        "What was held at the end: an answer shorter than the prefill was not its echo."
+        out, self.held, self.open = ('' if self.held == self.prefill else self.held), '', False
+        return out
+
+# %% ../nbs/07a_codeacts.ipynb #45b62a94
+SHOWN_LINES = 30   # lines of a block's output shown in the cell; the model reads it all
+
+def shown_output(out) -> str:
+    "A block's output as the user sees it under its code: its first `SHOWN_LINES` lines, fenced."
+    lines = ((out if isinstance(out, str) else '').rstrip('\n') or '(no output)').split('\n')
+    if len(lines) > SHOWN_LINES: lines = lines[:SHOWN_LINES] + [f'… {len(lines) - SHOWN_LINES} more lines']
+    body = '\n'.join(lines)
+    fence = '`' * max(3, 1 + max((len(r) for r in re.findall(r'`+', body)), default=0))
+    return f'{fence}text\n{body}\n{fence}'

@@ -152,7 +152,7 @@ def test_air_reminder_and_quiet_backends(fake, fspec, gw, agents):
 
 def test_chat_callback_stays_through_a_switch(fake, fspec, gw, agents):
     "`add_chat_callback` takes a name from `CHAT_CALLBACKS`; the callback stays through a `switch`; an unknown name fails."
-    from ramabana.backend import TokenLogger
+    from ramabana.conversation import TokenLogger
     q = agents(fspec, ns={'v': 1}, base_url=gw.url)
     logged = []
     TokenLogger.sink = logged.append

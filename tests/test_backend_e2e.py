@@ -11,8 +11,9 @@ import dataclasses, re, threading, time
 import pytest
 from fastcore.test import test_eq as eq   # renamed: pytest would collect `test_*` names as tests
 from ramabana.core import ModelSpec, get
-from ramabana.backend import (make_backend, apply_piece, Discard, explain_error, Unreachable, CallFailed, NotAuthorised,
-                              CANCELLED_CALL, FAILED_CALL)
+from ramabana.backend import make_backend, CANCELLED_CALL, FAILED_CALL
+from ramabana.conversation import apply_piece, Discard
+from ramabana.callerrors import explain_error, Unreachable, CallFailed, NotAuthorised
 from ramabana.llama_double import Reply, tool_call
 from ramabana.hosted_doubles import FakeAnthropic, HostedFault as Fault
 from ramabana.app import start_gateway
