@@ -26,7 +26,8 @@ def questions(n:int|None) -> list[str]:
 
 def request(question:str) -> dict:
     "The first request of an agent turn asking `question`: the magic's system prompt and tools, greedy decoding."
-    from ramabana.agent import SP, python_tools
+    from ramabana.agent import SP
+    from ramabana.pytools import python_tools
     from ramabana.magic import NOTEBOOK_SP
     from ramabana.conversation import Tool
     def read_cell(id:str) -> str:

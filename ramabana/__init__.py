@@ -20,6 +20,7 @@ Modules:
 - `ramabana.notebook`: The notebook a question is about: which file is open, its cells as a model reads them, the `<notebook>` block, and what changed since the model last saw it.
 - `ramabana.pgledger`: The ledger shared by several gateways, in PostgreSQL: the same rows, budgets and refusals as the SQLite file, a spool on the gateway's own disk while the server is away, and `open_ledger`, which picks the store by the settings.
 - `ramabana.providers`: Hosted models behind the gateway: OpenAI, any OpenAI-compatible service, Anthropic and Gemini, as upstreams of one shape.
+- `ramabana.pytools`: The agent's built-in tools over a Python namespace: values described as a data scientist looks at them, code run with the hints a failure needs, files read piece by piece.
 - `ramabana.redisrates`: A key's rates and calls in flight counted in Redis, atomically, so that several workers and several gateways give a key exactly its `rpm`, `tpm` and `max_parallel`.
 - `ramabana.replay`: What models wrote beside their answers, kept per task and given back to the model that wrote it: reasoning, signed thinking blocks, thought signatures.
 - `ramabana.replicas`: One model, several servers: a conversation stays on the server that has its prefix cached, a server that fails is left alone for a while, and a request that found a server down goes to another.

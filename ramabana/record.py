@@ -88,7 +88,7 @@ def ran_code(call:dict, # the call as `on_tool` gives it: `{'name', 'arguments'}
     if fn.get('name') != 'run_python' or not isinstance(code, str) or not code.strip() or not isinstance(result, str): return None
     text = result.split('\n\n<system-reminder>')[0]   # the agent's notes after a result are not part of it
     if text.startswith('note: ') and '\n' in text:   # the agent's KEPT_NOTE: the rest of the code ran
-        from ramabana.agent import KEPT_NOTE, without_overwrites
+        from ramabana.pytools import KEPT_NOTE, without_overwrites
         first, text = text.split('\n', 1)
         if not re.fullmatch(re.escape(KEPT_NOTE).replace(r'\{names\}', '.+').replace(r'\{hold\}', r'\w+').replace(r'\{it\}', r'\w+'), first): return None
         code = without_overwrites(code, ns or {})
