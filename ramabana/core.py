@@ -19,19 +19,17 @@ __all__ = ['PURPOSE_HEADER', 'TASK_HEADER', 'DISCARD_HEADER', 'CALL_ID_HEADER', 
            'BUDGET_PERIODS', 'RUNTIMES', 'ACTS', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS', 'PRICE_KEYS',
            'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError', 'UnknownModel',
            'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic', 'append_jsonl',
-           'file_lock', 'Setting', 'Config', 'load_config', 'NamedToken', 'token_limits', 'Resolved', 'env_name',
-           'setting', 'get', 'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'catalog',
-           'split_profile', 'resolve', 'config_table', 'format_table', 'usd']
+           'file_lock', 'Setting', 'Config', 'NamedToken', 'token_limits', 'load_config', 'Resolved', 'env_name',
+           'setting', 'get', 'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'split_profile',
+           'catalog', 'resolve', 'config_table', 'format_table', 'usd']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
 class RamabanaError(Exception):
     "Base of every error ramabana raises on purpose."
 
-# %% ../nbs/00_core.ipynb #d3461ea7
 class ConfigError(RamabanaError, ValueError):
     "A setting, config file or model profile is wrong."
 
-# %% ../nbs/00_core.ipynb #5f5149e4
 class UnknownModel(ConfigError, KeyError):
     "No model of that name in the catalog."
     def __str__(self): return str(self.args[0]) if self.args else ''
@@ -216,31 +214,6 @@ def _flatten(d, prefix=''):
         if isinstance(v, dict): yield from _flatten(v, f'{prefix}{k}.')
         else: yield f'{prefix}{k}', v
 
-# %% ../nbs/00_core.ipynb #f5067c46
-_cache: dict = {}
-
-def load_config(path:Path|str|None=None) -> Config:
-    "Read and check config.toml (`config_path()` by default); a missing file is an empty config."
-    path = Path(path) if path else config_path()
-    try: text = path.read_text(encoding='utf-8')
-    except FileNotFoundError: return Config(path, {}, {})
-    except (OSError, UnicodeDecodeError) as e:   # a directory, no permission, not text: say so, not a traceback
-        raise ConfigError(f"{path}: cannot read the config file: {getattr(e, 'strerror', None) or e}") from None
-    key = (str(path), text)  # the file is small: keying on its text is exact where mtime is not
-    if key in _cache: return _cache[key]
-    try: raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e: raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    models = raw.pop('model', {})
-    if not isinstance(models, dict): raise ConfigError(f"{path}: 'model' should be a table")
-    models = dict(models)
-    for k in (k.split('.', 1)[1] for k in SETTINGS if k.startswith('model.')):  # `model.default` and such are settings, not tables
-        if k in models and not isinstance(models[k], dict): raw.setdefault('model', {})[k] = models.pop(k)
-    sampling = _sampling_tables(raw.get('inference'), path)
-    tokens = _token_table(raw.get('gateway'), path)
-    values = {k: _check(k, v, str(path)) for k, v in _flatten(raw)}
-    res = _cache[key] = Config(path, values, models, sampling, tokens)
-    return res
-
 # %% ../nbs/00_core.ipynb #da664323
 def _sampling_tables(inf, path) -> dict:
     "Take `[inference.defaults]` and the `[inference.profile.NAME]` tables out of `inf`; their fields are checked by the ladder."
@@ -309,6 +282,31 @@ def _token_table(gw, path) -> dict:
         if m is not None and not (isinstance(m, list) and m and all(isinstance(x, str) and x for x in m)):
             raise ConfigError(f"{where}.{name}.models' should be a non-empty list of model names or patterns")
         res[name] = NamedToken(name, v['env'], tuple(m) if m else None, **token_limits(v, f'{where}.{name}'))
+    return res
+
+# %% ../nbs/00_core.ipynb #f5067c46
+_cache: dict = {}
+
+def load_config(path:Path|str|None=None) -> Config:
+    "Read and check config.toml (`config_path()` by default); a missing file is an empty config."
+    path = Path(path) if path else config_path()
+    try: text = path.read_text(encoding='utf-8')
+    except FileNotFoundError: return Config(path, {}, {})
+    except (OSError, UnicodeDecodeError) as e:   # a directory, no permission, not text: say so, not a traceback
+        raise ConfigError(f"{path}: cannot read the config file: {getattr(e, 'strerror', None) or e}") from None
+    key = (str(path), text)  # the file is small: keying on its text is exact where mtime is not
+    if key in _cache: return _cache[key]
+    try: raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e: raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    models = raw.pop('model', {})
+    if not isinstance(models, dict): raise ConfigError(f"{path}: 'model' should be a table")
+    models = dict(models)
+    for k in (k.split('.', 1)[1] for k in SETTINGS if k.startswith('model.')):  # `model.default` and such are settings, not tables
+        if k in models and not isinstance(models[k], dict): raw.setdefault('model', {})[k] = models.pop(k)
+    sampling = _sampling_tables(raw.get('inference'), path)
+    tokens = _token_table(raw.get('gateway'), path)
+    values = {k: _check(k, v, str(path)) for k, v in _flatten(raw)}
+    res = _cache[key] = Config(path, values, models, sampling, tokens)
     return res
 
 # %% ../nbs/00_core.ipynb #477fe279
@@ -571,6 +569,13 @@ def check_price(t:dict, where:str, base:dict|None=None) -> dict:
         raise ConfigError(f"{where}: 'price' should name {' and '.join(missing)} (USD per million tokens)")
     return res
 
+# %% ../nbs/00_core.ipynb #71c08e2f
+def split_profile(name:str, models) -> tuple[str, str|None]:
+    "`NAME:PROFILE` as `(NAME, PROFILE)` when NAME is a model and the whole name is not; else `(name, None)`."
+    if name in models or ':' not in name: return name, None
+    base, prof = name.rsplit(':', 1)
+    return (base, prof) if base in models and prof else (name, None)
+
 # %% ../nbs/00_core.ipynb #e0adaf92
 def catalog(cfg:Config|None=None) -> dict[str, ModelSpec]:
     "Every known model: the built-in ones, then config.toml's `[model.NAME]` tables over them."
@@ -584,13 +589,6 @@ def catalog(cfg:Config|None=None) -> dict[str, ModelSpec]:
             raise ConfigError(f"{cfg.path}: model '{m.name}': unknown fallback {', '.join(map(repr, unknown))} "
                               f"(known models: {', '.join(sorted(res))})")
     return res
-
-# %% ../nbs/00_core.ipynb #71c08e2f
-def split_profile(name:str, models) -> tuple[str, str|None]:
-    "`NAME:PROFILE` as `(NAME, PROFILE)` when NAME is a model and the whole name is not; else `(name, None)`."
-    if name in models or ':' not in name: return name, None
-    base, prof = name.rsplit(':', 1)
-    return (base, prof) if base in models and prof else (name, None)
 
 # %% ../nbs/00_core.ipynb #9dc48be6
 def resolve(name:str|None=None, cfg:Config|None=None) -> ModelSpec:

@@ -54,7 +54,7 @@ class _Budget:
             self.used += n
             return True
 
-# %% ../nbs/02b_runs.ipynb #b76ccd90
+# %% ../nbs/02b_runs.ipynb #eb0c5685
 RUN_STATES = ('pending', 'running', 'completed', 'failed', 'cancelled', 'detached', 'terminated')
 ENDED = frozenset(RUN_STATES[2:])
 MAX_NOTES = 100
@@ -108,43 +108,62 @@ class Run:
     @property
     def elapsed(self): return ((self.ended or time.time()) - self.started) if self.started else 0.0
 
-# %% ../nbs/02b_runs.ipynb #c4476fd4
-@patch
-def start(self:Run, backend=None):
-    "Begin running, with `backend` doing the model work."
-    with self._lock:
-        if self.state != 'pending': raise RunError(f'run {self.id!r} cannot start: it is {self.state}')
-        if backend is not None: self.backend = backend
-        self.state, self.started = 'running', time.time()
-    return self
+    # the life cycle
+    def start(self, backend=None):
+        "Begin running, with `backend` doing the model work."
+        with self._lock:
+            if self.state != 'pending': raise RunError(f'run {self.id!r} cannot start: it is {self.state}')
+            if backend is not None: self.backend = backend
+            self.state, self.started = 'running', time.time()
+        return self
 
-# %% ../nbs/02b_runs.ipynb #a288722c
-@patch
-def _end(self:Run, state):
-    with self._lock:
-        if self.over and not (state == 'terminated' and self.state != 'terminated'): return False
-        self.state, self.ended = state, time.time()
-    self._done.set()
-    return True
+    def _end(self, state):
+        with self._lock:
+            if self.over and not (state == 'terminated' and self.state != 'terminated'): return False
+            self.state, self.ended = state, time.time()
+        self._done.set()
+        return True
 
-# %% ../nbs/02b_runs.ipynb #d42ac966
-@patch
-def finish(self:Run, answer:str|None=None, error:BaseException|None=None):
-    "The backend is done: completed, failed, or cancelled if a stop was asked for. Ignored once the run is over."
-    with self._lock:
-        if self.over: return self
-        if answer is not None: self.answer = answer
-        if error is not None: self.error = error
-        self._end('cancelled' if self._stopping else 'failed' if error is not None else 'completed')
-    return self
+    def finish(self, answer:str|None=None, error:BaseException|None=None):
+        "The backend is done: completed, failed, or cancelled if a stop was asked for. Ignored once the run is over."
+        with self._lock:
+            if self.over: return self
+            if answer is not None: self.answer = answer
+            if error is not None: self.error = error
+            self._end('cancelled' if self._stopping else 'failed' if error is not None else 'completed')
+        return self
 
-# %% ../nbs/02b_runs.ipynb #8d54cc8d
-@patch
-def wait(self:Run, timeout:float|None=None):
-    "Wait until the run is over; True if it is."
-    return self._done.wait(timeout)
+    def wait(self, timeout:float|None=None):
+        "Wait until the run is over; True if it is."
+        return self._done.wait(timeout)
 
-# %% ../nbs/02b_runs.ipynb #f642621e
+    # the tree: sub-agents, one budget
+    def child(self, id:str|None=None, question:str='', model:str='', **kw):
+        "A sub-agent's run under this one, sharing the tree's tool-call budget."
+        with self._lock:
+            c = Run(id or f'{self.id}.{len(self.children) + 1}', 'child', question, model or self.model, parent=self,
+                    grace=self.grace, **kw)
+            self.children.append(c)
+        if self.stopped: c._ask_stop()   # made after the tree was cancelled: it is cancelled too, before it starts
+        return c
+
+    def draw(self, n:int=1):
+        "Take `n` tool calls from the tree's budget; False when it cannot."
+        return self._budget.draw(n)
+
+    # messages from the user to a running sub-agent, safely across threads
+    def tell(self, msg:str):
+        "Queue a message from the user for this run."
+        self._inbox.append(msg)
+
+    def drain_inbox(self) -> list:
+        "The queued messages, oldest first; the queue is left empty."
+        res = []
+        while True:
+            try: res.append(self._inbox.popleft())
+            except IndexError: return res  # empty: everything queued so far has been handed over
+
+# %% ../nbs/02b_runs.ipynb #976b213b
 def _call(run, name):
     "Call `run.backend.name()` if it has one; a failure is noted on the run, and the rest of the tree is still stopped."
     if not callable(f := getattr(run.backend, name, None)): return
@@ -152,7 +171,6 @@ def _call(run, name):
     except Exception as e:  # the backend is foreign code: its failing to stop must not leave the rest of the tree running
         run.notes.append(f'backend {name} failed ({type(e).__name__}: {e})')
 
-# %% ../nbs/02b_runs.ipynb #aee17479
 @patch
 def _ask_stop(self:Run):
     with self._lock:
@@ -162,13 +180,11 @@ def _ask_stop(self:Run):
     for c in list(self.children): c._ask_stop()
     _call(self, 'cancel')
 
-# %% ../nbs/02b_runs.ipynb #88da168c
 @patch
 def _settle(self:Run, deadline):
     for c in list(self.children): c._settle(deadline)
     if not self._done.wait(max(0.0, deadline - time.monotonic())): self._end('detached')
 
-# %% ../nbs/02b_runs.ipynb #eefa87a3
 @patch
 def cancel(self:Run, grace:float|None=None):
     "Ask the backend (and every child's) to stop; a run still going after `grace` seconds is detached."
@@ -177,7 +193,6 @@ def cancel(self:Run, grace:float|None=None):
     self._settle(time.monotonic() + (self.grace if grace is None else grace))
     return self
 
-# %% ../nbs/02b_runs.ipynb #e528908d
 @patch
 def detach(self:Run):
     "Treat the run (and its children) as over now; whatever the backend sends later is ignored."
@@ -186,7 +201,6 @@ def detach(self:Run):
     self._end('detached')
     return self
 
-# %% ../nbs/02b_runs.ipynb #f851f4ad
 @patch
 def terminate(self:Run):
     "End the run (and its children) whatever its state, and close its backend."
@@ -195,30 +209,12 @@ def terminate(self:Run):
     if self._end('terminated'): _call(self, 'close')
     return self
 
-# %% ../nbs/02b_runs.ipynb #6aa30c3f
-@patch
-def child(self:Run, id:str|None=None, question:str='', model:str='', **kw):
-    "A sub-agent's run under this one, sharing the tree's tool-call budget."
-    with self._lock:
-        c = Run(id or f'{self.id}.{len(self.children) + 1}', 'child', question, model or self.model, parent=self,
-                grace=self.grace, **kw)
-        self.children.append(c)
-    if self.stopped: c._ask_stop()   # made after the tree was cancelled: it is cancelled too, before it starts
-    return c
-
-# %% ../nbs/02b_runs.ipynb #408f1b3d
-@patch
-def draw(self:Run, n:int=1):
-    "Take `n` tool calls from the tree's budget; False when it cannot."
-    return self._budget.draw(n)
-
-# %% ../nbs/02b_runs.ipynb #f755bab3
+# %% ../nbs/02b_runs.ipynb #ceb5f2eb
 @patch
 def hear(self:Run, text:str):
     "Take a piece of the model's streamed text."
     if text: self._heard.append(text)
 
-# %% ../nbs/02b_runs.ipynb #28e42576
 @patch
 def on_call(self:Run, tool:str=''): # the tool being called, named in the status of a backend that cannot narrate
     "A tool call is starting: update `status` and `notes` from what the model said before it."
@@ -231,14 +227,12 @@ def on_call(self:Run, tool:str=''): # the tool being called, named in the status
     if narrates: self._quiet = self._quiet + 1 if len(said.strip()) < AIR_CHARS else 0
     return self
 
-# %% ../nbs/02b_runs.ipynb #fb27738a
 @patch
 def note(self:Run, text:str):
     "Keep `text` for the live pane (the last `MAX_NOTES`) and write it to the transcript."
     self.notes.append(text)
     self.write(text)
 
-# %% ../nbs/02b_runs.ipynb #e33dbf8e
 @patch
 def write(self:Run, line:str):
     "Append `line` to the run's transcript file, when it has one."
@@ -251,22 +245,7 @@ def write(self:Run, line:str):
         self.log = None
         self.notes.append(f'transcript not written ({type(e).__name__}: {e})')
 
-# %% ../nbs/02b_runs.ipynb #7587c9a5
-@patch
-def tell(self:Run, msg:str):
-    "Queue a message from the user for this run."
-    self._inbox.append(msg)
-
-# %% ../nbs/02b_runs.ipynb #9cee0c2f
-@patch
-def drain_inbox(self:Run) -> list:
-    "The queued messages, oldest first; the queue is left empty."
-    res = []
-    while True:
-        try: res.append(self._inbox.popleft())
-        except IndexError: return res  # empty: everything queued so far has been handed over
-
-# %% ../nbs/02b_runs.ipynb #b74ab715
+# %% ../nbs/02b_runs.ipynb #8731df8d
 @patch
 def air(self:Run) -> str:
     "A reminder to tell the user where things stand, after a quiet streak of tool calls; else ''."
@@ -274,7 +253,6 @@ def air(self:Run) -> str:
     self._quiet = 0
     return AIR_NOTICE
 
-# %% ../nbs/02b_runs.ipynb #e560d866
 def _call_key(call, result) -> str:
     "One string for a tool call and its result, whatever the order of the call's keys."
     import json

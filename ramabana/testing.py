@@ -66,7 +66,7 @@ class _RequestLog:
             return {'type': 'http.request', 'body': body, 'more_body': False}
         return await self.app(scope, replay, send)
 
-# %% ../nbs/04_testing.ipynb #d34cf218
+# %% ../nbs/04_testing.ipynb #1008efe3
 class BackgroundServer:
     "Serve an ASGI app with uvicorn on a background thread, bound to a free port on 127.0.0.1."
     def __init__(self,
@@ -82,46 +82,38 @@ class BackgroundServer:
     def __del__(self):
         if getattr(self, '_serving', None) is not None: self.stop()
 
-# %% ../nbs/04_testing.ipynb #12cec170
-@patch
-def app(self:BackgroundServer):
-    "The ASGI app to serve."
-    if self._app is None: raise TestingError(f'{type(self).__name__} needs an app')
-    return self._app
+    def app(self):
+        "The ASGI app to serve."
+        if self._app is None: raise TestingError(f'{type(self).__name__} needs an app')
+        return self._app
 
-# %% ../nbs/04_testing.ipynb #7b17e425
-@patch(as_prop=True)
-def url(self:BackgroundServer) -> str:
-    "Base URL, e.g. `http://127.0.0.1:PORT`."
-    if self.port is None: raise TestingError('server is not started')
-    return f'http://127.0.0.1:{self.port}'
+    @property
+    def url(self) -> str:
+        "Base URL, e.g. `http://127.0.0.1:PORT`."
+        if self.port is None: raise TestingError('server is not started')
+        return f'http://127.0.0.1:{self.port}'
 
-# %% ../nbs/04_testing.ipynb #1b4077c4
-@patch
-def start(self:BackgroundServer, port:int=0):   # 0: a free one; a port of its own brings a stopped server back where it was
-    "Bind `port`, start uvicorn on a thread and wait until it accepts connections."
-    if self._serving is not None: return self
-    sock = bind('127.0.0.1', port)
-    self.port = sock.getsockname()[1]
-    self._serving = ThreadServer(type(self).__name__, self.timeout, lifespan='off', http='h11', loop='asyncio',
-                                 timeout_graceful_shutdown=self.grace)
-    if not self._serving.start(_RequestLog(self.app(), self.requests), sock):
-        port, self._serving, self.port = self.port, None, None
-        raise TestingError(f'{type(self).__name__} did not start on port {port}')
-    return self
+    def start(self, port:int=0):   # 0: a free one; a port of its own brings a stopped server back where it was
+        "Bind `port`, start uvicorn on a thread and wait until it accepts connections."
+        if self._serving is not None: return self
+        sock = bind('127.0.0.1', port)
+        self.port = sock.getsockname()[1]
+        self._serving = ThreadServer(type(self).__name__, self.timeout, lifespan='off', http='h11', loop='asyncio',
+                                     timeout_graceful_shutdown=self.grace)
+        if not self._serving.start(_RequestLog(self.app(), self.requests), sock):
+            port, self._serving, self.port = self.port, None, None
+            raise TestingError(f'{type(self).__name__} did not start on port {port}')
+        return self
 
-# %% ../nbs/04_testing.ipynb #13d60739
-@patch
-def stop(self:BackgroundServer):
-    "Ask uvicorn to exit and wait for its thread. Safe to call twice."
-    if self._serving is not None: self._serving.stop()
-    self._serving, self.port = None, None
+    def stop(self):
+        "Ask uvicorn to exit and wait for its thread. Safe to call twice."
+        if self._serving is not None: self._serving.stop()
+        self._serving, self.port = None, None
 
-# %% ../nbs/04_testing.ipynb #e5feeb71
-@patch(as_prop=True)
-def last(self:BackgroundServer) -> LoggedRequest:
-    "The most recent request."
-    return self.requests[-1]
+    @property
+    def last(self) -> LoggedRequest:
+        "The most recent request."
+        return self.requests[-1]
 
 # %% ../nbs/04_testing.ipynb #23c4102c
 def message_text(content) -> str:
