@@ -496,6 +496,14 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
     not_asked(call, 'no fallback could be asked')
     raise failure or last
 
+# %% ../nbs/05h_gateway.ipynb #4cf8f56d
+@patch
+async def remember_reasoning(self:Exchange):
+    "Store the answer's reasoning in the task's replay file (llama.cpp models with a task only)."
+    if self.call.task and self.up.runtime == 'llamacpp' and self.asm.reasoning:
+        store = self.gw.replay_store(self.call.task)
+        await asyncio.to_thread(store.add, self.call.spec.name, self.asm.message(), ''.join(self.asm.reasoning))
+
 # %% ../nbs/05h_gateway.ipynb #719bd6dc
 @patch
 async def batches(self:Exchange) -> AsyncIterator[list[dict]]:
@@ -541,46 +549,6 @@ def priced(self:Exchange, ch:dict) -> dict:
     cost = self.call.spec.cost(**usage_tokens(ch['usage'], self.asm.timings))
     return {**ch, CHUNK_KEY: {**(ch.get(CHUNK_KEY) or {}), 'cost_usd': cost, 'model': self.call.spec.name}}
 
-# %% ../nbs/05h_gateway.ipynb #4cf8f56d
-@patch
-async def remember_reasoning(self:Exchange):
-    "Store the answer's reasoning in the task's replay file (llama.cpp models with a task only)."
-    if self.call.task and self.up.runtime == 'llamacpp' and self.asm.reasoning:
-        store = self.gw.replay_store(self.call.task)
-        await asyncio.to_thread(store.add, self.call.spec.name, self.asm.message(), ''.join(self.asm.reasoning))
-
-# %% ../nbs/05h_gateway.ipynb #1ad144b5
-@patch
-def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
-    "Write the ledger row (only the first time)."
-    if self.done: return
-    self.done = True
-    t = self.asm.timings if isinstance(self.asm.timings, dict) else {}
-    ms = lambda x: None if x is None else round(x * 1000, 3)
-    c, total = self.call, time.perf_counter() - self.t0
-    self.overhead_ms = ms(total - self.upstream_s)
-    tokens, read = usage_tokens(self.asm.usage, t), prompt_figures(self.prompt_read) if self.asm.usage is None else {}
-    if read: tokens.update(prompt_tokens=read['prompt_tokens'], cached_tokens=read['cached_tokens'])   # a call cut before its usage
-    cost = c.spec.cost(**tokens)   # `c.spec` is the model answering now: a fallback, once one took over
-    if status != 200 and all(v is None for v in tokens.values()): cost = 0.0   # nothing counted, nothing billed
-    failed, spent = attempts_spent(c.retries)   # what the failed attempts streamed was billed too
-    if spent and cost is not None: cost = round(cost + spent, 9)
-    if self.admission is not None: self.admission.release(tokens, cost)   # a limited token's place, tokens and budget
-    row = dict(
-        id=c.id, time=now_iso(c.started), model=self.model, upstream=self.up.runtime, purpose=c.purpose, task=c.task,
-        status=status, stream=self.stream, finish_reason=self.asm.finish, **tokens, cost_usd=cost,
-        evaluated_tokens=t.get('prompt_n', read.get('evaluated_tokens')), ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'),
-        decode_ms=t.get('predicted_ms'), total_ms=ms(total), upstream_ms=ms(self.upstream_s),
-        messages=len(self.body.get('messages') or ()), changed=self.changed, retried=c.retried, retries=c.retries,
-        error=error, sampling=self.sampling, sampling_issues=self.issues, info=c.info or None, dialect=c.dialect,
-        answered_by=c.spec.name if status == 200 else None, token=c.token, failed_tokens=failed)
-    self.ticket = self.gw.ledger.record(row)
-    for observe in self.gw.observers:
-        try: observe(row)
-        except Exception as e:   # an observer's bug must not reach a call that has ended: logged with its traceback
-            log.warning('call %s: the row observer %r failed', c.id, observe, exc_info=e)
-    if status == 200: self.gw.check_sampling(self)
-
 # %% ../nbs/05h_gateway.ipynb #d65b8bf5
 @patch
 def check_sampling(self:Gateway, ex:Exchange) -> None:
@@ -616,3 +584,35 @@ async def readback_of(self:Gateway, ex:Exchange, sent:int) -> None:
 async def settle(self:Gateway, timeout:float|None=None) -> None:
     "Wait for the sampling readbacks in flight (each is bounded by `readback_timeout`)."
     if self._readbacks: await asyncio.wait(set(self._readbacks), timeout=timeout)
+
+# %% ../nbs/05h_gateway.ipynb #1ad144b5
+@patch
+def finish(self:Exchange, status:int=200, error:str|None=None) -> None:
+    "Write the ledger row (only the first time)."
+    if self.done: return
+    self.done = True
+    t = self.asm.timings if isinstance(self.asm.timings, dict) else {}
+    ms = lambda x: None if x is None else round(x * 1000, 3)
+    c, total = self.call, time.perf_counter() - self.t0
+    self.overhead_ms = ms(total - self.upstream_s)
+    tokens, read = usage_tokens(self.asm.usage, t), prompt_figures(self.prompt_read) if self.asm.usage is None else {}
+    if read: tokens.update(prompt_tokens=read['prompt_tokens'], cached_tokens=read['cached_tokens'])   # a call cut before its usage
+    cost = c.spec.cost(**tokens)   # `c.spec` is the model answering now: a fallback, once one took over
+    if status != 200 and all(v is None for v in tokens.values()): cost = 0.0   # nothing counted, nothing billed
+    failed, spent = attempts_spent(c.retries)   # what the failed attempts streamed was billed too
+    if spent and cost is not None: cost = round(cost + spent, 9)
+    if self.admission is not None: self.admission.release(tokens, cost)   # a limited token's place, tokens and budget
+    row = dict(
+        id=c.id, time=now_iso(c.started), model=self.model, upstream=self.up.runtime, purpose=c.purpose, task=c.task,
+        status=status, stream=self.stream, finish_reason=self.asm.finish, **tokens, cost_usd=cost,
+        evaluated_tokens=t.get('prompt_n', read.get('evaluated_tokens')), ttft_ms=ms(self.ttft), prefill_ms=t.get('prompt_ms'),
+        decode_ms=t.get('predicted_ms'), total_ms=ms(total), upstream_ms=ms(self.upstream_s),
+        messages=len(self.body.get('messages') or ()), changed=self.changed, retried=c.retried, retries=c.retries,
+        error=error, sampling=self.sampling, sampling_issues=self.issues, info=c.info or None, dialect=c.dialect,
+        answered_by=c.spec.name if status == 200 else None, token=c.token, failed_tokens=failed)
+    self.ticket = self.gw.ledger.record(row)
+    for observe in self.gw.observers:
+        try: observe(row)
+        except Exception as e:   # an observer's bug must not reach a call that has ended: logged with its traceback
+            log.warning('call %s: the row observer %r failed', c.id, observe, exc_info=e)
+    if status == 200: self.gw.check_sampling(self)

@@ -296,6 +296,22 @@ class Plan:
 def _call_text(c) -> str:
     return f'<tool_call>\n{{"name": "{c["name"]}", "arguments": {_args_text(c["arguments"])}}}\n</tool_call>'
 
+# %% ../nbs/04a_llama_double.ipynb #4e9644f0
+def assemble(deltas:list) -> dict:
+    "The assistant message a list of stream deltas adds up to."
+    msg,calls = {'role': 'assistant', 'content': None},{}
+    for d in deltas:
+        for k in ('content', 'reasoning_content'):
+            if d.get(k) is not None: msg[k] = (msg.get(k) or '') + d[k]
+        for tc in d.get('tool_calls') or []:
+            c = calls.setdefault(tc['index'], {})
+            for k in ('id', 'type'):
+                if k in tc: c[k] = tc[k]
+            f = c.setdefault('function', {})
+            for k,v in (tc.get('function') or {}).items(): f[k] = f.get(k, '') + v if k == 'arguments' else v
+    if calls: msg['tool_calls'] = [calls[i] for i in sorted(calls)]
+    return msg
+
 # %% ../nbs/04a_llama_double.ipynb #f979deb6
 @patch
 def plan(self:FakeLlamaServer, reply:Reply, body:dict, missing:tuple=()) -> Plan:
@@ -323,22 +339,6 @@ def plan(self:FakeLlamaServer, reply:Reply, body:dict, missing:tuple=()) -> Plan
                 deltas += [{'tool_calls': [dict(index=i, function=dict(arguments=p))]} for p in toy_tokenize(args)]
     finish = finish or reply.finish_reason or ('tool_calls' if use_tools and reply.tool_calls else 'stop')
     return Plan(deltas, finish, think + reply.text + calls, len(deltas))
-
-# %% ../nbs/04a_llama_double.ipynb #4e9644f0
-def assemble(deltas:list) -> dict:
-    "The assistant message a list of stream deltas adds up to."
-    msg,calls = {'role': 'assistant', 'content': None},{}
-    for d in deltas:
-        for k in ('content', 'reasoning_content'):
-            if d.get(k) is not None: msg[k] = (msg.get(k) or '') + d[k]
-        for tc in d.get('tool_calls') or []:
-            c = calls.setdefault(tc['index'], {})
-            for k in ('id', 'type'):
-                if k in tc: c[k] = tc[k]
-            f = c.setdefault('function', {})
-            for k,v in (tc.get('function') or {}).items(): f[k] = f.get(k, '') + v if k == 'arguments' else v
-    if calls: msg['tool_calls'] = [calls[i] for i in sorted(calls)]
-    return msg
 
 # %% ../nbs/04a_llama_double.ipynb #dac1cbcf
 @patch
