@@ -12,14 +12,15 @@ import msgspec
 from .errors import InvalidRequest, MalformedResponse, classify_error
 
 # %% auto #0
-__all__ = ['ROLES', 'json_loads', 'json_bytes', 'json_str', 'check_request', 'chunk', 'has_output', 'completion_to_chunks',
-           'well_formed', 'RawChunk', 'parse_chunk', 'ToolCallRepair', 'Assembler', 'content_text', 'tool_args',
-           'usage']
+__all__ = ['ROLES', 'json_loads', 'json_bytes', 'json_str', 'check_request', 'chunk', 'has_output', 'well_formed',
+           'completion_to_chunks', 'RawChunk', 'parse_chunk', 'ToolCallRepair', 'Assembler', 'content_text',
+           'tool_args', 'usage']
 
-# %% ../nbs/05b_chat.ipynb #99aca268
+# %% ../nbs/05b_chat.ipynb #7e98da05
 _decode, _encode = msgspec.json.Decoder().decode, msgspec.json.Encoder().encode
 _SURROGATE = re.compile('[\ud800-\udfff]')
 
+# %% ../nbs/05b_chat.ipynb #dafd7f72
 def _no_constant(c): raise ValueError(f'{c} is not valid JSON')
 
 # %% ../nbs/05b_chat.ipynb #6ae375de
@@ -123,23 +124,6 @@ def has_output(ch:dict) -> bool:
         if c.get('finish_reason') or d.get('content') or d.get('reasoning_content') or d.get('tool_calls'): return True
     return False
 
-# %% ../nbs/05b_chat.ipynb #77998e0b
-def completion_to_chunks(resp:dict) -> list[dict]:
-    "A whole `chat.completion` replayed as chunks (for servers that ignore `stream`)."
-    if not isinstance(resp, dict) or not isinstance(resp.get('choices'), list) or not resp['choices']:
-        raise MalformedResponse('upstream answered 200 without choices')
-    res, id, model = [], resp.get('id', 'chatcmpl-0'), resp.get('model', '')
-    for i, c in enumerate(resp['choices']):
-        if not isinstance(c, dict): raise MalformedResponse('upstream choice is not an object')
-        m = dict(c.get('message') or {})
-        res.append({'id': id, 'object': 'chat.completion.chunk', 'model': model,
-                    'choices': [{'index': c.get('index', i), 'delta': m, 'finish_reason': c.get('finish_reason') or 'stop'}]})
-    if not well_formed([c for r in res for c in r['choices']]): raise MalformedResponse('upstream answered with a malformed message')
-    if 'usage' in resp or 'timings' in resp:
-        res.append({'id': id, 'object': 'chat.completion.chunk', 'model': model, 'choices': [],
-                    **{k: resp[k] for k in ('usage', 'timings') if k in resp}})
-    return res
-
 # %% ../nbs/05b_chat.ipynb #4ca3e30a
 _STR = (str, type(None))
 
@@ -157,6 +141,23 @@ def well_formed(choices:list) -> bool:
                 if not isinstance(tc.get('index', 0), int) or not isinstance(tc.get('id'), _STR): return False
                 if not isinstance(fn.get('name'), _STR) or not isinstance(fn.get('arguments'), (str, dict, list, type(None))): return False
     return True
+
+# %% ../nbs/05b_chat.ipynb #77998e0b
+def completion_to_chunks(resp:dict) -> list[dict]:
+    "A whole `chat.completion` replayed as chunks (for servers that ignore `stream`)."
+    if not isinstance(resp, dict) or not isinstance(resp.get('choices'), list) or not resp['choices']:
+        raise MalformedResponse('upstream answered 200 without choices')
+    res, id, model = [], resp.get('id', 'chatcmpl-0'), resp.get('model', '')
+    for i, c in enumerate(resp['choices']):
+        if not isinstance(c, dict): raise MalformedResponse('upstream choice is not an object')
+        m = dict(c.get('message') or {})
+        res.append({'id': id, 'object': 'chat.completion.chunk', 'model': model,
+                    'choices': [{'index': c.get('index', i), 'delta': m, 'finish_reason': c.get('finish_reason') or 'stop'}]})
+    if not well_formed([c for r in res for c in r['choices']]): raise MalformedResponse('upstream answered with a malformed message')
+    if 'usage' in resp or 'timings' in resp:
+        res.append({'id': id, 'object': 'chat.completion.chunk', 'model': model, 'choices': [],
+                    **{k: resp[k] for k in ('usage', 'timings') if k in resp}})
+    return res
 
 # %% ../nbs/05b_chat.ipynb #6935a5b3
 class RawChunk(dict):

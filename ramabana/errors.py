@@ -11,7 +11,7 @@ from .core import RamabanaError, BUILTIN_MODELS
 
 # %% auto #0
 __all__ = ['OVERFLOW_PATTERNS', 'log', 'keep_secret', 'redact', 'GatewayError', 'InvalidRequest', 'ContextOverflow',
-           'RateLimited', 'SchemaRejected', 'ToolsRejected', 'BrokenStream', 'MalformedResponse', 'UpstreamUnavailable',
+           'SchemaRejected', 'ToolsRejected', 'RateLimited', 'BrokenStream', 'MalformedResponse', 'UpstreamUnavailable',
            'UpstreamTimeout', 'CircuitOpen', 'UpstreamError', 'LlamaServerError', 'BadToolCall', 'retry_after',
            'error_message', 'provider_fields', 'classify_error', 'RedactFilter', 'internal_error']
 
@@ -71,74 +71,65 @@ class GatewayError(RamabanaError):
         typ = self.provider_type or _TYPES.get(self.status, 'server_error' if self.status >= 500 else 'invalid_request_error')
         return {'error': {'message': self.message, 'type': typ, 'param': self.param, 'code': self.code}}
 
-# %% ../nbs/05a_errors.ipynb #a7a05b62
+# %% ../nbs/05a_errors.ipynb #6a1c5f91
 class InvalidRequest(GatewayError):
     "The client's request is wrong: bad JSON, a wrong type, an unknown model, too large, unauthorised."
     status, code = 400, 'invalid_request_error'
 
-# %% ../nbs/05a_errors.ipynb #86b59bda
 class ContextOverflow(GatewayError):
     "The prompt is longer than the model's context window."
     status, code = 400, 'context_length_exceeded'
 
-# %% ../nbs/05a_errors.ipynb #acda43e1
-class RateLimited(GatewayError):
-    "Rate limit or overload (429, 5xx, 529): retried with backoff, honouring Retry-After."
-    status, code = 429, 'rate_limit_exceeded'
-
-# %% ../nbs/05a_errors.ipynb #a0e799f0
 class SchemaRejected(GatewayError):
     "The upstream refused the request's JSON schema (`response_format`)."
     status, code = 400, 'schema_rejected'
 
-# %% ../nbs/05a_errors.ipynb #7fc84292
 class ToolsRejected(GatewayError):
     "The upstream model does not take tools."
     status, code = 400, 'tools_not_supported'
 
-# %% ../nbs/05a_errors.ipynb #9189a929
+# %% ../nbs/05a_errors.ipynb #3914e41c
+class RateLimited(GatewayError):
+    "Rate limit or overload (429, 5xx, 529): retried with backoff, honouring Retry-After."
+    status, code = 429, 'rate_limit_exceeded'
+
 class BrokenStream(GatewayError):
     "A stream ended with no finish reason and no end marker."
     status, code = 502, 'broken_stream'
 
-# %% ../nbs/05a_errors.ipynb #65afb815
 class MalformedResponse(GatewayError):
     "A 200 answer that is not JSON, or has no choices."
     status, code = 502, 'malformed_response'
 
-# %% ../nbs/05a_errors.ipynb #43b6f6e3
+# %% ../nbs/05a_errors.ipynb #c66ea911
 class UpstreamUnavailable(GatewayError):
     "The upstream refused or reset the connection (`stale`: a kept-alive connection closed before any answer)."
     status, code = 503, 'upstream_unavailable'
     stale: bool = False
 
-# %% ../nbs/05a_errors.ipynb #896124f6
 class UpstreamTimeout(UpstreamUnavailable):
     "The upstream stayed silent too long; `kind` names the limit: first_byte, first_token or stream_idle."
     status, code = 504, 'upstream_timeout'
     def __init__(self, message:str, kind:str='stream_idle', **kw): super().__init__(message, **kw); self.kind = kind
 
-# %% ../nbs/05a_errors.ipynb #ddc6eb44
 class CircuitOpen(UpstreamUnavailable):
     "The upstream's circuit is open: it failed too often lately, and is not asked again until its cool-down ends."
     status, code = 503, 'circuit_open'
 
-# %% ../nbs/05a_errors.ipynb #829c12c0
+# %% ../nbs/05a_errors.ipynb #0c35f192
 class UpstreamError(GatewayError):
     "Any other upstream failure; keeps the upstream's status."
     status, code = 502, 'upstream_error'
 
-# %% ../nbs/05a_errors.ipynb #f926789d
 class LlamaServerError(UpstreamError):
     "llama-server answered 500: the failure table sends the request again at once, up to 3 attempts."
     status, code = 500, 'upstream_server_error'
 
-# %% ../nbs/05a_errors.ipynb #5527d3ea
 class BadToolCall(LlamaServerError):
     "llama.cpp could not parse the tool call the model wrote (HTTP 500); a new sample usually parses."
     code = 'tool_call_parse_error'
 
-# %% ../nbs/05a_errors.ipynb #e44ac444
+# %% ../nbs/05a_errors.ipynb #43beb385
 OVERFLOW_PATTERNS = [re.compile(p, re.I) for p in (
     r'context_length_exceeded',                                  # OpenAI, Azure OpenAI (code)
     r'exceed_context_size_error|exceeds the available context size',   # llama.cpp
@@ -167,6 +158,7 @@ _GRAMMAR_RX = re.compile(r'JSON schema conversion failed|JSON schema error at|Au
 # OpenAI's 429 for an account out of credit, by its code: Gemini words its per-minute limit "exceeded your current quota"
 _QUOTA_RX = re.compile(r'"insufficient_quota"')
 
+# %% ../nbs/05a_errors.ipynb #67ff1338
 def retry_after(headers) -> float|None:
     "Seconds from `retry-after-ms` or `Retry-After` (seconds or an HTTP date); None when absent or unreadable."
     if not headers: return None
@@ -192,7 +184,7 @@ def error_message(text:str) -> str:
         if isinstance(d.get('message'), str): return d['message']
     return text.strip()[:2000]
 
-# %% ../nbs/05a_errors.ipynb #ae78a16f
+# %% ../nbs/05a_errors.ipynb #0e548446
 def provider_fields(text:str) -> tuple[str|None, str|None]:
     "The upstream's own error `type` and `code` in an error body (OpenAI's shape, Anthropic's, llama.cpp's), when they are names."
     try: d = json.loads(text)
@@ -204,6 +196,8 @@ def provider_fields(text:str) -> tuple[str|None, str|None]:
     return name(e.get('type')), name(e.get('code'))
 
 _NAME_RX = re.compile(r'[A-Za-z][A-Za-z0-9_.\-]{0,63}')
+
+# %% ../nbs/05a_errors.ipynb #cbc6c76b
 # the gateway's own codes, which clients and the failure table branch on, kept over the provider's
 _OWN_CODES = ('context_length_exceeded', 'schema_rejected', 'tools_not_supported', 'tool_call_parse_error')
 

@@ -112,12 +112,13 @@ def next_step(r:Retries, e:GatewayError, n:dict, body:dict, fallback:bool) -> St
         return onward if wait > r.max_retry_wait else resend(r.retries, wait)
     return onward
 
-# %% ../nbs/05e_failover.ipynb #89fcc183
+# %% ../nbs/05e_failover.ipynb #f7ab6e7a
 def status_fields(e:GatewayError) -> dict:
     "A failed attempt's status for its `retries` entry: the provider's own, or none and `origin: gateway`."
     st = provider_status(e)
     return {'origin': 'gateway'} if st is None else {'status': st}
 
+# %% ../nbs/05e_failover.ipynb #461a8f8e
 def attempt_usage(spec:ModelSpec, streamed:int, usage:dict|None=None, prompt:int|None=None) -> dict:
     "A failed attempt's tokens and cost at `spec`'s price: the provider's `usage`, else `streamed` chunks counted; {} for none."
     if isinstance(usage, dict): u = {'prompt_tokens': usage.get('prompt_tokens'), 'completion_tokens': usage.get('completion_tokens')}
@@ -127,6 +128,7 @@ def attempt_usage(spec:ModelSpec, streamed:int, usage:dict|None=None, prompt:int
     if not isinstance(usage, dict): out['counted'] = True
     return out
 
+# %% ../nbs/05e_failover.ipynb #8c4f59ff
 def attempts_spent(retries:list) -> tuple[int|None, float|None]:
     "The generated tokens and the USD of a call's failed attempts, from their `retries` entries; None where none had any."
     toks = cost = None
@@ -266,7 +268,7 @@ class Seam:
         if not has_output(ch) and not ch.get('usage') and not ch.get('prompt_progress'): return None
         return ch
 
-# %% ../nbs/05e_failover.ipynb #8a128dd7
+# %% ../nbs/05e_failover.ipynb #129c268d
 class Breaker:
     "The circuit of one upstream: closed (asked), open (passed over until its cool-down ends), half-open (one probe)."
     def __init__(self, failures:int=3, cooldown:float=30.0, min_cooldown:float|None=None, clock:Callable=time.monotonic,
@@ -322,11 +324,8 @@ class Breaker:
         if self.opened is not None or (self.failures >= self.threshold and self.failures >= self.rate * self.calls):
             self.opened, self.probe, self.opens = self.clock(), None, self.opens + 1
 
-# %% ../nbs/05e_failover.ipynb #ceb60c59
-@patch
-def status(self:Breaker) -> dict:
-    "The state for `/health` and the ledger: state, the window's failed and all calls, seconds until a probe, times opened."
-    return dict(state=self.state, failures=self.failures, calls=self.calls, retry_in=round(self.retry_in(), 3), opened=self.opens)
+    def status(self) -> dict:
+        "The state for `/health` and the ledger: state, the window's failed and all calls, seconds until a probe, times opened."
+        return dict(state=self.state, failures=self.failures, calls=self.calls, retry_in=round(self.retry_in(), 3), opened=self.opens)
 
-@patch
-def __repr__(self:Breaker): return f'Breaker({self.state}, {self.failures} of {self.calls} calls failed)'
+    def __repr__(self): return f'Breaker({self.state}, {self.failures} of {self.calls} calls failed)'

@@ -17,7 +17,7 @@ log = logging.getLogger('ramabana.keys')
 
 # %% auto #0
 __all__ = ['log', 'KEY_PREFIX', 'LIMIT_FIELDS', 'CHECK', 'NOT_FOUND', 'new_key', 'digest', 'actor', 'check_name', 'key_tables',
-           'KeyStore', 'limits_of', 'as_token', 'expires_at', 'Keyring']
+           'limits_of', 'as_token', 'KeyStore', 'expires_at', 'Keyring']
 
 # %% ../nbs/05gc_keys.ipynb #c9b19301
 KEY_PREFIX = 'rmb_'
@@ -65,33 +65,6 @@ def _made(cur, mark):
     "Make the tables, once per store (every statement is `IF NOT EXISTS`)."
     for sql in key_tables('DOUBLE PRECISION' if mark == '%s' else 'REAL'): cur.execute(sql)
 
-# %% ../nbs/05gc_keys.ipynb #8caa0e32
-class KeyStore:
-    "The stored keys in a ledger's store: made, revoked and rotated in one transaction each, with an audit row."
-    def __init__(self,
-                 ledger:Ledger,              # whose store holds the keys (SQLite or PostgreSQL)
-                 pepper:bytes|None=None,     # the server secret; None: reading only
-                 now=time.time):             # Unix seconds: when a change happened, whether a key has expired
-        self.ledger, self.pepper, self.now = ledger, pepper, now
-        self._ready = False
-
-    def __repr__(self): return f'KeyStore({self.ledger.path!r})'
-
-    @classmethod
-    def from_settings(cls, ledger:Ledger, **kw) -> KeyStore:
-        "A store on `ledger` with the server secret from the variable `gateway.key_secret_env` names (None when unset)."
-        secret = os.environ.get(get('gateway.key_secret_env') or '')
-        return cls(ledger, secret.encode() if secret else None, **kw)
-
-    def tx(self, body, *args):
-        "Run `body(cursor, placeholder, *args)` in one transaction, the tables made first."
-        def run(cur, mark, *a):
-            if not self._ready: _made(cur, mark)
-            return body(cur, mark, *a)
-        res = self.ledger.transaction(run, *args, what='the key tables')
-        self._ready = True
-        return res
-
 # %% ../nbs/05gc_keys.ipynb #460095a0
 def _meta(cur, mark, k):
     row = cur.execute(f'SELECT v FROM key_meta WHERE k = {mark}', (k,)).fetchone()
@@ -101,20 +74,6 @@ def _meta(cur, mark, k):
 def _set_meta(cur, mark, k, v):
     cur.execute(f'DELETE FROM key_meta WHERE k = {mark}', (k,))
     cur.execute(f'INSERT INTO key_meta (k, v) VALUES ({mark}, {mark})', (k, v))
-
-# %% ../nbs/05gc_keys.ipynb #58af6cf8
-@patch
-def _checked(self:KeyStore, cur, mark):
-    "The server secret, checked against the store's record of it (recorded now if there is none)."
-    var = get('gateway.key_secret_env')
-    if self.pepper is None:
-        raise ConfigError(f'stored keys need the server secret in {var}: the same long random value on every gateway '
-                          "sharing this ledger (python -c 'import secrets; print(secrets.token_urlsafe(32))')")
-    mine = digest(CHECK, self.pepper)
-    if (seen := _meta(cur, mark, 'check')) is None: _set_meta(cur, mark, 'check', mine)
-    elif not hmac.compare_digest(seen, mine):
-        raise ConfigError(f'{var} is not the secret the stored keys were made with: every gateway sharing this ledger needs the same one')
-    return self.pepper
 
 # %% ../nbs/05gc_keys.ipynb #56d66aba
 def _bump(cur, mark):
@@ -143,55 +102,10 @@ def limits_of(name:str, models=None, rpm=None, tpm=None, max_parallel=None, budg
 def _row(rec:dict) -> tuple:
     return tuple(json.dumps(rec[k]) if k == 'models' and rec.get(k) else rec.get(k) for k in LIMIT_FIELDS)
 
-# %% ../nbs/05gc_keys.ipynb #388214f5
-@patch
-def add(self:KeyStore, name:str, actor:str, expires:float|None=None, **limits) -> str:
-    "Make the key `name` with `limits` (`limits_of`'s) and return its secret: shown this once, stored only as a digest."
-    check_name(name)
-    rec = {**limits_of(name, **limits), 'expires': expires}
-    key, now = new_key(), self.now()
-    def body(cur, mark):
-        pepper = self._checked(cur, mark)
-        old = cur.execute(f'SELECT revoked FROM gateway_keys WHERE name = {mark}', (name,)).fetchone()
-        if old is not None and old[0] is None: raise ConfigError(f"there is a key named '{name}' already: revoke or rotate it")
-        cur.execute(f'DELETE FROM gateway_keys WHERE name = {mark}', (name,))
-        cur.execute(f'INSERT INTO gateway_keys (name, digest, {", ".join(LIMIT_FIELDS)}, created) VALUES '
-                    f'({", ".join([mark] * (len(LIMIT_FIELDS) + 3))})', (name, digest(key, pepper), *_row(rec), now))
-        _audit(cur, mark, now, actor, 'add', name, {k: v for k, v in rec.items() if v is not None})
-        _bump(cur, mark)
-    self.tx(body)
-    return key
-
 # %% ../nbs/05gc_keys.ipynb #9ba76206
 def _live(cur, mark, name):
     row = cur.execute(f'SELECT revoked FROM gateway_keys WHERE name = {mark}', (name,)).fetchone()
     if row is None or row[0] is not None: raise ConfigError(f"there is no live key named '{name}'")
-
-# %% ../nbs/05gc_keys.ipynb #55b149e1
-@patch
-def revoke(self:KeyStore, name:str, actor:str) -> None:
-    "Revoke the key `name`: refused by every gateway sharing the store from its next look (`gateway.keys_refresh`)."
-    now = self.now()
-    def body(cur, mark):
-        _live(cur, mark, name)
-        cur.execute(f'UPDATE gateway_keys SET revoked = {mark} WHERE name = {mark}', (now, name))
-        _audit(cur, mark, now, actor, 'revoke', name)
-        _bump(cur, mark)
-    self.tx(body)
-
-# %% ../nbs/05gc_keys.ipynb #035fedd6
-@patch
-def rotate(self:KeyStore, name:str, actor:str) -> str:
-    "A new secret for the key `name`, its limits kept; the old secret stops working. The new one is returned, once."
-    key, now = new_key(), self.now()
-    def body(cur, mark):
-        pepper = self._checked(cur, mark)
-        _live(cur, mark, name)
-        cur.execute(f'UPDATE gateway_keys SET digest = {mark} WHERE name = {mark}', (digest(key, pepper), name))
-        _audit(cur, mark, now, actor, 'rotate', name)
-        _bump(cur, mark)
-    self.tx(body)
-    return key
 
 # %% ../nbs/05gc_keys.ipynb #b8b0cf9b
 _COLS = ('name', *LIMIT_FIELDS, 'created', 'revoked')
@@ -201,47 +115,121 @@ def _record(row) -> dict:
     if rec['models']: rec['models'] = json.loads(rec['models'])
     return rec
 
-# %% ../nbs/05gc_keys.ipynb #b88403cf
-@patch
-def version(self:KeyStore) -> int:
-    "How many changes the keys have had: a gateway reads them again when this moved."
-    return int(self.tx(lambda cur, mark: _meta(cur, mark, 'version')) or 0)
-
-# %% ../nbs/05gc_keys.ipynb #7df2e7aa
-@patch
-def records(self:KeyStore) -> list[dict]:
-    "Every stored key, revoked ones too, by name: its limits, `expires`, `created`, `revoked` (never its digest)."
-    rows = self.tx(lambda cur, mark: cur.execute(f'SELECT {", ".join(_COLS)} FROM gateway_keys ORDER BY name').fetchall())
-    return [_record(r) for r in rows]
-
 # %% ../nbs/05gc_keys.ipynb #5e382b7f
 def as_token(rec:dict) -> NamedToken:
     "A stored key's record as the `NamedToken` the gateway's limits and model checks read."
     return NamedToken(rec['name'], '', tuple(rec['models']) if rec.get('models') else None,
                       **{k: rec[k] for k in ('rpm', 'tpm', 'max_parallel', 'budget_usd', 'budget_period') if rec.get(k) is not None})
 
-# %% ../nbs/05gc_keys.ipynb #fa8440bf
-@patch
-def live(self:KeyStore) -> dict[str, NamedToken]:
-    "The keys a gateway accepts now: digest -> its `NamedToken` (none revoked or expired)."
-    now = self.now()
-    def body(cur, mark):
-        self._checked(cur, mark)
-        return cur.execute(f'SELECT digest, {", ".join(_COLS)} FROM gateway_keys WHERE revoked IS NULL').fetchall()
-    out = {}
-    for d, *row in self.tx(body):
-        rec = _record(row)
-        if rec['expires'] is None or rec['expires'] > now: out[d] = as_token(rec)
-    return out
+# %% ../nbs/05gc_keys.ipynb #c81bc7f6
+class KeyStore:
+    "The stored keys in a ledger's store: made, revoked and rotated in one transaction each, with an audit row."
+    def __init__(self,
+                 ledger:Ledger,              # whose store holds the keys (SQLite or PostgreSQL)
+                 pepper:bytes|None=None,     # the server secret; None: reading only
+                 now=time.time):             # Unix seconds: when a change happened, whether a key has expired
+        self.ledger, self.pepper, self.now = ledger, pepper, now
+        self._ready = False
 
-# %% ../nbs/05gc_keys.ipynb #7f18d0b0
-@patch
-def audit(self:KeyStore, name:str|None=None) -> list[dict]:
-    "The changes to the keys (to `name`'s), oldest first: `time`, `actor`, `action`, `name`, `detail`."
-    def body(cur, mark):
-        where, args = (f' WHERE name = {mark}', (name,)) if name else ('', ())
-        return cur.execute(f'SELECT time, actor, action, name, detail FROM key_audit{where} ORDER BY time', args).fetchall()
-    return [dict(time=t, actor=a, action=ac, name=n, detail=json.loads(d) if d else None) for t, a, ac, n, d in self.tx(body)]
+    def __repr__(self): return f'KeyStore({self.ledger.path!r})'
+
+    @classmethod
+    def from_settings(cls, ledger:Ledger, **kw) -> KeyStore:
+        "A store on `ledger` with the server secret from the variable `gateway.key_secret_env` names (None when unset)."
+        secret = os.environ.get(get('gateway.key_secret_env') or '')
+        return cls(ledger, secret.encode() if secret else None, **kw)
+
+    def tx(self, body, *args):
+        "Run `body(cursor, placeholder, *args)` in one transaction, the tables made first."
+        def run(cur, mark, *a):
+            if not self._ready: _made(cur, mark)
+            return body(cur, mark, *a)
+        res = self.ledger.transaction(run, *args, what='the key tables')
+        self._ready = True
+        return res
+
+    # the server secret, checked against the store
+    def _checked(self, cur, mark):
+        "The server secret, checked against the store's record of it (recorded now if there is none)."
+        var = get('gateway.key_secret_env')
+        if self.pepper is None:
+            raise ConfigError(f'stored keys need the server secret in {var}: the same long random value on every gateway '
+                              "sharing this ledger (python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+        mine = digest(CHECK, self.pepper)
+        if (seen := _meta(cur, mark, 'check')) is None: _set_meta(cur, mark, 'check', mine)
+        elif not hmac.compare_digest(seen, mine):
+            raise ConfigError(f'{var} is not the secret the stored keys were made with: every gateway sharing this ledger needs the same one')
+        return self.pepper
+
+    # making a key
+    def add(self, name:str, actor:str, expires:float|None=None, **limits) -> str:
+        "Make the key `name` with `limits` (`limits_of`'s) and return its secret: shown this once, stored only as a digest."
+        check_name(name)
+        rec = {**limits_of(name, **limits), 'expires': expires}
+        key, now = new_key(), self.now()
+        def body(cur, mark):
+            pepper = self._checked(cur, mark)
+            old = cur.execute(f'SELECT revoked FROM gateway_keys WHERE name = {mark}', (name,)).fetchone()
+            if old is not None and old[0] is None: raise ConfigError(f"there is a key named '{name}' already: revoke or rotate it")
+            cur.execute(f'DELETE FROM gateway_keys WHERE name = {mark}', (name,))
+            cur.execute(f'INSERT INTO gateway_keys (name, digest, {", ".join(LIMIT_FIELDS)}, created) VALUES '
+                        f'({", ".join([mark] * (len(LIMIT_FIELDS) + 3))})', (name, digest(key, pepper), *_row(rec), now))
+            _audit(cur, mark, now, actor, 'add', name, {k: v for k, v in rec.items() if v is not None})
+            _bump(cur, mark)
+        self.tx(body)
+        return key
+
+    # revoking and rotating
+    def revoke(self, name:str, actor:str) -> None:
+        "Revoke the key `name`: refused by every gateway sharing the store from its next look (`gateway.keys_refresh`)."
+        now = self.now()
+        def body(cur, mark):
+            _live(cur, mark, name)
+            cur.execute(f'UPDATE gateway_keys SET revoked = {mark} WHERE name = {mark}', (now, name))
+            _audit(cur, mark, now, actor, 'revoke', name)
+            _bump(cur, mark)
+        self.tx(body)
+
+    def rotate(self, name:str, actor:str) -> str:
+        "A new secret for the key `name`, its limits kept; the old secret stops working. The new one is returned, once."
+        key, now = new_key(), self.now()
+        def body(cur, mark):
+            pepper = self._checked(cur, mark)
+            _live(cur, mark, name)
+            cur.execute(f'UPDATE gateway_keys SET digest = {mark} WHERE name = {mark}', (digest(key, pepper), name))
+            _audit(cur, mark, now, actor, 'rotate', name)
+            _bump(cur, mark)
+        self.tx(body)
+        return key
+
+    # reading
+    def version(self) -> int:
+        "How many changes the keys have had: a gateway reads them again when this moved."
+        return int(self.tx(lambda cur, mark: _meta(cur, mark, 'version')) or 0)
+
+    def records(self) -> list[dict]:
+        "Every stored key, revoked ones too, by name: its limits, `expires`, `created`, `revoked` (never its digest)."
+        rows = self.tx(lambda cur, mark: cur.execute(f'SELECT {", ".join(_COLS)} FROM gateway_keys ORDER BY name').fetchall())
+        return [_record(r) for r in rows]
+
+    def live(self) -> dict[str, NamedToken]:
+        "The keys a gateway accepts now: digest -> its `NamedToken` (none revoked or expired)."
+        now = self.now()
+        def body(cur, mark):
+            self._checked(cur, mark)
+            return cur.execute(f'SELECT digest, {", ".join(_COLS)} FROM gateway_keys WHERE revoked IS NULL').fetchall()
+        out = {}
+        for d, *row in self.tx(body):
+            rec = _record(row)
+            if rec['expires'] is None or rec['expires'] > now: out[d] = as_token(rec)
+        return out
+
+    def audit(self, name:str|None=None) -> list[dict]:
+        "The changes to the keys (to `name`'s), oldest first: `time`, `actor`, `action`, `name`, `detail`."
+        def body(cur, mark):
+            where, args = (f' WHERE name = {mark}', (name,)) if name else ('', ())
+            return cur.execute(f'SELECT time, actor, action, name, detail FROM key_audit{where} ORDER BY time', args).fetchall()
+        return [dict(time=t, actor=a, action=ac, name=n, detail=json.loads(d) if d else None) for t, a, ac, n, d in self.tx(body)]
 
 # %% ../nbs/05gc_keys.ipynb #9fd96031
 def expires_at(text:str, now:float) -> float:
@@ -254,7 +242,10 @@ def expires_at(text:str, now:float) -> float:
         return (t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)).timestamp()
     except ValueError: raise ConfigError(f"an expiry should be a number of days (30d), a date (2027-01-31) or an ISO time; got {text!r}") from None
 
-# %% ../nbs/05gc_keys.ipynb #83b43886
+# %% ../nbs/05gc_keys.ipynb #9a51998a
+NOT_FOUND = object()   # what `find` returns for a key it does not accept (None is the single token's name)
+
+# %% ../nbs/05gc_keys.ipynb #e2bacbb8
 class Keyring:
     "Every key one gateway accepts: the single token, the declared tokens, the stored keys (read again when they change)."
     def __init__(self,
@@ -281,66 +272,54 @@ class Keyring:
         "Whether a request must carry a key: there is one, or a store of them."
         return bool(self.fixed) or self.store is not None
 
-# %% ../nbs/05gc_keys.ipynb #4c733c2e
-NOT_FOUND = object()   # what `find` returns for a key it does not accept (None is the single token's name)
+    # a request's check
+    def find(self, key:str):
+        "The name of the key `key` (None for the single token), or `NOT_FOUND`."
+        if not key: return NOT_FOUND
+        d = digest(key, self.pepper)
+        hit = self.fixed.get(d) or self.stored.get(d)
+        return hit[0] if hit else NOT_FOUND
 
-@patch
-def find(self:Keyring, key:str):
-    "The name of the key `key` (None for the single token), or `NOT_FOUND`."
-    if not key: return NOT_FOUND
-    d = digest(key, self.pepper)
-    hit = self.fixed.get(d) or self.stored.get(d)
-    return hit[0] if hit else NOT_FOUND
+    def token(self, name:str|None) -> NamedToken|None:
+        "The `NamedToken` of the key named `name`, if it has one (the single token has none)."
+        for n, tok in (*self.fixed.values(), *self.stored.values()):
+            if n == name and n is not None: return tok
+        return None
 
-# %% ../nbs/05gc_keys.ipynb #daa0dd5c
-@patch
-def token(self:Keyring, name:str|None) -> NamedToken|None:
-    "The `NamedToken` of the key named `name`, if it has one (the single token has none)."
-    for n, tok in (*self.fixed.values(), *self.stored.values()):
-        if n == name and n is not None: return tok
-    return None
+    def tokens(self) -> dict[str, NamedToken]:
+        "Every named key's `NamedToken`, by name."
+        return {n: tok for n, tok in (*self.fixed.values(), *self.stored.values()) if n is not None and tok is not None}
 
-# %% ../nbs/05gc_keys.ipynb #517ccf6e
-@patch
-def tokens(self:Keyring) -> dict[str, NamedToken]:
-    "Every named key's `NamedToken`, by name."
-    return {n: tok for n, tok in (*self.fixed.values(), *self.stored.values()) if n is not None and tok is not None}
+    # the stored keys, read again
+    def read(self) -> bool:
+        "Read the stored keys again if they changed; True when they did."
+        self.checked = self.clock()
+        if self.store is None: return False
+        try:
+            v = self.store.version()
+            if v == self.seen: return False
+            live = self.store.live()
+        except (LedgerError, ConfigError) as e:
+            if str(e) != self.problem: log.error('cannot read the stored keys: %s; the last ones read still count', e)
+            self.problem = str(e)
+            return False
+        if self.problem: log.warning('the stored keys read again'); self.problem = None
+        clash = {tok.name for tok in live.values()} & {n for n, _ in self.fixed.values()}
+        if clash: log.warning('stored keys named like declared tokens are left out: %s', ', '.join(sorted(clash)))
+        self.stored = {d: (tok.name, tok) for d, tok in live.items() if tok.name not in clash}
+        self.seen = v
+        return True
 
-# %% ../nbs/05gc_keys.ipynb #ce2037d8
-@patch
-def read(self:Keyring) -> bool:
-    "Read the stored keys again if they changed; True when they did."
-    self.checked = self.clock()
-    if self.store is None: return False
-    try:
-        v = self.store.version()
-        if v == self.seen: return False
-        live = self.store.live()
-    except (LedgerError, ConfigError) as e:
-        if str(e) != self.problem: log.error('cannot read the stored keys: %s; the last ones read still count', e)
-        self.problem = str(e)
-        return False
-    if self.problem: log.warning('the stored keys read again'); self.problem = None
-    clash = {tok.name for tok in live.values()} & {n for n, _ in self.fixed.values()}
-    if clash: log.warning('stored keys named like declared tokens are left out: %s', ', '.join(sorted(clash)))
-    self.stored = {d: (tok.name, tok) for d, tok in live.items() if tok.name not in clash}
-    self.seen = v
-    return True
+    def due(self) -> bool:
+        "Whether it is time to look at the store again (and no look is under way)."
+        return self.store is not None and self._reading is None and self.clock() - self.checked >= self.refresh
 
-# %% ../nbs/05gc_keys.ipynb #6b9dc0b8
-@patch
-def due(self:Keyring) -> bool:
-    "Whether it is time to look at the store again (and no look is under way)."
-    return self.store is not None and self._reading is None and self.clock() - self.checked >= self.refresh
-
-# %% ../nbs/05gc_keys.ipynb #1ff4b635
-@patch
-async def look(self:Keyring) -> bool:
-    "`read` in a thread, one at a time; True when the keys changed."
-    if self._reading is not None: return await asyncio.shield(self._reading)
-    self._reading = asyncio.ensure_future(asyncio.to_thread(self.read))
-    try: return await asyncio.shield(self._reading)
-    finally: self._reading = None
+    async def look(self) -> bool:
+        "`read` in a thread, one at a time; True when the keys changed."
+        if self._reading is not None: return await asyncio.shield(self._reading)
+        self._reading = asyncio.ensure_future(asyncio.to_thread(self.read))
+        try: return await asyncio.shield(self._reading)
+        finally: self._reading = None
 
 # %% ../nbs/05gc_keys.ipynb #f0c14dad
 @patch

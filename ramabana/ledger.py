@@ -143,7 +143,7 @@ def _connect(path:Path) -> sqlite3.Connection:
     con.execute('PRAGMA synchronous=NORMAL')  # WAL + NORMAL: durable across crashes of the process, fast commits
     return con
 
-# %% ../nbs/05g_ledger.ipynb #477957f9
+# %% ../nbs/05g_ledger.ipynb #5ef7444d
 class Ledger:
     "The call ledger: a SQLite `model_calls` table written by one thread, plus a JSONL call log."
     def __init__(self,
@@ -157,39 +157,35 @@ class Ledger:
 
     def __repr__(self): return f'Ledger({str(self.path)!r})'
 
-# %% ../nbs/05g_ledger.ipynb #90aab694
-@patch
-def _create(self:Ledger):
-    "Create the table (or give an older one the new columns)."
-    self.path.parent.mkdir(parents=True, exist_ok=True)
-    with _readable(self.path):
-        con = _connect(self.path)
-        try:
-            cols = ', '.join(f'{k} {t}' for k, (t, _) in COLUMNS.items())
-            con.execute(f'CREATE TABLE IF NOT EXISTS model_calls ({cols})')
-            have = {r[1] for r in con.execute('PRAGMA table_info(model_calls)')}
-            for k, (t, _) in COLUMNS.items():   # a ledger from an older version gains the new columns
-                if k not in have: con.execute(f'ALTER TABLE model_calls ADD COLUMN {k} {t.replace(" PRIMARY KEY", "")}')
-            con.execute('CREATE INDEX IF NOT EXISTS model_calls_time ON model_calls(time)')
-            con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({", ".join(f"{k} {t}" for k, (t, _) in REFUSAL_COLUMNS.items())})')
-            con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals(last_time)')
-            for sql in budget_tables(): con.execute(sql)
-            con.commit()
-        finally: con.close()
+    def _create(self):
+        "Create the table (or give an older one the new columns)."
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with _readable(self.path):
+            con = _connect(self.path)
+            try:
+                cols = ', '.join(f'{k} {t}' for k, (t, _) in COLUMNS.items())
+                con.execute(f'CREATE TABLE IF NOT EXISTS model_calls ({cols})')
+                have = {r[1] for r in con.execute('PRAGMA table_info(model_calls)')}
+                for k, (t, _) in COLUMNS.items():   # a ledger from an older version gains the new columns
+                    if k not in have: con.execute(f'ALTER TABLE model_calls ADD COLUMN {k} {t.replace(" PRIMARY KEY", "")}')
+                con.execute('CREATE INDEX IF NOT EXISTS model_calls_time ON model_calls(time)')
+                con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({", ".join(f"{k} {t}" for k, (t, _) in REFUSAL_COLUMNS.items())})')
+                con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals(last_time)')
+                for sql in budget_tables(): con.execute(sql)
+                con.commit()
+            finally: con.close()
 
-# %% ../nbs/05g_ledger.ipynb #9e5f11e1
-@patch
-def _start(self:Ledger, interval:float):
-    "The buffer, the tickets and the writer thread."
-    self._buf, self._lock, self._out = collections.deque(), threading.Lock(), 0
-    self._commit_lock = threading.Lock()   # one committer at a time: rows and their updates reach the table in order
-    self._loop_con, self._logq, self._since_ckpt = None, collections.deque(), 0
-    self._waiters: list = []   # (ticket, loop, future) of `committed` calls
-    self._turns: dict = {}     # event loop -> futures of the `committed` calls its current turn made
-    self._n, self._wake, self._closing, self.interval = 0, threading.Event(), False, interval
-    self.errors: list[str] = []
-    self._thread = threading.Thread(target=self._writer, name='ramabana-ledger', daemon=True)
-    self._thread.start()
+    def _start(self, interval:float):
+        "The buffer, the tickets and the writer thread."
+        self._buf, self._lock, self._out = collections.deque(), threading.Lock(), 0
+        self._commit_lock = threading.Lock()   # one committer at a time: rows and their updates reach the table in order
+        self._loop_con, self._logq, self._since_ckpt = None, collections.deque(), 0
+        self._waiters: list = []   # (ticket, loop, future) of `committed` calls
+        self._turns: dict = {}     # event loop -> futures of the `committed` calls its current turn made
+        self._n, self._wake, self._closing, self.interval = 0, threading.Event(), False, interval
+        self.errors: list[str] = []
+        self._thread = threading.Thread(target=self._writer, name='ramabana-ledger', daemon=True)
+        self._thread.start()
 
 # %% ../nbs/05g_ledger.ipynb #1fa24354
 class RefusalItem:
@@ -258,7 +254,7 @@ def write_items(con, items:list, inserts:Callable, refuse:str, mark:str='?') -> 
 # %% ../nbs/05g_ledger.ipynb #0a1a571b
 def _busy(e:sqlite3.Error) -> bool: return isinstance(e, sqlite3.OperationalError) and ('locked' in str(e) or 'busy' in str(e))
 
-# %% ../nbs/05g_ledger.ipynb #37f1a511
+# %% ../nbs/05g_ledger.ipynb #e5576bfd
 Ledger.DB_ERRORS = (sqlite3.Error,)   # what a failed write raises
 
 @patch
@@ -266,13 +262,16 @@ def _write(self:Ledger, con, items:list) -> None:
     "One transaction of `items`."
     with con: write_items(con, items, sqlite_inserts, _REFUSE)
 
-# %% ../nbs/05g_ledger.ipynb #b0960ee8
 @patch
 def _give_back(self:Ledger, e:Exception, wait:bool) -> bool:
     "Whether a failed write's items go back to the buffer (to be written later) rather than count as lost: another process is writing."
     return not wait and _busy(e)
 
-# %% ../nbs/05g_ledger.ipynb #e7fc607c
+# %% ../nbs/05g_ledger.ipynb #93a25a89
+def _settle(fut, ok=True):
+    if not fut.done(): fut.set_result(ok)
+
+# %% ../nbs/05g_ledger.ipynb #4c55e9b2
 @patch
 def _commit(self:Ledger, con, wait:bool=True) -> bool:
     "Write what is buffered in one transaction on `con`; False, with nothing taken, if `wait` is off and the lock is busy, or the items went back."
@@ -290,7 +289,6 @@ def _commit(self:Ledger, con, wait:bool=True) -> bool:
         return True
     finally: self._commit_lock.release()
 
-# %% ../nbs/05g_ledger.ipynb #f87c59ac
 @patch
 def _done(self:Ledger, items:list) -> None:
     "Count `items` as written: their rows go to the call log, and whoever waits for them goes on."
@@ -300,11 +298,6 @@ def _done(self:Ledger, items:list) -> None:
     self._out += len(items)
     self._release()
 
-# %% ../nbs/05g_ledger.ipynb #93a25a89
-def _settle(fut, ok=True):
-    if not fut.done(): fut.set_result(ok)
-
-# %% ../nbs/05g_ledger.ipynb #f9bd0b92
 @patch
 def _release(self:Ledger):
     "Wake the `committed` calls whose rows are now written."
@@ -314,7 +307,7 @@ def _release(self:Ledger):
         self._waiters = [w for w in self._waiters if w[0] > self._out]
     for _, loop, fut in ready: loop.call_soon_threadsafe(_settle, fut)
 
-# %% ../nbs/05g_ledger.ipynb #c2bf4a02
+# %% ../nbs/05g_ledger.ipynb #6d432354
 @patch
 def _write_log(self:Ledger, f) -> None:
     "Append the committed rows waiting for the call log to `f`."
@@ -323,7 +316,6 @@ def _write_log(self:Ledger, f) -> None:
     while self._logq: rows.append(self._logq.popleft())
     f.write(b''.join(_row_json(r) + b'\n' for r in rows)); f.flush()   # UTF-8 already: the file is opened in binary
 
-# %% ../nbs/05g_ledger.ipynb #b135c43e
 @patch
 def _writer(self:Ledger):
     con = _connect(self.path)
@@ -349,7 +341,7 @@ def _writer(self:Ledger):
     finally:
         con.close(); log.close()
 
-# %% ../nbs/05g_ledger.ipynb #e3ca3e31
+# %% ../nbs/05g_ledger.ipynb #77b66fe5
 @patch
 def _put(self:Ledger, item) -> int:
     "Hand `item` (a row or an `RowUpdate`) to the writer, in order; its ticket."
@@ -358,14 +350,12 @@ def _put(self:Ledger, item) -> int:
         self._buf.append(item); self._n += 1
         return self._n
 
-# %% ../nbs/05g_ledger.ipynb #1b3da3c3
 @patch
 def record(self:Ledger, row:dict) -> int:
     "Enqueue one call's row; unknown keys are an error, missing ones are NULL. Returns its ticket for `committed`."
     check_fields(row)
     return self._put(row)
 
-# %% ../nbs/05g_ledger.ipynb #26c041c0
 @patch
 def flush(self:Ledger, timeout:float=30) -> None:
     "Wait until every enqueued row is written."
@@ -376,7 +366,7 @@ def flush(self:Ledger, timeout:float=30) -> None:
         if time.monotonic() > deadline: raise LedgerError(f'the ledger did not flush within {timeout} s')
         time.sleep(0.001)
 
-# %% ../nbs/05g_ledger.ipynb #c0e7d620
+# %% ../nbs/05g_ledger.ipynb #a60f70b5
 JSON_COLS = ('retries', 'sampling', 'sampling_issues', 'readback', 'info')
 
 @patch
@@ -399,7 +389,6 @@ def recent(self:Ledger, limit:int=50, **where) -> list[dict]:
         res.append(d)
     return res
 
-# %% ../nbs/05g_ledger.ipynb #e0dcfa05
 @patch
 def count(self:Ledger) -> int:
     "How many rows the table holds."
@@ -408,7 +397,6 @@ def count(self:Ledger) -> int:
         try: return con.execute('SELECT count(*) FROM model_calls').fetchone()[0]
         finally: con.close()
 
-# %% ../nbs/05g_ledger.ipynb #c2602efb
 @patch
 def close(self:Ledger) -> None:
     "Write what is queued and stop the writer. Safe to call twice."
@@ -427,7 +415,7 @@ def update(self:Ledger, id:str, **fields) -> None:
     if not fields: return
     self._put(RowUpdate(id, fields))
 
-# %% ../nbs/05g_ledger.ipynb #c62e326a
+# %% ../nbs/05g_ledger.ipynb #bfbfea7c
 Ledger.LOOP_COMMITS = True   # whether `committed` commits on the event loop's thread (a local file), or leaves it to the writer
 
 @patch
@@ -442,7 +430,6 @@ def _loop_commit(self:Ledger) -> bool:
         self._loop_con = con
     return self._commit(self._loop_con, wait=False)
 
-# %% ../nbs/05g_ledger.ipynb #ff9ab0e9
 @patch
 def _turn_committed(self:Ledger) -> asyncio.Future:
     "A future of whether what is buffered when this turn of the event loop ends got committed on the loop's thread."
@@ -453,7 +440,6 @@ def _turn_committed(self:Ledger) -> asyncio.Future:
     turn.append(fut := loop.create_future())
     return fut
 
-# %% ../nbs/05g_ledger.ipynb #ecea3064
 @patch
 def _commit_turn(self:Ledger, loop) -> None:
     "One commit for the rows of all the `committed` calls made in the turn of `loop` that just ended."
@@ -463,7 +449,6 @@ def _commit_turn(self:Ledger, loop) -> None:
         for fut in turn:
             if not fut.done(): fut.set_result(ok)   # done: its caller was cancelled
 
-# %% ../nbs/05g_ledger.ipynb #75665397
 @patch
 async def committed(self:Ledger, ticket:int, timeout:float=5.0) -> bool:
     "Wait until everything up to `ticket` is committed; False when it is not within `timeout` seconds."
@@ -521,13 +506,6 @@ def spend(self:Ledger,
             return [dict(r) for r in con.execute(sql, args)]
         finally: con.close()
 
-# %% ../nbs/05g_ledger.ipynb #dffc71ae
-@patch
-def refuse(self:Ledger, row:dict) -> int:
-    "Enqueue a refusal row (`REFUSAL_COLUMNS`), replacing any earlier one with its id; its ticket."
-    check_fields(row, REFUSAL_COLUMNS)
-    return self._put(RefusalItem(row))
-
 # %% ../nbs/05g_ledger.ipynb #2263338c
 def refusal_rows(rows) -> list[dict]:
     "Refusal rows as dicts, their `clients` read back from JSON."
@@ -536,7 +514,13 @@ def refusal_rows(rows) -> list[dict]:
         if d.get('clients') is not None: d['clients'] = json.loads(d['clients'])
     return res
 
-# %% ../nbs/05g_ledger.ipynb #703bc1e0
+# %% ../nbs/05g_ledger.ipynb #dffc71ae
+@patch
+def refuse(self:Ledger, row:dict) -> int:
+    "Enqueue a refusal row (`REFUSAL_COLUMNS`), replacing any earlier one with its id; its ticket."
+    check_fields(row, REFUSAL_COLUMNS)
+    return self._put(RefusalItem(row))
+
 REFUSALS_SQL = 'SELECT * FROM refusals ORDER BY last_time DESC, id DESC LIMIT {m}'
 
 @patch
@@ -590,7 +574,7 @@ def budget_state(cur, token, period, mark='?') -> dict:
                           (token, period)).fetchone()
     return {'spent': row[0] if row else None, 'held': held, 'holds': n}
 
-# %% ../nbs/05g_ledger.ipynb #6af2aa67
+# %% ../nbs/05g_ledger.ipynb #607f5d1a
 @patch
 def _budget_tx(self:Ledger, body, *args, what:str='the budget tables'):
     "Run `body(cursor, *args)` in one write transaction on the SQLite file, taken at once (`BEGIN IMMEDIATE`); its result."
@@ -606,7 +590,6 @@ def _budget_tx(self:Ledger, body, *args, what:str='the budget tables'):
         finally: con.close()
     except sqlite3.Error as e: raise LedgerError(f'{self.path}: cannot use {what} ({e})') from None
 
-# %% ../nbs/05g_ledger.ipynb #85268f6b
 PLACEHOLDER = '?'   # the SQLite store's parameter mark
 
 @patch
@@ -630,13 +613,11 @@ def hold_budget(self:Ledger,
     "Take a hold of `usd` on `token`'s budget for `period` if spent + held + usd fits the budget, in one transaction."
     return self._budget_tx(take_hold, token, period, since, usd, budget, hold_id, now, ttl)
 
-# %% ../nbs/05g_ledger.ipynb #2e1e7b07
 @patch
 def settle_budget(self:Ledger, hold_id:str, token:str, period:str, usd:float) -> None:
     "Add what the call cost (`usd`) to the period's `spent` and drop its hold, in one transaction."
     self._budget_tx(settle_hold, hold_id, token, period, usd)
 
-# %% ../nbs/05g_ledger.ipynb #9bb569a9
 @patch
 def budget(self:Ledger, token:str, period:str) -> dict:
     "What `token` spent in `period` and what its holds may still cost: `{'spent', 'held', 'holds'}` (lapsed holds too)."

@@ -135,6 +135,9 @@ def budget_period(now:float, period:str) -> Period:
         end, key = (start + dt.timedelta(days=32)).replace(day=1), f'{start:%Y-%m}'
     return Period(key, start.isoformat(timespec='milliseconds'), end.timestamp())
 
+# %% ../nbs/05gb_limits.ipynb #81e7704c
+def _usd(v:float) -> str: return f'${v:,.6f}' if abs(v) < 0.01 else f'${v:,.4f}'
+
 # %% ../nbs/05gb_limits.ipynb #7210270a
 class Hold(NamedTuple):
     "A budget hold taken for one call: its id, its token, its period's key, and what it holds."
@@ -143,7 +146,7 @@ class Hold(NamedTuple):
     period: str
     usd: float
 
-# %% ../nbs/05gb_limits.ipynb #1edfff47
+# %% ../nbs/05gb_limits.ipynb #2093be23
 class Limits:
     "The limits of a gateway's named tokens: their windows and calls in flight here, their budgets in the ledger."
     def __init__(self,
@@ -165,7 +168,85 @@ class Limits:
         "Limit these tokens from now on (stored keys made or revoked): a name kept keeps its window; calls in flight keep theirs."
         self.tokens = {n: t for n, t in tokens.items() if t.limited}
 
-# %% ../nbs/05gb_limits.ipynb #169fde61
+    # the rates: the headers of a token's window now, and their check
+    def headers(self, lim:NamedToken, w:Window, now:float) -> dict:
+        "The `x-ratelimit-*` headers of the token `lim` whose window is `w`."
+        h = {}
+        if lim.rpm is not None:
+            h.update({'x-ratelimit-limit-requests': str(lim.rpm), 'x-ratelimit-remaining-requests': str(max(0, lim.rpm - len(w.requests))),
+                      'x-ratelimit-reset-requests': reset_text(w.requests[-1] + WINDOW - now if w.requests else 0)})
+        if lim.tpm is not None:
+            h.update({'x-ratelimit-limit-tokens': str(lim.tpm), 'x-ratelimit-remaining-tokens': str(max(0, lim.tpm - w.used)),
+                      'x-ratelimit-reset-tokens': reset_text(w.charges[-1][0] + WINDOW - now if w.charges else 0)})
+        return h
+
+    def check_rates(self, lim:NamedToken, w:Window, now:float) -> None:
+        "Raise `LimitExceeded` when the token `lim` is at its max_parallel, rpm or tpm now, with the longest of their waits."
+        over, waits = [], []
+        if lim.rpm is not None and (wait := w.rpm_wait(lim.rpm, now)) > 0:
+            over.append(f'{len(w.requests)} requests in the last 60 s (rpm {lim.rpm})'); waits.append(wait)
+        if lim.tpm is not None and (wait := w.tpm_wait(lim.tpm, now)) > 0:
+            over.append(f'{w.used:,} tokens in the last 60 s (tpm {lim.tpm:,})'); waits.append(wait)
+        code = 'rate_limit_exceeded' if over else 'parallel_limit_exceeded'
+        if lim.max_parallel is not None and w.inflight >= lim.max_parallel:
+            over.append(f'{w.inflight} calls in flight (max_parallel {lim.max_parallel})')
+            waits.append(1.0)   # a place frees when a call ends, which nothing here can foresee
+        if over:
+            wait = max(waits)
+            raise LimitExceeded(f"the token '{lim.name}' is over its limits: {'; '.join(over)}; try again in {wait:.1f} s",
+                                code=code, retry_after=wait, headers=self.headers(lim, w, now))
+
+    # the budget: what a call may cost at most (a 403 for a model without a price)
+    def call_bound(self, token:str, spec:ModelSpec, body:dict, window:int|None, fallbacks:tuple=(),
+                   asked:dict|None=None) -> float:
+        "What the call may cost at most: its cost bound at `spec` (sent `body`) and at each fallback; 403 when one has no price."
+        asked = body if asked is None else asked   # a fallback gets the client's max_tokens, else its own sampling's
+        prompt = prompt_bound(body)
+        outputs = [(spec, output_bound(body, window))]
+        outputs += [(f, output_bound({**f.sampling, **{k: asked[k] for k in _MAX_KEYS if k in asked}}, f.ctx or None)) for f in fallbacks]
+        costs = []
+        for s, out in outputs:
+            if (c := cost_bound(s, prompt, out)) is None:
+                raise InvalidRequest(f"the token '{token}' has a budget, and the model '{s.name}' has no price to count it by; "
+                                     f"give it one in [model.\"{s.name}\"] price", status=403, code='model_not_priced', param='model')
+            costs.append(c)
+        return max(costs)
+
+    # settling holds in the background; `later` runs a coroutine so (Redis's end of a call)
+    def later(self, coro) -> None:
+        "Run `coro` in the background, held until it is done (at once when no event loop runs)."
+        try: loop = asyncio.get_running_loop()
+        except RuntimeError: return asyncio.run(coro)
+        task = loop.create_task(coro)
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
+    def settle(self, hold:Hold, cost:float) -> None:
+        "Settle `hold` at `cost` in the background (at once when no event loop runs)."
+        try: loop = asyncio.get_running_loop()
+        except RuntimeError: return self.settle_now(hold, cost)
+        task = loop.create_task(asyncio.to_thread(self.settle_now, hold, cost))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
+    def settle_now(self, hold:Hold, cost:float) -> None:
+        "Write the settlement of `hold` at `cost`; kept for later when the ledger's store cannot take it."
+        try: self.ledger.settle_budget(hold.id, hold.token, hold.period, cost)
+        except LedgerError as e:
+            self._unsettled.append((hold, cost))
+            log.warning("limits: the budget hold of a call by '%s' (%s) is not settled yet: %s", hold.token, _usd(cost), e)
+
+    def settle_pending(self) -> None:
+        "Try again the settlements the ledger's store could not take; those it still cannot stay kept."
+        for _ in range(len(self._unsettled)):
+            hold, cost = self._unsettled.popleft()
+            self.settle_now(hold, cost)
+
+    async def settled(self) -> None:
+        "Wait for the settlements running now."
+        if self._settling: await asyncio.wait(set(self._settling))
+
+# %% ../nbs/05gb_limits.ipynb #7c54128a
 @dataclass
 class Admission:
     "One call let in: what it took (a place in flight, a budget hold), given back once by `release`."
@@ -178,58 +259,31 @@ class Admission:
     headers: dict = field(default_factory=dict)   # the x-ratelimit-* of its answer
     released: bool = False
 
-# %% ../nbs/05gb_limits.ipynb #98063160
-@patch
-def headers(self:Limits, lim:NamedToken, w:Window, now:float) -> dict:
-    "The `x-ratelimit-*` headers of the token `lim` whose window is `w`."
-    h = {}
-    if lim.rpm is not None:
-        h.update({'x-ratelimit-limit-requests': str(lim.rpm), 'x-ratelimit-remaining-requests': str(max(0, lim.rpm - len(w.requests))),
-                  'x-ratelimit-reset-requests': reset_text(w.requests[-1] + WINDOW - now if w.requests else 0)})
-    if lim.tpm is not None:
-        h.update({'x-ratelimit-limit-tokens': str(lim.tpm), 'x-ratelimit-remaining-tokens': str(max(0, lim.tpm - w.used)),
-                  'x-ratelimit-reset-tokens': reset_text(w.charges[-1][0] + WINDOW - now if w.charges else 0)})
-    return h
+    def release(self, tokens:dict|None=None, cost:float|None=None) -> None:
+        "The call ended: it leaves the calls in flight, its tokens count against tpm, its hold settles at `cost` (None: unknown, all of it). Once."
+        if self.released: return
+        self.released = True
+        lim, w = self.lim or self.limits.tokens[self.token], self.limits.windows[self.token]
+        if self.shared is not None:   # counted in Redis (or, let in while it was away, not counted at all)
+            used = (tokens.get('prompt_tokens') or 0) + (tokens.get('completion_tokens') or 0) if lim.tpm is not None and tokens else 0
+            if self.shared: self.limits.later(self.limits.shared.end(self.token, self.shared, used))
+            if self.hold is not None: self.limits.settle(self.hold, self.hold.usd if cost is None else cost)
+            return
+        w.inflight -= 1
+        if lim.tpm is not None and tokens:
+            w.charge(self.limits.clock(), (tokens.get('prompt_tokens') or 0) + (tokens.get('completion_tokens') or 0))
+        if self.hold is not None: self.limits.settle(self.hold, self.hold.usd if cost is None else cost)
 
-# %% ../nbs/05gb_limits.ipynb #e006f0b8
-@patch
-def check_rates(self:Limits, lim:NamedToken, w:Window, now:float) -> None:
-    "Raise `LimitExceeded` when the token `lim` is at its max_parallel, rpm or tpm now, with the longest of their waits."
-    over, waits = [], []
-    if lim.rpm is not None and (wait := w.rpm_wait(lim.rpm, now)) > 0:
-        over.append(f'{len(w.requests)} requests in the last 60 s (rpm {lim.rpm})'); waits.append(wait)
-    if lim.tpm is not None and (wait := w.tpm_wait(lim.tpm, now)) > 0:
-        over.append(f'{w.used:,} tokens in the last 60 s (tpm {lim.tpm:,})'); waits.append(wait)
-    code = 'rate_limit_exceeded' if over else 'parallel_limit_exceeded'
-    if lim.max_parallel is not None and w.inflight >= lim.max_parallel:
-        over.append(f'{w.inflight} calls in flight (max_parallel {lim.max_parallel})')
-        waits.append(1.0)   # a place frees when a call ends, which nothing here can foresee
-    if over:
-        wait = max(waits)
-        raise LimitExceeded(f"the token '{lim.name}' is over its limits: {'; '.join(over)}; try again in {wait:.1f} s",
-                            code=code, retry_after=wait, headers=self.headers(lim, w, now))
-
-# %% ../nbs/05gb_limits.ipynb #81e7704c
-def _usd(v:float) -> str: return f'${v:,.6f}' if abs(v) < 0.01 else f'${v:,.4f}'
-
-# %% ../nbs/05gb_limits.ipynb #c38470ff
-_MAX_KEYS = ('max_completion_tokens', 'max_tokens')
-
-@patch
-def call_bound(self:Limits, token:str, spec:ModelSpec, body:dict, window:int|None, fallbacks:tuple=(),
-               asked:dict|None=None) -> float:
-    "What the call may cost at most: its cost bound at `spec` (sent `body`) and at each fallback; 403 when one has no price."
-    asked = body if asked is None else asked   # a fallback gets the client's max_tokens, else its own sampling's
-    prompt = prompt_bound(body)
-    outputs = [(spec, output_bound(body, window))]
-    outputs += [(f, output_bound({**f.sampling, **{k: asked[k] for k in _MAX_KEYS if k in asked}}, f.ctx or None)) for f in fallbacks]
-    costs = []
-    for s, out in outputs:
-        if (c := cost_bound(s, prompt, out)) is None:
-            raise InvalidRequest(f"the token '{token}' has a budget, and the model '{s.name}' has no price to count it by; "
-                                 f"give it one in [model.\"{s.name}\"] price", status=403, code='model_not_priced', param='model')
-        costs.append(c)
-    return max(costs)
+    def cancel(self) -> None:
+        "The call is not made after all: its request and its place in flight are given back, and there is nothing to settle."
+        if self.released: return
+        self.released = True
+        if self.shared is not None:
+            if self.shared: self.limits.later(self.limits.shared.end(self.token, self.shared, cancel=True))
+            return
+        w = self.limits.windows[self.token]
+        w.inflight -= 1
+        if self.at in w.requests: w.requests.remove(self.at)   # any entry at that time is as good as this one
 
 # %% ../nbs/05gb_limits.ipynb #437d3485
 @patch
@@ -314,79 +368,6 @@ async def admit_shared(self:Limits, lim:NamedToken, usd:float|None) -> Admission
         except BaseException: a.cancel(); raise
     a.headers = shared_headers(lim, d) if d else {}
     return a
-
-# %% ../nbs/05gb_limits.ipynb #74f549e0
-@patch
-def later(self:Limits, coro) -> None:
-    "Run `coro` in the background, held until it is done (at once when no event loop runs)."
-    try: loop = asyncio.get_running_loop()
-    except RuntimeError: return asyncio.run(coro)
-    task = loop.create_task(coro)
-    self._settling.add(task)
-    task.add_done_callback(self._settling.discard)
-
-# %% ../nbs/05gb_limits.ipynb #4bc25ab9
-@patch
-def release(self:Admission, tokens:dict|None=None, cost:float|None=None) -> None:
-    "The call ended: it leaves the calls in flight, its tokens count against tpm, its hold settles at `cost` (None: unknown, all of it). Once."
-    if self.released: return
-    self.released = True
-    lim, w = self.lim or self.limits.tokens[self.token], self.limits.windows[self.token]
-    if self.shared is not None:   # counted in Redis (or, let in while it was away, not counted at all)
-        used = (tokens.get('prompt_tokens') or 0) + (tokens.get('completion_tokens') or 0) if lim.tpm is not None and tokens else 0
-        if self.shared: self.limits.later(self.limits.shared.end(self.token, self.shared, used))
-        if self.hold is not None: self.limits.settle(self.hold, self.hold.usd if cost is None else cost)
-        return
-    w.inflight -= 1
-    if lim.tpm is not None and tokens:
-        w.charge(self.limits.clock(), (tokens.get('prompt_tokens') or 0) + (tokens.get('completion_tokens') or 0))
-    if self.hold is not None: self.limits.settle(self.hold, self.hold.usd if cost is None else cost)
-
-# %% ../nbs/05gb_limits.ipynb #7d55bf84
-@patch
-def cancel(self:Admission) -> None:
-    "The call is not made after all: its request and its place in flight are given back, and there is nothing to settle."
-    if self.released: return
-    self.released = True
-    if self.shared is not None:
-        if self.shared: self.limits.later(self.limits.shared.end(self.token, self.shared, cancel=True))
-        return
-    w = self.limits.windows[self.token]
-    w.inflight -= 1
-    if self.at in w.requests: w.requests.remove(self.at)   # any entry at that time is as good as this one
-
-# %% ../nbs/05gb_limits.ipynb #ee73512d
-@patch
-def settle(self:Limits, hold:Hold, cost:float) -> None:
-    "Settle `hold` at `cost` in the background (at once when no event loop runs)."
-    try: loop = asyncio.get_running_loop()
-    except RuntimeError: return self.settle_now(hold, cost)
-    task = loop.create_task(asyncio.to_thread(self.settle_now, hold, cost))
-    self._settling.add(task)
-    task.add_done_callback(self._settling.discard)
-
-# %% ../nbs/05gb_limits.ipynb #7c9c650d
-@patch
-def settle_now(self:Limits, hold:Hold, cost:float) -> None:
-    "Write the settlement of `hold` at `cost`; kept for later when the ledger's store cannot take it."
-    try: self.ledger.settle_budget(hold.id, hold.token, hold.period, cost)
-    except LedgerError as e:
-        self._unsettled.append((hold, cost))
-        log.warning("limits: the budget hold of a call by '%s' (%s) is not settled yet: %s", hold.token, _usd(cost), e)
-
-# %% ../nbs/05gb_limits.ipynb #c79f976c
-@patch
-def settle_pending(self:Limits) -> None:
-    "Try again the settlements the ledger's store could not take; those it still cannot stay kept."
-    for _ in range(len(self._unsettled)):
-        hold, cost = self._unsettled.popleft()
-        self.settle_now(hold, cost)
-
-# %% ../nbs/05gb_limits.ipynb #189951db
-@patch
-async def settled(self:Limits) -> None:
-    "Wait for the settlements running now."
-    if self._settling: await asyncio.wait(set(self._settling))
 
 # %% ../nbs/05gb_limits.ipynb #af25be9e
 REFUSAL_WINDOW = 60.0   # seconds of refusals one row counts

@@ -135,7 +135,7 @@ class LocalResponse:
         "The whole body."
         return b''.join([b async for b in self.aiter_bytes()])
 
-# %% ../nbs/05db_localhttp.ipynb #5e4f8bac
+# %% ../nbs/05db_localhttp.ipynb #6ed12333
 class LocalHTTP:
     "A minimal keep-alive HTTP/1.1 client for plain-HTTP local servers; raises httpx's exception types."
     def __init__(self, timeout:httpx.Timeout=DEFAULT_TIMEOUT, max_idle:int=64):
@@ -162,6 +162,23 @@ class LocalHTTP:
 
     async def aclose(self): self.drop()
 
+    def stream(self, method:str, url:str, *, content:bytes=b'', headers:dict|None=None) -> _Opened:
+        "One request, to use with `async with`: its `LocalResponse`; the connection goes back to the pool if the body was read."
+        return _Opened(self, (method, url, content, headers))
+
+    def _release(self, key, conn, ok:bool, streamed:bool=False):
+        "Pool `conn` if its answer was read whole (`ok`), unless it carried a stream and its server closes those."
+        pool = self._idle.setdefault(key, [])
+        if ok and len(pool) < self.max_idle and not (streamed and key in self.closes_streams):
+            pool.append(conn)
+            if streamed: self._streamed[conn[1]] = time.monotonic()
+        else: conn[1].close()
+
+    def _close(self, key, resp:LocalResponse):
+        "The request is over: pool its connection if its answer was read whole, and stop its clock."
+        try: self._release(key, resp._conn, resp._done and resp.headers.get('connection', '').lower() != 'close', resp._chunked)
+        finally: resp._clock.stop()
+
 # %% ../nbs/05db_localhttp.ipynb #34bb0cd4
 async def within(aw, seconds:float):
     "Await `aw`, or raise `asyncio.TimeoutError` after `seconds`; on Python 3.11+ in this task (no task made per wait, as `wait_for` does)."
@@ -185,16 +202,6 @@ async def _connect(self:LocalHTTP, key):
     except asyncio.TimeoutError: raise httpx.ConnectTimeout(f'connecting to {key[0]}:{key[1]} timed out') from None
     except OSError as e: raise httpx.ConnectError(f'{e.strerror or e}') from None
     return conn, False, False
-
-# %% ../nbs/05db_localhttp.ipynb #42137ebf
-@patch
-def _release(self:LocalHTTP, key, conn, ok:bool, streamed:bool=False):
-    "Pool `conn` if its answer was read whole (`ok`), unless it carried a stream and its server closes those."
-    pool = self._idle.setdefault(key, [])
-    if ok and len(pool) < self.max_idle and not (streamed and key in self.closes_streams):
-        pool.append(conn)
-        if streamed: self._streamed[conn[1]] = time.monotonic()
-    else: conn[1].close()
 
 # %% ../nbs/05db_localhttp.ipynb #2a09c3fd
 class _Stale(httpx.RemoteProtocolError):
@@ -233,12 +240,6 @@ class _Opened:
         return self.resp
     async def __aexit__(self, *exc): self.http._close(self.key, self.resp)
 
-# %% ../nbs/05db_localhttp.ipynb #56606c02
-@patch
-def stream(self:LocalHTTP, method:str, url:str, *, content:bytes=b'', headers:dict|None=None) -> _Opened:
-    "One request, to use with `async with`: its `LocalResponse`; the connection goes back to the pool if the body was read."
-    return _Opened(self, (method, url, content, headers))
-
 # %% ../nbs/05db_localhttp.ipynb #e923ed2e
 @patch
 async def _open(self:LocalHTTP, method:str, url:str, content:bytes, headers:dict|None) -> tuple:
@@ -268,10 +269,3 @@ async def _open(self:LocalHTTP, method:str, url:str, content:bytes, headers:dict
             if ':' in l: k, v = l.split(':', 1); hdrs[k.strip().lower()] = v.strip()
         return key, LocalResponse(conn, status, hdrs, clock)
     except BaseException: clock.stop(); raise
-
-# %% ../nbs/05db_localhttp.ipynb #99f88538
-@patch
-def _close(self:LocalHTTP, key, resp:LocalResponse):
-    "The request is over: pool its connection if its answer was read whole, and stop its clock."
-    try: self._release(key, resp._conn, resp._done and resp.headers.get('connection', '').lower() != 'close', resp._chunked)
-    finally: resp._clock.stop()

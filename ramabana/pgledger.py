@@ -35,7 +35,12 @@ def spool_prefix(url:str) -> str:
     "How the names of the spool files for the database at `url` start: a digest of the URL without its password."
     return 'pg-' + hashlib.blake2b(shown_url(url).encode(), digest_size=6).hexdigest()
 
-# %% ../nbs/05ga_pgledger.ipynb #679b4252
+# %% ../nbs/05ga_pgledger.ipynb #dfd843cb
+_PG_TYPES = {'TEXT PRIMARY KEY': 'TEXT PRIMARY KEY', 'TEXT': 'TEXT', 'INTEGER': 'BIGINT', 'REAL': 'DOUBLE PRECISION'}
+SCHEMA_VERSION = 3   # 1: the table and its indexes; 2: cost_usd; 3: refusals, token_budgets, token_holds
+_PG_INDEXES = {'model_calls_time': '(time)', 'model_calls_model_time': '(model, time)', 'model_calls_purpose_time': '(purpose, time)'}
+
+# %% ../nbs/05ga_pgledger.ipynb #3c21f478
 class PgLedger(Ledger):
     "The call ledger in PostgreSQL, shared by several gateways: `Ledger`'s buffer and writer over a `model_calls` table there."
     def __init__(self,
@@ -60,6 +65,7 @@ class PgLedger(Ledger):
         if away is not None: self._away(away)   # rows go to the spool; the tables are made once the server answers
 
     def __repr__(self): return f'PgLedger({self.path!r})'
+    LOOP_COMMITS = False   # over the network: the writer's job, never the event loop's (nor a turn of it waited for)
 
     def _create(self):
         "Make what is missing of the schema; None, or the error of a server that did not answer (an outage: the gateway starts all the same)."
@@ -73,48 +79,76 @@ class PgLedger(Ledger):
                 if self._gone(e): return e
                 raise LedgerError(self._tables_refused(e)) from None
 
-# %% ../nbs/05ga_pgledger.ipynb #83ac94d9
-@patch
-def _said(self:PgLedger, e:Exception) -> str:
-    "The first line of what psycopg said, with the password (libpq may quote the URL) shown as ***."
-    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    pw = urlsplit(self.url).password
-    return text.replace(pw, '***') if pw else text
+    # what psycopg said, the password shown as `***` (libpq may quote the URL); a connection for the reads
+    def _said(self, e:Exception) -> str:
+        "The first line of what psycopg said, with the password (libpq may quote the URL) shown as ***."
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        pw = urlsplit(self.url).password
+        return text.replace(pw, '***') if pw else text
 
-# %% ../nbs/05ga_pgledger.ipynb #d2dcb1ab
-@patch
-def _connect_db(self:PgLedger):
-    try: return self._pg.connect(self.url, connect_timeout=5)
-    except self._pg.Error as e: raise LedgerError(f'{self.path}: cannot reach the ledger database: {self._said(e)}') from None
+    def _connect_db(self):
+        try: return self._pg.connect(self.url, connect_timeout=5)
+        except self._pg.Error as e: raise LedgerError(f'{self.path}: cannot reach the ledger database: {self._said(e)}') from None
 
-# %% ../nbs/05ga_pgledger.ipynb #2c2a8ad6
-_PG_TYPES = {'TEXT PRIMARY KEY': 'TEXT PRIMARY KEY', 'TEXT': 'TEXT', 'INTEGER': 'BIGINT', 'REAL': 'DOUBLE PRECISION'}
-SCHEMA_VERSION = 3   # 1: the table and its indexes; 2: cost_usd; 3: refusals, token_budgets, token_holds
-_PG_INDEXES = {'model_calls_time': '(time)', 'model_calls_model_time': '(model, time)', 'model_calls_purpose_time': '(purpose, time)'}
+    # the schema, in one transaction behind an advisory lock; what the ledger says when PostgreSQL will not make it
+    def _make_tables(self, con):
+        "The schema on `con`, in one transaction: the tables, the columns and indexes a newer version added, the version."
+        with con.transaction():
+            con.execute('SELECT pg_advisory_xact_lock(7355608)')   # gateways starting together take turns
+            con.execute('CREATE TABLE IF NOT EXISTS ramabana_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ DEFAULT now())')
+            cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in COLUMNS.items())
+            con.execute(f'CREATE TABLE IF NOT EXISTS model_calls ({cols})')
+            for k, (t, _) in COLUMNS.items():   # a table from an older version gains the new columns
+                con.execute(f'ALTER TABLE model_calls ADD COLUMN IF NOT EXISTS {k} {_PG_TYPES[t].replace(" PRIMARY KEY", "")}')
+            for name, cols_ in _PG_INDEXES.items(): con.execute(f'CREATE INDEX IF NOT EXISTS {name} ON model_calls {cols_}')
+            cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in REFUSAL_COLUMNS.items())
+            con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({cols})')
+            con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals (last_time)')
+            for sql in budget_tables('DOUBLE PRECISION'): con.execute(sql)
+            con.execute('INSERT INTO ramabana_migrations (version) VALUES (%s) ON CONFLICT DO NOTHING', (SCHEMA_VERSION,))
+        self._tables_made = True
 
-@patch
-def _tables_refused(self:PgLedger, e:Exception) -> str:
-    "What the ledger says when PostgreSQL would not make its tables: at start, and in `errors` after an outage."
-    return f'{self.path}: cannot make the ledger tables: {self._said(e)}'
+    def _tables_refused(self, e:Exception) -> str:
+        "What the ledger says when PostgreSQL would not make its tables: at start, and in `errors` after an outage."
+        return f'{self.path}: cannot make the ledger tables: {self._said(e)}'
 
-# %% ../nbs/05ga_pgledger.ipynb #75215b83
-@patch
-def _make_tables(self:PgLedger, con):
-    "The schema on `con`, in one transaction: the tables, the columns and indexes a newer version added, the version."
-    with con.transaction():
-        con.execute('SELECT pg_advisory_xact_lock(7355608)')   # gateways starting together take turns
-        con.execute('CREATE TABLE IF NOT EXISTS ramabana_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ DEFAULT now())')
-        cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in COLUMNS.items())
-        con.execute(f'CREATE TABLE IF NOT EXISTS model_calls ({cols})')
-        for k, (t, _) in COLUMNS.items():   # a table from an older version gains the new columns
-            con.execute(f'ALTER TABLE model_calls ADD COLUMN IF NOT EXISTS {k} {_PG_TYPES[t].replace(" PRIMARY KEY", "")}')
-        for name, cols_ in _PG_INDEXES.items(): con.execute(f'CREATE INDEX IF NOT EXISTS {name} ON model_calls {cols_}')
-        cols = ', '.join(f'{k} {_PG_TYPES[t]}' for k, (t, _) in REFUSAL_COLUMNS.items())
-        con.execute(f'CREATE TABLE IF NOT EXISTS refusals ({cols})')
-        con.execute('CREATE INDEX IF NOT EXISTS refusals_last_time ON refusals (last_time)')
-        for sql in budget_tables('DOUBLE PRECISION'): con.execute(sql)
-        con.execute('INSERT INTO ramabana_migrations (version) VALUES (%s) ON CONFLICT DO NOTHING', (SCHEMA_VERSION,))
-    self._tables_made = True
+    # no commit on the event loop; `committed` says False at once while neither the server nor the spool can take the row
+    async def committed(self, ticket:int, timeout:float=5.0) -> bool:
+        "As `Ledger.committed`: the row is in PostgreSQL or, while it is away, fsynced in the spool. False at once while neither can take it."
+        if self._stranded and self._out < ticket: self._wake.set(); return False
+        return await Ledger.committed(self, ticket, timeout)
+
+    # the reads, on a connection each, as `Ledger`'s do on the file; the same queries in PostgreSQL's placeholders
+    def recent(self, limit:int=50, **where) -> list[dict]:
+        check_fields(where)
+        cond = ' AND '.join(f'{k} = %s' for k in where)
+        from psycopg.rows import dict_row
+        with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(f'SELECT * FROM model_calls {"WHERE " + cond if cond else ""} ORDER BY time DESC, id DESC LIMIT %s',
+                               (*where.values(), int(limit))).fetchall()
+        for d in rows:
+            for k in JSON_COLS:
+                if d.get(k) is not None: d[k] = json.loads(d[k])
+        return rows
+
+    def count(self) -> int:
+        with self._connect_db() as con: return con.execute('SELECT count(*) FROM model_calls').fetchone()[0]
+
+    def spend(self, by:str='model', since:str|None=None) -> list[dict]:
+        from psycopg.rows import dict_row
+        sql, args = spend_sql(by, since, '%s'), [since_utc(since)] if since else []
+        with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur: return cur.execute(sql, args).fetchall()
+
+    def refusals(self, limit:int=50) -> list[dict]:
+        from psycopg.rows import dict_row
+        with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur:
+            return refusal_rows(cur.execute(REFUSALS_SQL.format(m='%s'), (int(limit),)).fetchall())
+
+    # `close` closes the budget connection too
+    def close(self) -> None:
+        "Write what is queued, stop the writer and close the budget connection. Safe to call twice."
+        Ledger.close(self)
+        with self._budget_lock: self._drop(self._budget_con); self._budget_con = None
 
 # %% ../nbs/05ga_pgledger.ipynb #7bc7c5be
 def _spool_line(item) -> dict:
@@ -153,7 +187,7 @@ def _fsync_dir(folder:Path) -> None:
     try: os.fsync(fd)
     finally: os.close(fd)
 
-# %% ../nbs/05ga_pgledger.ipynb #3fe569d1
+# %% ../nbs/05ga_pgledger.ipynb #310de486
 class Spool:
     "A spool file, locked by the one process that writes it or writes it to PostgreSQL."
     def __init__(self, path:Path, fd:int): self.path, self.fd = path, fd
@@ -187,32 +221,24 @@ class Spool:
 
     def __repr__(self): return f'Spool({str(self.path)!r})'
 
-# %% ../nbs/05ga_pgledger.ipynb #f21b872f
-@patch
-def append(self:Spool, items:list) -> None:
-    "Append `items` in order, a line each, on disk (fsynced) when it returns."
-    append_jsonl(self.path, [_spool_line(i) for i in items], default=str)
+    def append(self, items:list) -> None:
+        "Append `items` in order, a line each, on disk (fsynced) when it returns."
+        append_jsonl(self.path, [_spool_line(i) for i in items], default=str)
 
-# %% ../nbs/05ga_pgledger.ipynb #1df52584
-@patch
-def items(self:Spool) -> tuple[list, int]:
-    "What the file holds: the items, and how many lines did not read."
-    return read_spool(self.path)
+    def items(self) -> tuple[list, int]:
+        "What the file holds: the items, and how many lines did not read."
+        return read_spool(self.path)
 
-# %% ../nbs/05ga_pgledger.ipynb #f6a6e04c
-@patch
-def remove(self:Spool) -> None:
-    "Delete the file (its rows are in PostgreSQL), then let go of it: removed while still locked, so no one adopts it."
-    self.path.unlink()
-    self.close()
+    def remove(self) -> None:
+        "Delete the file (its rows are in PostgreSQL), then let go of it: removed while still locked, so no one adopts it."
+        self.path.unlink()
+        self.close()
 
-# %% ../nbs/05ga_pgledger.ipynb #5e66e49e
-@patch
-def close(self:Spool) -> None:
-    "Let go of the file and its lock; the file stays, for whoever writes it to PostgreSQL. Safe to call twice."
-    if self.fd is not None: os.close(self.fd); self.fd = None
+    def close(self) -> None:
+        "Let go of the file and its lock; the file stays, for whoever writes it to PostgreSQL. Safe to call twice."
+        if self.fd is not None: os.close(self.fd); self.fd = None
 
-# %% ../nbs/05ga_pgledger.ipynb #409dfd6b
+# %% ../nbs/05ga_pgledger.ipynb #81591af8
 _NAMES, _REFUSAL_NAMES = list(COLUMNS), list(REFUSAL_COLUMNS)   # the columns in the order the rows bind them
 _PG_INSERT = (f'INSERT INTO model_calls ({", ".join(_NAMES)}) VALUES ({", ".join(["%s"] * len(_NAMES))}) '
               f'ON CONFLICT (id) DO UPDATE SET {", ".join(f"{k} = EXCLUDED.{k}" for k in _NAMES if k != "id")}')
@@ -224,13 +250,11 @@ _PG_ROWS = every_column(_PG_INSERT)
 def _write(self:PgLedger, con, items:list) -> None:
     with con.transaction(), con.cursor() as cur: write_items(cur, items, _PG_ROWS, _PG_REFUSE, '%s')
 
-# %% ../nbs/05ga_pgledger.ipynb #88e962c5
 @patch
 def _gone(self:PgLedger, e:Exception) -> bool:
     "Whether `e` says the server went away or cannot be reached, rather than that it refused what was written."
     return isinstance(e, (self._pg.OperationalError, self._pg.InterfaceError))
 
-# %% ../nbs/05ga_pgledger.ipynb #0271519d
 @patch
 def _away(self:PgLedger, e:Exception) -> None:
     "Note that the server went away (once an outage): from now on rows go to the spool."
@@ -239,36 +263,24 @@ def _away(self:PgLedger, e:Exception) -> None:
     self.errors.append(f'{self.path} unreachable: {self._said(e)}')
     log.warning('ledger: %s is unreachable (%s); rows wait in a spool file in %s until it is back', self.path, self._said(e), self.spool_dir)
 
-# %% ../nbs/05ga_pgledger.ipynb #8fa1a819
 @patch
 def _give_back(self:PgLedger, e:Exception, wait:bool) -> bool:
     "The server went away: the rows go back to the buffer, and from there to the spool."
     if gone := self._gone(e): self._away(e)
     return gone
 
-# %% ../nbs/05ga_pgledger.ipynb #c6977de0
-PgLedger.LOOP_COMMITS = False   # over the network: the writer's job, never the event loop's (nor a turn of it waited for)
-
-@patch
-async def committed(self:PgLedger, ticket:int, timeout:float=5.0) -> bool:
-    "As `Ledger.committed`: the row is in PostgreSQL or, while it is away, fsynced in the spool. False at once while neither can take it."
-    if self._stranded and self._out < ticket: self._wake.set(); return False
-    return await Ledger.committed(self, ticket, timeout)
-
-# %% ../nbs/05ga_pgledger.ipynb #9530d8bd
+# %% ../nbs/05ga_pgledger.ipynb #ccda184a
 @patch
 def _connected(self:PgLedger, con):
     "`con`, or a new connection when there is none or the server closed it."
     return con if con is not None and not con.closed else self._pg.connect(self.url, connect_timeout=5)
 
-# %% ../nbs/05ga_pgledger.ipynb #1674c1de
 @patch
 def _drop(self:PgLedger, con) -> None:
     "Close `con`, if any; one the server already dropped closes without a word."
     if con is not None:
         with contextlib.suppress(self._pg.Error): con.close()
 
-# %% ../nbs/05ga_pgledger.ipynb #a576b3bd
 @patch
 def _write_through(self:PgLedger, con):
     "Commit what is buffered on `con`; the connection, or None when the server went away (the rows are back in the buffer)."
@@ -278,7 +290,6 @@ def _write_through(self:PgLedger, con):
     self._drop(con)
     return None
 
-# %% ../nbs/05ga_pgledger.ipynb #01332c31
 @patch
 def _to_spool(self:PgLedger) -> None:
     "Append what is buffered to this process's spool: fsynced, it counts as written. If the disk refuses, it stays buffered."
@@ -296,7 +307,6 @@ def _to_spool(self:PgLedger) -> None:
     self._stranded = False
     self._done(items)
 
-# %% ../nbs/05ga_pgledger.ipynb #ff91fd7e
 @patch
 def _write_batch(self:PgLedger, con, items:list) -> None:
     "`items` in one transaction; those PostgreSQL refuses (a live batch would have been lost with them) one at a time, into `errors`."
@@ -309,7 +319,7 @@ def _write_batch(self:PgLedger, con, items:list) -> None:
             if self._gone(e): raise
             self.errors.append(f'{type(e).__name__}: {self._said(e)}')
 
-# %% ../nbs/05ga_pgledger.ipynb #67f5826d
+# %% ../nbs/05ga_pgledger.ipynb #3f330d64
 SPOOL_BATCH = 500    # items a transaction when a spool is written to PostgreSQL
 
 @patch
@@ -324,7 +334,6 @@ def _replay(self:PgLedger, con, spool:Spool) -> int:
         self.errors.append(f'{spool.path}: written to {self.path} but not removed ({type(e).__name__}: {e})')
     return len(items)
 
-# %% ../nbs/05ga_pgledger.ipynb #dc377247
 @patch
 def _dial(self:PgLedger) -> None:
     "Start a try at connecting, on a thread of its own; the connection (None: no answer) lands in `_dialing`."
@@ -337,7 +346,6 @@ def _dial(self:PgLedger) -> None:
         self._wake.set()
     threading.Thread(target=run, name='ramabana-ledger-dial', daemon=True).start()
 
-# %% ../nbs/05ga_pgledger.ipynb #b199f658
 @patch
 def _come_back(self:PgLedger, con):
     "The server answered on `con`: write this process's spool there and remove it. The connection, or None if it went away again."
@@ -355,7 +363,6 @@ def _come_back(self:PgLedger, con):
     log.warning('ledger: %s is back; %d spooled items are written to it', self.path, n)
     return con
 
-# %% ../nbs/05ga_pgledger.ipynb #4e2cc1bb
 @patch
 def _adopt_orphans(self:PgLedger, con):
     "Write to PostgreSQL, and remove, the spools for this database that ended processes left in the spool folder; the connection."
@@ -372,7 +379,6 @@ def _adopt_orphans(self:PgLedger, con):
         log.warning('ledger: %d items that a stopped gateway left in %s are written to %s', n, path, self.path)
     return con
 
-# %% ../nbs/05ga_pgledger.ipynb #a1f902f0
 @patch
 def _at_shutdown(self:PgLedger) -> None:
     "Say where the rows that did not reach PostgreSQL are: in the spool, or (its disk refusing too) nowhere."
@@ -414,46 +420,6 @@ def _writer(self:PgLedger):
         if self._dialing: self._drop(self._dialing[0])
         if self._spool is not None: self._spool.close()   # the lock goes; the file stays for the next gateway
 
-# %% ../nbs/05ga_pgledger.ipynb #bf2ade6c
-@patch
-def recent(self:PgLedger, limit:int=50, **where) -> list[dict]:
-    check_fields(where)
-    cond = ' AND '.join(f'{k} = %s' for k in where)
-    from psycopg.rows import dict_row
-    with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(f'SELECT * FROM model_calls {"WHERE " + cond if cond else ""} ORDER BY time DESC, id DESC LIMIT %s',
-                           (*where.values(), int(limit))).fetchall()
-    for d in rows:
-        for k in JSON_COLS:
-            if d.get(k) is not None: d[k] = json.loads(d[k])
-    return rows
-
-# %% ../nbs/05ga_pgledger.ipynb #4cd179d1
-@patch
-def count(self:PgLedger) -> int:
-    with self._connect_db() as con: return con.execute('SELECT count(*) FROM model_calls').fetchone()[0]
-
-# %% ../nbs/05ga_pgledger.ipynb #b829f3e1
-@patch
-def spend(self:PgLedger, by:str='model', since:str|None=None) -> list[dict]:
-    from psycopg.rows import dict_row
-    sql, args = spend_sql(by, since, '%s'), [since_utc(since)] if since else []
-    with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur: return cur.execute(sql, args).fetchall()
-
-# %% ../nbs/05ga_pgledger.ipynb #53eb6032
-@patch
-def refusals(self:PgLedger, limit:int=50) -> list[dict]:
-    from psycopg.rows import dict_row
-    with self._connect_db() as con, con.cursor(row_factory=dict_row) as cur:
-        return refusal_rows(cur.execute(REFUSALS_SQL.format(m='%s'), (int(limit),)).fetchall())
-
-# %% ../nbs/05ga_pgledger.ipynb #9c3b12c7
-@patch
-def close(self:PgLedger) -> None:
-    "Write what is queued, stop the writer and close the budget connection. Safe to call twice."
-    Ledger.close(self)
-    with self._budget_lock: self._drop(self._budget_con); self._budget_con = None
-
 # %% ../nbs/05ga_pgledger.ipynb #e502552b
 def open_ledger(url:str|None=None) -> Ledger:
     "The ledger the settings name: PostgreSQL for a `postgresql://` `ledger.url`, else the SQLite file."
@@ -462,7 +428,7 @@ def open_ledger(url:str|None=None) -> Ledger:
     if url: raise LedgerError(f"ledger.url should be a postgresql:// URL (or unset, for the SQLite file), got {shown_url(url)!r}")
     return Ledger()
 
-# %% ../nbs/05ga_pgledger.ipynb #4b354f24
+# %% ../nbs/05ga_pgledger.ipynb #11414e11
 @patch
 def _budget_tx(self:PgLedger, body, *args, what:str='the budget tables'):
     "As `Ledger._budget_tx`, on this gateway's own budget connection (one transaction at a time); a dropped connection is made again once."
@@ -478,18 +444,16 @@ def _budget_tx(self:PgLedger, body, *args, what:str='the budget tables'):
 
 PgLedger.placeholder = '%s'   # psycopg's parameter mark
 
-# %% ../nbs/05ga_pgledger.ipynb #14d8306b
+# the period row is locked `FOR UPDATE` while a hold is taken or refused, so that holds from two gateways take turns
 @patch
 def hold_budget(self:PgLedger, token:str, period:str, since:str, usd:float, budget:float, hold_id:str, now:float,
                 ttl:float=HOLD_TTL) -> BudgetState:
     "As `Ledger.hold_budget`, the period row locked `FOR UPDATE` until the hold is taken or refused."
     return self._budget_tx(take_hold, token, period, since, usd, budget, hold_id, now, ttl, '%s', ' FOR UPDATE')
 
-# %% ../nbs/05ga_pgledger.ipynb #3d38181b
 @patch
 def settle_budget(self:PgLedger, hold_id:str, token:str, period:str, usd:float) -> None:
     self._budget_tx(settle_hold, hold_id, token, period, usd, '%s')
 
-# %% ../nbs/05ga_pgledger.ipynb #eddb3623
 @patch
 def budget(self:PgLedger, token:str, period:str) -> dict: return self._budget_tx(budget_state, token, period, '%s')

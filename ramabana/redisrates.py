@@ -89,7 +89,7 @@ class Decision(NamedTuple):
 class RedisUnavailable(Exception):
     "Redis did not answer: what to do is `limits.redis_down`'s."
 
-# %% ../nbs/05gd_redisrates.ipynb #e211366e
+# %% ../nbs/05gd_redisrates.ipynb #8da340d0
 class RedisRates:
     "Rates and calls in flight of every key, counted in one Redis for all the gateways that share it."
     def __init__(self,
@@ -117,21 +117,22 @@ class RedisRates:
         "The four Redis keys of `token`: requests, tokens charged, calls in flight, the tokens' total."
         return [f'{self.prefix}:{token}:{k}' for k in ('req', 'tok', 'fly', 'used')]
 
-# %% ../nbs/05gd_redisrates.ipynb #efd676c2
-@patch
-def _gone(self:RedisRates, e:Exception):
-    self.unavailable += 1
-    said = f'{type(e).__name__}: {e}'
-    if self.outage is None:
-        log.error('limits: Redis at %s is not answering (%s); calls are %s until it is back', self.url.split('@')[-1], said,
-                  'let in uncounted' if self.down == 'open' else 'refused')
-    self.outage = said
-    return RedisUnavailable(said)
+    # a failure to reach Redis is `RedisUnavailable`; the first of an outage is logged with its cause, and its end
+    def _gone(self, e:Exception):
+        self.unavailable += 1
+        said = f'{type(e).__name__}: {e}'
+        if self.outage is None:
+            log.error('limits: Redis at %s is not answering (%s); calls are %s until it is back', self.url.split('@')[-1], said,
+                      'let in uncounted' if self.down == 'open' else 'refused')
+        self.outage = said
+        return RedisUnavailable(said)
 
-# %% ../nbs/05gd_redisrates.ipynb #2f49734c
-@patch
-def _back(self:RedisRates):
-    if self.outage is not None: log.warning('limits: Redis at %s answers again', self.url.split('@')[-1]); self.outage = None
+    def _back(self):
+        if self.outage is not None: log.warning('limits: Redis at %s answers again', self.url.split('@')[-1]); self.outage = None
+
+    async def aclose(self):
+        "Close the client, if one was made."
+        if self._client is not None: await self._client.aclose(); self._client = None
 
 # %% ../nbs/05gd_redisrates.ipynb #40d22ef0
 @patch
@@ -155,9 +156,3 @@ async def end(self:RedisRates, token:str, call:str, tokens:int=0, cancel:bool=Fa
     try: await self._release(keys=self.keys(token), args=[call, int(tokens), '1' if cancel else '0', WINDOW_MS + INFLIGHT_TTL])
     except (RedisError, OSError) as e: self._gone(e)   # its place lapses at its deadline; the outage is logged
     else: self._back()
-
-# %% ../nbs/05gd_redisrates.ipynb #fbe5c1ab
-@patch
-async def aclose(self:RedisRates):
-    "Close the client, if one was made."
-    if self._client is not None: await self._client.aclose(); self._client = None

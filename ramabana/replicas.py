@@ -46,7 +46,7 @@ def member(spec:ModelSpec, r, client) -> tuple:
     m = dataclasses.replace(spec, replicas=(), **over)
     return (r if isinstance(r, str) else f'{m.model_id}@{m.base_url or m.runtime}'), upstream_for(m, client)
 
-# %% ../nbs/05f_replicas.ipynb #d95b1841
+# %% ../nbs/05f_replicas.ipynb #2c0509b2
 class ReplicaSet:
     "The upstream of a model served by several servers: sticky by conversation, least busy otherwise, down servers left alone."
     watches_itself = True   # each server's silence is timed here, so that another server can be asked
@@ -63,22 +63,40 @@ class ReplicaSet:
         if k.startswith('__') or k in ('replicas', 'spec', 'sticky', 'load', 'timeouts', 'remember'): raise AttributeError(k)
         return getattr(self.replicas[0].up, k)
 
-# %% ../nbs/05f_replicas.ipynb #577a4191
-@patch
-def choose(self:ReplicaSet, key:str|None, skip=()) -> int:
-    "The replica for conversation `key`: the one that answered it last if healthy, else the least busy healthy one."
-    cands = [i for i in range(len(self.replicas)) if i not in skip]
-    healthy = [i for i in cands if self.replicas[i].healthy] or cands   # all down: try them anyway
-    i = self.sticky.get(key)
-    if i in healthy: return i
-    return min(healthy, key=lambda j: (self.replicas[j].busy, self.load[j], j))
+    def choose(self, key:str|None, skip=()) -> int:
+        "The replica for conversation `key`: the one that answered it last if healthy, else the least busy healthy one."
+        cands = [i for i in range(len(self.replicas)) if i not in skip]
+        healthy = [i for i in cands if self.replicas[i].healthy] or cands   # all down: try them anyway
+        i = self.sticky.get(key)
+        if i in healthy: return i
+        return min(healthy, key=lambda j: (self.replicas[j].busy, self.load[j], j))
 
-# %% ../nbs/05f_replicas.ipynb #1075c3d9
-@patch
-def _stick(self:ReplicaSet, key:str, i:int) -> None:
-    if (old := self.sticky.get(key)) is not None: self.load[old] -= 1
-    self.sticky[key] = i; self.sticky.move_to_end(key); self.load[i] += 1
-    if len(self.sticky) > self.remember: self.load[self.sticky.popitem(last=False)[1]] -= 1
+    def _stick(self, key:str, i:int) -> None:
+        if (old := self.sticky.get(key)) is not None: self.load[old] -= 1
+        self.sticky[key] = i; self.sticky.move_to_end(key); self.load[i] += 1
+        if len(self.sticky) > self.remember: self.load[self.sticky.popitem(last=False)[1]] -= 1
+
+    def stream(self, body:dict, call:Call) -> AsyncIterator[dict]:
+        "The answer's chunks one by one (`batches`, flattened)."
+        return flattened(self.batches(body, call))
+
+    async def capabilities(self): return await self.replicas[self.choose(None)].up.capabilities()
+
+    async def count_tokens(self, text:str): return await self.replicas[self.choose(None)].up.count_tokens(text)
+
+    async def recover(self): pass   # a down server is left alone, and another one asked
+
+    async def aclose(self):
+        for r in self.replicas: await r.up.aclose()
+
+    def circuits(self) -> dict:
+        "Each server's circuit (`Breaker.status`), by its name in the ledger."
+        return {r.url: r.breaker.status() for r in self.replicas}
+
+    async def readback(self, body:dict, call:Call):
+        "The sampling readback of the replica that answered `call`."
+        r = next((r for r in self.replicas if r.url == call.info.get('replica')), None)
+        return await r.up.readback(body, call) if r is not None else None
 
 # %% ../nbs/05f_replicas.ipynb #23369072
 @patch
@@ -108,39 +126,3 @@ async def batches(self:ReplicaSet, body:dict, call:Call) -> AsyncIterator[list[d
         finally:
             r.busy -= 1
             await answer.aclose()
-
-# %% ../nbs/05f_replicas.ipynb #dd8cf224
-@patch
-def stream(self:ReplicaSet, body:dict, call:Call) -> AsyncIterator[dict]:
-    "The answer's chunks one by one (`batches`, flattened)."
-    return flattened(self.batches(body, call))
-
-# %% ../nbs/05f_replicas.ipynb #118d5e9f
-@patch
-async def capabilities(self:ReplicaSet): return await self.replicas[self.choose(None)].up.capabilities()
-
-# %% ../nbs/05f_replicas.ipynb #f7171292
-@patch
-async def count_tokens(self:ReplicaSet, text:str): return await self.replicas[self.choose(None)].up.count_tokens(text)
-
-# %% ../nbs/05f_replicas.ipynb #1cea7c1d
-@patch
-async def recover(self:ReplicaSet): pass   # a down server is left alone, and another one asked
-
-# %% ../nbs/05f_replicas.ipynb #56554277
-@patch
-async def aclose(self:ReplicaSet):
-    for r in self.replicas: await r.up.aclose()
-
-# %% ../nbs/05f_replicas.ipynb #9bae5c5b
-@patch
-def circuits(self:ReplicaSet) -> dict:
-    "Each server's circuit (`Breaker.status`), by its name in the ledger."
-    return {r.url: r.breaker.status() for r in self.replicas}
-
-# %% ../nbs/05f_replicas.ipynb #edf981aa
-@patch
-async def readback(self:ReplicaSet, body:dict, call:Call):
-    "The sampling readback of the replica that answered `call`."
-    r = next((r for r in self.replicas if r.url == call.info.get('replica')), None)
-    return await r.up.readback(body, call) if r is not None else None

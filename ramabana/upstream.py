@@ -88,7 +88,7 @@ def new_client(**kw) -> httpx.AsyncClient:
     kw.setdefault('limits', httpx.Limits(max_connections=512, max_keepalive_connections=64))
     return httpx.AsyncClient(**kw)
 
-# %% ../nbs/05d_upstream.ipynb #0daaaf5b
+# %% ../nbs/05d_upstream.ipynb #90606d33
 class Upstream:
     "One model provider behind the gateway: the only seam a provider implements."
     runtime: str = ''
@@ -122,30 +122,24 @@ class Upstream:
     async def ready(self, body:dict):
         "Called just before `body` is sent, so a server on this machine can get ready for it; nothing to do here."
 
+    async def count_tokens(self, text:str) -> int|None:
+        "Tokens in `text` by the model's own tokenizer; None when this upstream has no tokenizer to ask."
+        return None
+
+    async def recover(self):
+        "Called before a resend after the connection was refused or reset (the managed llama.cpp server restarts here)."
+
     sampling_readback: bool = False   # `readback` can tell which sampling settings the server applied
+
+    async def readback(self, body:dict, call:Call) -> list[dict]|None:
+        "After a successful call: the sampling fields of `body` the server applied otherwise, as {field, sent, applied}; None when unknown."
+        return None
 
     async def aclose(self):
         "Release the HTTP client if this upstream made it."
         if self._own: await self.client.aclose()
 
     def __repr__(self): return f'{type(self).__name__}({self.spec.name!r})'
-
-# %% ../nbs/05d_upstream.ipynb #6f87d37b
-@patch
-async def count_tokens(self:Upstream, text:str) -> int|None:
-    "Tokens in `text` by the model's own tokenizer; None when this upstream has no tokenizer to ask."
-    return None
-
-# %% ../nbs/05d_upstream.ipynb #ffb18a5d
-@patch
-async def recover(self:Upstream):
-    "Called before a resend after the connection was refused or reset (the managed llama.cpp server restarts here)."
-
-# %% ../nbs/05d_upstream.ipynb #d50264a1
-@patch
-async def readback(self:Upstream, body:dict, call:Call) -> list[dict]|None:
-    "After a successful call: the sampling fields of `body` the server applied otherwise, as {field, sent, applied}; None when unknown."
-    return None
 
 # %% ../nbs/05d_upstream.ipynb #b2b908d6
 UPSTREAMS: dict[str, Callable[..., Upstream]] = {}
@@ -268,7 +262,7 @@ class ChunkReader:
         self.done = True
         return res
 
-# %% ../nbs/05d_upstream.ipynb #71bfbc78
+# %% ../nbs/05d_upstream.ipynb #fb1c7dd6
 MAX_UNREADABLE = 3   # unreadable events in a row that make a stream broken
 
 class OpenAIChatUpstream(Upstream):
@@ -291,74 +285,48 @@ class OpenAIChatUpstream(Upstream):
         if self._local is not None: await self._local.aclose()
         await super().aclose()
 
-# %% ../nbs/05d_upstream.ipynb #3870702f
-@patch
-async def base_url(self:OpenAIChatUpstream) -> str:
-    "Where the API lives (with its `/v1`)."
-    url = self.spec.base_url or self.default_base_url
-    if not url: raise UpstreamError(f"model '{self.spec.name}' has no base_url", status=500, code='config_error')
-    return url.rstrip('/')
+    # what is sent, and where
+    async def base_url(self) -> str:
+        "Where the API lives (with its `/v1`)."
+        url = self.spec.base_url or self.default_base_url
+        if not url: raise UpstreamError(f"model '{self.spec.name}' has no base_url", status=500, code='config_error')
+        return url.rstrip('/')
 
-# %% ../nbs/05d_upstream.ipynb #fa09b12d
-@patch
-async def endpoint(self:OpenAIChatUpstream) -> str:
-    "The URL a request is posted to."
-    return await self.base_url() + self.path
+    async def endpoint(self) -> str:
+        "The URL a request is posted to."
+        return await self.base_url() + self.path
 
-# %% ../nbs/05d_upstream.ipynb #2da623a4
-@patch
-def headers(self:OpenAIChatUpstream, call:Call) -> dict:
-    "Request headers: the bearer key (read from the environment now) and the call's Idempotency-Key."
-    h = {'Idempotency-Key': call.idempotency_key, 'Accept': 'text/event-stream', 'Content-Type': 'application/json'}
-    if key := self.spec.api_key: h['Authorization'] = f'Bearer {key}'
-    return h
+    def headers(self, call:Call) -> dict:
+        "Request headers: the bearer key (read from the environment now) and the call's Idempotency-Key."
+        h = {'Idempotency-Key': call.idempotency_key, 'Accept': 'text/event-stream', 'Content-Type': 'application/json'}
+        if key := self.spec.api_key: h['Authorization'] = f'Bearer {key}'
+        return h
 
-# %% ../nbs/05d_upstream.ipynb #ab9626b8
-@patch
-def prepare(self:OpenAIChatUpstream, body:dict, call:Call) -> dict:
-    "The body as sent: always streamed, with usage in the last chunk."
-    so = dict(body.get('stream_options') or {})
-    so['include_usage'] = True
-    return {**body, 'model': self.spec.model_id, 'stream': True, 'stream_options': so}
+    def prepare(self, body:dict, call:Call) -> dict:
+        "The body as sent: always streamed, with usage in the last chunk."
+        so = dict(body.get('stream_options') or {})
+        so['include_usage'] = True
+        return {**body, 'model': self.spec.model_id, 'stream': True, 'stream_options': so}
 
-# %% ../nbs/05d_upstream.ipynb #cb3036ff
-@patch
-def encode(self:OpenAIChatUpstream, body:dict, call:Call) -> bytes:
-    "The request's bytes: `prepare`d and serialised (compact, non-ASCII as it is)."
-    return json_bytes(self.prepare(body, call))
+    def encode(self, body:dict, call:Call) -> bytes:
+        "The request's bytes: `prepare`d and serialised (compact, non-ASCII as it is)."
+        return json_bytes(self.prepare(body, call))
 
-# %% ../nbs/05d_upstream.ipynb #6961f12d
-@patch
-def error(self:OpenAIChatUpstream, status:int, text:str, headers, body:dict) -> GatewayError:
-    "The `GatewayError` for an error answer (`status`, its body `text` and `headers`) to request `body`."
-    return classify_error(status, text, headers)
+    # what comes back
+    def error(self, status:int, text:str, headers, body:dict) -> GatewayError:
+        "The `GatewayError` for an error answer (`status`, its body `text` and `headers`) to request `body`."
+        return classify_error(status, text, headers)
 
-# %% ../nbs/05d_upstream.ipynb #7f721e54
-@patch
-def reader(self:OpenAIChatUpstream, body:dict, call:Call) -> ChunkReader:
-    "A fresh reader for one answer's events."
-    return ChunkReader()
+    def reader(self, body:dict, call:Call) -> ChunkReader:
+        "A fresh reader for one answer's events."
+        return ChunkReader()
 
-# %% ../nbs/05d_upstream.ipynb #725dd391
-@patch
-def http(self:OpenAIChatUpstream, url:str):
-    "The client for `url`: `LocalHTTP` for a local server's plain http, else the shared httpx client."
-    if not (self.local and url.startswith('http://')): return self.client
-    if self._local is None: self._local = LocalHTTP()
-    return self._local
-
-# %% ../nbs/05d_upstream.ipynb #bcd743fc
-@patch
-async def fetch_json(self:OpenAIChatUpstream, method:str, url:str, body=None, headers:dict|None=None, timeout:float=10) -> tuple:
-    "A small request to the server's own API beside the chat: (status, its JSON or None); `UpstreamUnavailable` when unreachable."
-    payload, h = (b'', {}) if body is None else (json.dumps(body).encode(), {'Content-Type': 'application/json'})
-    async def go():   # through `http(url)`: a local server is reached directly, whatever HTTP_PROXY says
-        async with self.http(url).stream(method, url, content=payload, headers={**h, **(headers or {})}) as r:
-            return r.status_code, await r.aread()
-    try: status, raw = await asyncio.wait_for(go(), timeout)
-    except (httpx.HTTPError, asyncio.TimeoutError) as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
-    try: return status, json.loads(raw)
-    except ValueError: return status, None   # not JSON: not the server we expected
+    # which client carries it
+    def http(self, url:str):
+        "The client for `url`: `LocalHTTP` for a local server's plain http, else the shared httpx client."
+        if not (self.local and url.startswith('http://')): return self.client
+        if self._local is None: self._local = LocalHTTP()
+        return self._local
 
 # %% ../nbs/05d_upstream.ipynb #58ab561b
 @patch
@@ -413,6 +381,19 @@ async def _batches(self:OpenAIChatUpstream, body, call):
     except httpx.TimeoutException as e:
         raise (BrokenStream if started else UpstreamUnavailable)(f'{url} timed out: {type(e).__name__}', reason='timeout') from None
     if not rd.done: raise BrokenStream(f'the stream from {url} ended before the answer was complete (no finish reason, no [DONE])')
+
+# %% ../nbs/05d_upstream.ipynb #bcd743fc
+@patch
+async def fetch_json(self:OpenAIChatUpstream, method:str, url:str, body=None, headers:dict|None=None, timeout:float=10) -> tuple:
+    "A small request to the server's own API beside the chat: (status, its JSON or None); `UpstreamUnavailable` when unreachable."
+    payload, h = (b'', {}) if body is None else (json.dumps(body).encode(), {'Content-Type': 'application/json'})
+    async def go():   # through `http(url)`: a local server is reached directly, whatever HTTP_PROXY says
+        async with self.http(url).stream(method, url, content=payload, headers={**h, **(headers or {})}) as r:
+            return r.status_code, await r.aread()
+    try: status, raw = await asyncio.wait_for(go(), timeout)
+    except (httpx.HTTPError, asyncio.TimeoutError) as e: raise UpstreamUnavailable(f'cannot read {url}: {e or type(e).__name__}') from None
+    try: return status, json.loads(raw)
+    except ValueError: return status, None   # not JSON: not the server we expected
 
 # %% ../nbs/05d_upstream.ipynb #5c30e646
 def server_root(url:str) -> str:
