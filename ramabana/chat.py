@@ -164,7 +164,7 @@ class RawChunk(dict):
     "A chunk parsed from an upstream event that remembers the event's bytes (`raw`), to be relayed unchanged."
     __slots__ = ('raw',)
 
-# %% ../nbs/05b_chat.ipynb #86a60821
+# %% ../nbs/05b_chat.ipynb #f584fe66
 def parse_chunk(data:str|bytes) -> dict:
     "One SSE data payload as a chunk dict; `MalformedResponse` when it is not JSON or has no `choices` list."
     txt = lambda: data.decode('utf-8', 'replace') if isinstance(data, bytes) else data
@@ -174,9 +174,10 @@ def parse_chunk(data:str|bytes) -> dict:
     if 'error' in ch:
         err = ch['error']
         st = err.get('code') if isinstance(err, dict) else None
-        st = st if isinstance(st, int) and 400 <= st < 600 else ch.get('status') if isinstance(ch.get('status'), int) else 500
-        e = classify_error(st, txt())
+        st = st if isinstance(st, int) and 400 <= st < 600 else ch.get('status') if isinstance(ch.get('status'), int) else None
+        e = classify_error(st or 500, txt())   # an event that names no status is answered as a 500 ...
         e.from_event = True   # the spec answers an error event with its status; it is not sent again
+        if st is None: e.provider_status, e.status_made, e.reason = None, True, 'error_event'   # ... which the provider never said
         raise e
     if not isinstance(ch.get('choices'), list):
         if 'prompt_progress' not in ch: raise MalformedResponse(f'upstream event has no choices: {txt()[:200]!r}')

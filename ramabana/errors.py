@@ -44,7 +44,7 @@ def redact(text:str, secrets:list[str]|None=None) -> str:
     for p in _KEY_PATTERNS: text = p.sub(r'\1[redacted]', text)
     return text
 
-# %% ../nbs/05a_errors.ipynb #551dcb2f
+# %% ../nbs/05a_errors.ipynb #6b51f980
 _TYPES = {400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'invalid_request_error',
           413: 'invalid_request_error', 429: 'rate_limit_error'}
 
@@ -55,6 +55,7 @@ class GatewayError(RamabanaError):
     from_event: bool = False   # raised from an error event inside a stream
     reason: str|None = None    # what happened, for the ledger's `retries` when the type alone does not say (refused, reset, timeout)
     provider_status: int|None = None   # the upstream's own HTTP status; None when the gateway made the status up
+    status_made: bool = False          # the gateway chose `status`: the upstream sent an error with none (an event in a stream)
     provider_type: str|None = None     # the upstream's own error `type` (Anthropic's, OpenAI's), passed on unchanged
     def __init__(self, message:str, status:int|None=None, code:str|None=None, retry_after:float|None=None,
                  param:str|None=None, headers:dict|None=None, reason:str|None=None):

@@ -60,7 +60,7 @@ def counts_against(e:GatewayError) -> bool:
     if isinstance(e, RateLimited): return True
     return isinstance(e, UpstreamError) and e.status >= 500 and not isinstance(e, BadToolCall)
 
-# %% ../nbs/05e_failover.ipynb #9df346d0
+# %% ../nbs/05e_failover.ipynb #ca21c0db
 _STATUS_REASONS = {429: 'rate_limited', 529: 'overloaded', 503: 'unavailable', 500: 'server_error', 502: 'bad_gateway',
                    504: 'gateway_timeout'}
 _TYPE_REASONS = {CircuitOpen: 'circuit_open', BrokenStream: 'broken_stream', ContextOverflow: 'context_length_exceeded',
@@ -69,6 +69,7 @@ _TYPE_REASONS = {CircuitOpen: 'circuit_open', BrokenStream: 'broken_stream', Con
 def provider_status(e:GatewayError) -> int|None:
     "The HTTP status the provider itself answered with; None when the gateway made `e`'s status (a reset, a silence, a cut)."
     if e.provider_status is not None: return e.provider_status
+    if e.status_made: return None   # an error event that carried no status: the 500 is the gateway's word
     return e.status if isinstance(e, (RateLimited, UpstreamError)) else None   # made from an answer's status by an upstream
 
 def reason_of(e:GatewayError) -> str:
