@@ -11,7 +11,7 @@ from .core import LOG_LEVELS, RamabanaError, ConfigError, config_table, format_t
 from .sampling import sampling_tables
 
 # %% auto #0
-__all__ = ['COMMANDS', 'NO_TERMINAL', 'APPROVE', 'DEMO_QUESTION', 'command', 'parser', 'main', 'cmd_config', 'check_models',
+__all__ = ['COMMANDS', 'NO_TERMINAL', 'APPROVE', 'DEMO_QUESTION', 'command', 'parser', 'main', 'check_models', 'cmd_config',
            'KernelRun', 'no_terminal_note', 'prepare', 'ensure_model', 'terminate_as_exit', 'ram_cell', 'approve_env',
            'ask_notebook', 'question_text', 'cmd_ask', 'demo_notebook', 'cmd_demo', 'cmd_serve', 'check_listen',
            'cmd_setup', 'cmd_calls', 'since_day', 'cmd_spend', 'budget_arg', 'key_rows', 'cmd_token', 'show_key',
@@ -60,6 +60,18 @@ def main(argv:list[str]|None=None) -> int:
         except (OSError, ValueError): pass   # stdout is not a file descriptor (a test's StringIO): nothing to flush
         return 128 + 13   # as if killed by SIGPIPE
 
+# %% ../nbs/10_cli.ipynb #e89bd7e6
+def check_models(cfg):
+    "Build the catalog and resolve the model settings, so a bad model table or an unknown model name is found here."
+    from ramabana.core import catalog, resolve, setting, UnknownModel
+    catalog(cfg)
+    sampling_tables(cfg)   # every sampling table, checked as the gateway checks it
+    for key in ('model.default', 'model.oneshot'):
+        v, src = setting(key, cfg=cfg)
+        try:
+            if v: resolve(v, cfg)
+        except UnknownModel as e: raise ConfigError(f"{key} (from {src}): {e}") from None
+
 # %% ../nbs/10_cli.ipynb #e4a1e890
 @command('config', 'show each setting, its value and where it came from')
 def cmd_config(a):
@@ -75,18 +87,6 @@ def cmd_config(a):
     print(f"sampling profiles, asked for as MODEL:PROFILE: {', '.join(sorted(tables.profiles))} (a model's own are in its table)")
     print("\nTo change a setting, write it in the config file ([window] reserve = 2000 sets window.reserve) "
           "or set its environment variable, which wins over the file (RAMABANA_WINDOW_RESERVE=2000).")
-
-# %% ../nbs/10_cli.ipynb #e89bd7e6
-def check_models(cfg):
-    "Build the catalog and resolve the model settings, so a bad model table or an unknown model name is found here."
-    from ramabana.core import catalog, resolve, setting, UnknownModel
-    catalog(cfg)
-    sampling_tables(cfg)   # every sampling table, checked as the gateway checks it
-    for key in ('model.default', 'model.oneshot'):
-        v, src = setting(key, cfg=cfg)
-        try:
-            if v: resolve(v, cfg)
-        except UnknownModel as e: raise ConfigError(f"{key} (from {src}): {e}") from None
 
 # %% ../nbs/10_cli.ipynb #31a78e35
 from pathlib import Path

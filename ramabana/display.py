@@ -85,7 +85,7 @@ def escape_tags(md:str) -> str:
         out.append(line)
     return '\n'.join(out)
 
-# %% ../nbs/09c_display.ipynb #4807e3c2
+# %% ../nbs/09c_display.ipynb #1002839d
 class CellView:
     "What one `%%ram` run shows: progress, the answer as Markdown updated in place, tool lines, a status line."
     def __init__(self, show:Callable=ipython_show, # `show(bundle, id, update, kind)`
@@ -95,111 +95,84 @@ class CellView:
         self.n, self.parts, self.text, self.shown, self.seg, self.last, self.bar = 0, [], '', '', None, 0.0, None
         self.calls: dict = {}   # a running tool call's key -> its line's display id
 
-# %% ../nbs/09c_display.ipynb #22a3f86f
-@patch
-def _new(self:CellView, bundle:dict, kind:str='answer') -> str:
-    self.n += 1
-    did = f'{self.id}-{self.n}'
-    self.show(bundle, did, False, kind)
-    return did
+    def _new(self, bundle:dict, kind:str='answer') -> str:
+        self.n += 1
+        did = f'{self.id}-{self.n}'
+        self.show(bundle, did, False, kind)
+        return did
 
-# %% ../nbs/09c_display.ipynb #1ddf143d
-@patch
-def _md(self:CellView, text:str) -> dict: return {'text/markdown': escape_tags(text), 'text/plain': text}
+    def _md(self, text:str) -> dict: return {'text/markdown': escape_tags(text), 'text/plain': text}
 
-# %% ../nbs/09c_display.ipynb #62c4a542
-@patch
-def flush(self:CellView):
-    "Send the answer's current text."
-    if self.seg and self.text != self.shown:
-        self.show(self._md(self.text), self.seg, True, 'answer')
-        self.shown, self.last = self.text, time.monotonic()
+    def flush(self):
+        "Send the answer's current text."
+        if self.seg and self.text != self.shown:
+            self.show(self._md(self.text), self.seg, True, 'answer')
+            self.shown, self.last = self.text, time.monotonic()
 
-# %% ../nbs/09c_display.ipynb #76755034
-@patch
-def _line(self:CellView, b:dict):
-    "Show `b` in the transient progress line, which the answer replaces."
-    if self.bar is None: self.bar = self._new(b, 'progress')
-    else: self.show(b, self.bar, True, 'progress')
+    def _line(self, b:dict):
+        "Show `b` in the transient progress line, which the answer replaces."
+        if self.bar is None: self.bar = self._new(b, 'progress')
+        else: self.show(b, self.bar, True, 'progress')
 
-# %% ../nbs/09c_display.ipynb #276ed6e4
-@patch
-def progress(self:CellView, done:int, total:int):
-    "Show how far the model has read the prompt."
-    if self.seg: return
-    self._line({'text/plain': progress_text(done, total),
-                'text/html': f'<progress value="{done}" max="{max(total, 1)}"></progress> {_reading(done, total)}'})
+    def progress(self, done:int, total:int):
+        "Show how far the model has read the prompt."
+        if self.seg: return
+        self._line({'text/plain': progress_text(done, total),
+                    'text/html': f'<progress value="{done}" max="{max(total, 1)}"></progress> {_reading(done, total)}'})
 
-# %% ../nbs/09c_display.ipynb #73beda65
-@patch
-def working(self:CellView, line:str):
-    "Show what the agent is doing now, in the transient line."
-    self._line({'text/plain': f'… {line}', 'text/markdown': f'*… {line}*'})
+    def working(self, line:str):
+        "Show what the agent is doing now, in the transient line."
+        self._line({'text/plain': f'… {line}', 'text/markdown': f'*… {line}*'})
 
-# %% ../nbs/09c_display.ipynb #ddc357d2
-@patch
-def _end_bar(self:CellView):
-    if self.bar is not None: self.show({'text/plain': ''}, self.bar, True, 'progress'); self.bar = None
+    def _end_bar(self):
+        if self.bar is not None: self.show({'text/plain': ''}, self.bar, True, 'progress'); self.bar = None
 
-# %% ../nbs/09c_display.ipynb #2db2290d
-@patch
-def add_text(self:CellView, s:str):
-    "Add streamed answer text."
-    if not s: return
-    self._end_bar()
-    self.text += s
-    if self.seg is None: self.seg, self.shown, self.last = self._new(self._md(self.text)), self.text, time.monotonic()
-    elif time.monotonic() - self.last >= self.every: self.flush()
+    def add_text(self, s:str):
+        "Add streamed answer text."
+        if not s: return
+        self._end_bar()
+        self.text += s
+        if self.seg is None: self.seg, self.shown, self.last = self._new(self._md(self.text)), self.text, time.monotonic()
+        elif time.monotonic() - self.last >= self.every: self.flush()
 
-# %% ../nbs/09c_display.ipynb #c225d575
-@patch
-def tool(self:CellView, call, result=None):
-    "Show a tool call as one line when it starts, completed with its result; text after it starts a new piece."
-    if isinstance(call, dict) and call.get('inline'): return   # a block the model wrote: its code and output are in the text
-    fn = call.get('function', call) if isinstance(call, dict) else {}
-    key = (fn.get('name'), json.dumps(fn.get('arguments'), sort_keys=True, default=str))
-    b = lambda line: {'text/markdown': _code(f'⚙ {line}'), 'text/plain': f'⚙ {line}'}
-    if key in self.calls and result is not None:
-        self.show(b(tool_line(call, result)), self.calls.pop(key), True, 'tool'); return
-    self._end_bar(); self.flush()
-    self.parts.append(self.text)
-    self.seg, self.text = None, ''
-    did = self._new(b(tool_line(call, result)), 'tool')
-    if result is None: self.calls[key] = did
+    def tool(self, call, result=None):
+        "Show a tool call as one line when it starts, completed with its result; text after it starts a new piece."
+        if isinstance(call, dict) and call.get('inline'): return   # a block the model wrote: its code and output are in the text
+        fn = call.get('function', call) if isinstance(call, dict) else {}
+        key = (fn.get('name'), json.dumps(fn.get('arguments'), sort_keys=True, default=str))
+        b = lambda line: {'text/markdown': _code(f'⚙ {line}'), 'text/plain': f'⚙ {line}'}
+        if key in self.calls and result is not None:
+            self.show(b(tool_line(call, result)), self.calls.pop(key), True, 'tool'); return
+        self._end_bar(); self.flush()
+        self.parts.append(self.text)
+        self.seg, self.text = None, ''
+        did = self._new(b(tool_line(call, result)), 'tool')
+        if result is None: self.calls[key] = did
 
-# %% ../nbs/09c_display.ipynb #fa51cc19
-@patch
-def status(self:CellView, line:str):
-    "Show the final status line."
-    self._end_bar(); self.flush()
-    self._new({'text/markdown': f'<sub>{line}</sub>', 'text/plain': line}, 'status')
+    def status(self, line:str):
+        "Show the final status line."
+        self._end_bar(); self.flush()
+        self._new({'text/markdown': f'<sub>{line}</sub>', 'text/plain': line}, 'status')
 
-# %% ../nbs/09c_display.ipynb #357e5d88
-@patch
-def note(self:CellView, md:str, text:str):
-    "Show a short remark (a cancelled turn)."
-    self._end_bar(); self.flush()
-    self._new({'text/markdown': md, 'text/plain': text}, 'note')
+    def note(self, md:str, text:str):
+        "Show a short remark (a cancelled turn)."
+        self._end_bar(); self.flush()
+        self._new({'text/markdown': md, 'text/plain': text}, 'note')
 
-# %% ../nbs/09c_display.ipynb #c24691fc
-@patch
-def replace(self:CellView, answer:str):
-    "The answer so far is `answer`: a resend took back text already shown, which goes from the current piece."
-    done = ''.join(self.parts)
-    self.text = answer[len(done):] if answer.startswith(done) else answer
-    if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
+    def replace(self, answer:str):
+        "The answer so far is `answer`: a resend took back text already shown, which goes from the current piece."
+        done = ''.join(self.parts)
+        self.text = answer[len(done):] if answer.startswith(done) else answer
+        if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
 
-# %% ../nbs/09c_display.ipynb #9b391edc
-@patch
-def retract(self:CellView, tail:str):
-    "Take `tail` off the end of the answer: an error the backend wrote as text, which is shown on stderr instead."
-    if not tail or not self.text.endswith(tail): return
-    self.text = self.text[:-len(tail)].rstrip('\n')
-    if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
+    def retract(self, tail:str):
+        "Take `tail` off the end of the answer: an error the backend wrote as text, which is shown on stderr instead."
+        if not tail or not self.text.endswith(tail): return
+        self.text = self.text[:-len(tail)].rstrip('\n')
+        if self.seg: self.show(self._md(self.text), self.seg, True, 'answer'); self.shown = self.text
 
-# %% ../nbs/09c_display.ipynb #73721de2
-@patch(as_prop=True)
-def answer(self:CellView) -> str: return ''.join(self.parts) + self.text
+    @property
+    def answer(self) -> str: return ''.join(self.parts) + self.text
 
 # %% ../nbs/09c_display.ipynb #b53dd1f0
 def _isatty(f) -> bool:
@@ -347,6 +320,7 @@ CALL_COLUMNS = (('time', 'time'), ('model', 'model'), ('purpose', 'purpose'), ('
                 ('retries', 'retries'), ('prompt_tokens', 'in'), ('cached_tokens', 'cached'), ('completion_tokens', 'out'), ('cost_usd', 'USD'),
                 ('ttft_ms', 'ttft ms'), ('total_ms', 'total ms'), ('error', 'error'))
 
+# %% ../nbs/09c_display.ipynb #a3a7d8d4
 def gateway_json(url:str, path:str, params:dict|None=None, token:str|None=None, err=LedgerError) -> dict:
     "GET `path` of the gateway at `url` as JSON; `err` (naming what was wrong) when it is down or is not a gateway."
     import httpx

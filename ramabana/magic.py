@@ -531,12 +531,12 @@ def close(self:Session):
         if callable(close): close()
         self.agent = None
 
-# %% ../nbs/09_magic.ipynb #265fdb58
+# %% ../nbs/09_magic.ipynb #0c6f64fd
 def stop_servers():
     "Stop the in-process gateway and the llama-servers this process started, if any were."
     if (be := sys.modules.get('ramabana.backend')) is not None: be.stop_local_gateway()   # not loaded: nothing started
-    lc = sys.modules.get('ramabana.llamacpp')
-    if lc is not None: lc.stop_all()
+    ls = sys.modules.get('ramabana.llamaserver')   # the supervisor of the llama-servers (since llamacpp was split)
+    if ls is not None: ls.stop_all()
 
 # %% ../nbs/09_magic.ipynb #dd2fb901
 def unload_ipython_extension(ip):

@@ -17,9 +17,8 @@ from .runtime import safe_repr, estimate_tokens
 # %% auto #0
 __all__ = ['MAX_OUTPUT', 'MAX_TRACEBACK', 'COMPACT_MODES', 'NotebookError', 'session_path', 'find_notebook', 'trim_middle',
            'error_text', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'ramabana_cell', 'merge_history',
-           'set_compact', 'apply_overrides', 'asking_cell', 'shown_path', 'current_cells', 'block_of',
-           'notebook_context', 'asking_source', 'with_question', 'notebook_changes', 'changes_block', 'omit',
-           'seen_after', 'Seen']
+           'set_compact', 'apply_overrides', 'asking_cell', 'shown_path', 'current_cells', 'asking_source', 'block_of',
+           'notebook_context', 'with_question', 'notebook_changes', 'changes_block', 'omit', 'seen_after', 'Seen']
 
 # %% ../nbs/09a_notebook.ipynb #ac2623b2
 class NotebookError(RamabanaError):
@@ -225,6 +224,12 @@ def current_cells(path:Path|str, # the notebook file
     me = asking_cell(cells, cell_id, src)
     return [dict(c, compact='keep', asking=True) if c['id'] == me else c for c in cells]
 
+# %% ../nbs/09a_notebook.ipynb #7a6f0483
+def asking_source(src:str) -> str:
+    "The asking cell as the block shows it: its `%%ram` line, and a pointer to the question, which follows the block."
+    if not src.lstrip().startswith('%%ram'): return src   # not a question cell (a frontend that stores no history): as is
+    return src.strip().split('\n', 1)[0] + '\n[the question after the notebook]'
+
 # %% ../nbs/09a_notebook.ipynb #bc7bae9a
 def _shown(c:dict) -> dict: return dict(c, source=asking_source(c['source'])) if c.get('asking') else c
 
@@ -238,12 +243,6 @@ def block_of(path:str, cells:list[dict]) -> str:
 def notebook_context(path:Path|str, *args, **kw) -> str:
     "The `<notebook>` block for the open notebook, as the model should see it now (arguments as for `current_cells`)."
     return block_of(shown_path(path), current_cells(path, *args, **kw))
-
-# %% ../nbs/09a_notebook.ipynb #7a6f0483
-def asking_source(src:str) -> str:
-    "The asking cell as the block shows it: its `%%ram` line, and a pointer to the question, which follows the block."
-    if not src.lstrip().startswith('%%ram'): return src   # not a question cell (a frontend that stores no history): as is
-    return src.strip().split('\n', 1)[0] + '\n[the question after the notebook]'
 
 # %% ../nbs/09a_notebook.ipynb #5b5a55c4
 def with_question(block:str, question:str) -> str:

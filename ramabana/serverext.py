@@ -11,7 +11,7 @@ from pathlib import Path
 from .core import RamabanaError, data_dir
 
 # %% auto #0
-__all__ = ['SAVE_HOOK_ENV', 'AGENT_MARK', 'MarksError', 'marks_path', 'saved_by_server', 'note_mark', 'pending_marks',
+__all__ = ['SAVE_HOOK_ENV', 'AGENT_MARK', 'MarksError', 'marks_path', 'saved_by_server', 'pending_marks', 'note_mark',
            'apply_marks', 'agent_turn', 'mark_agent_cells', 'pre_save_hook']
 
 # %% ../nbs/09b_serverext.ipynb #b1d8e7b7
@@ -66,15 +66,15 @@ def _locked():
         yield d
         _write(p, {k: v for k, v in d.items() if v})
 
-# %% ../nbs/09b_serverext.ipynb #2335e951
-def note_mark(path, cell_id:str, mode:str) -> None:
-    "Remember `mode` for cell `cell_id` of notebook `path` until a save carries it."
-    with _locked() as d: d.setdefault(_nb_key(path), {})[cell_id] = mode
-
 # %% ../nbs/09b_serverext.ipynb #6d3c620b
 def pending_marks(path) -> dict:
     "The marks waiting for notebook `path`'s next save: `{cell id: mode}`."
     return dict(_read(marks_path()).get(_nb_key(path), {}))
+
+# %% ../nbs/09b_serverext.ipynb #2335e951
+def note_mark(path, cell_id:str, mode:str) -> None:
+    "Remember `mode` for cell `cell_id` of notebook `path` until a save carries it."
+    with _locked() as d: d.setdefault(_nb_key(path), {})[cell_id] = mode
 
 # %% ../nbs/09b_serverext.ipynb #2a9e6dc8
 def apply_marks(nb:dict, # the notebook about to be saved (nbformat JSON)
