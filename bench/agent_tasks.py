@@ -111,10 +111,11 @@ of the candidates the answer names; for "which is missing" ones the answer may n
 """
 from __future__ import annotations
 import argparse, json, os, re, sys, time, signal, statistics, tempfile
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+from ramabana import kernel
+from ramabana.kernel import Execution, no_interrupts
 
 MARK = '@@agent-tasks@@'   # brackets what a helper cell prints for the harness, apart from any other output
 
@@ -923,98 +924,37 @@ def dump_cell() -> str:
 __agent_tasks_dump(); del __agent_tasks_dump'''
 
 # ------------------------------------------------------------------------------------------------------ the kernel
-@dataclass
-class Execution:
-    "What one cell did: its iopub messages with arrival times, its error, and whether it was cut short."
-    sent: float
-    msgs: list = field(default_factory=list)   # (monotonic arrival time, message)
-    error: str = ''
-    timed_out: bool = False
-    idle: float|None = None
+def marked(ex:Execution):
+    "The JSON a helper cell printed between the markers."
+    m = re.search(re.escape(MARK) + '(.*?)' + re.escape(MARK), ex.stdout(), re.S)
+    if not m: raise TaskFailed(f'a helper cell printed nothing for the harness: {clip(ex.error or ex.stderr() or ex.stdout(), 300)}')
+    try: return json.loads(m.group(1))
+    except ValueError as e: raise TaskFailed(f'a helper cell printed what is not JSON ({e}): {clip(m.group(1), 200)}') from None
 
-    def stdout(self) -> str:
-        return ''.join(m['content']['text'] for _, m in self.msgs if m['header']['msg_type'] == 'stream' and m['content']['name'] == 'stdout')
-
-    def stderr(self) -> str:
-        return ''.join(m['content']['text'] for _, m in self.msgs if m['header']['msg_type'] == 'stream' and m['content']['name'] == 'stderr')
-
-    def marked(self):
-        "The JSON a helper cell printed between the markers."
-        m = re.search(re.escape(MARK) + '(.*?)' + re.escape(MARK), self.stdout(), re.S)
-        if not m: raise TaskFailed(f'a helper cell printed nothing for the harness: {clip(self.error or self.stderr() or self.stdout(), 300)}')
-        try: return json.loads(m.group(1))
-        except ValueError as e: raise TaskFailed(f'a helper cell printed what is not JSON ({e}): {clip(m.group(1), 200)}') from None
-
-    def count(self) -> int|None:
-        "The execution count the kernel gave the cell (None without history)."
-        return next((m['content'].get('execution_count') for _, m in self.msgs if m['header']['msg_type'] == 'execute_input'), None)
-
-class Kernel:
-    "A Jupyter kernel of our own: cells run with or without history, each output timed as it arrives."
+class Kernel(kernel.Kernel):
+    "`ramabana.kernel`'s driver as the harness uses it: helper cells without history, its failures the task's (`TaskFailed`), Ctrl-C raised, and the llama-servers it left stopped."
     def __init__(self, env:dict, cwd:Path, log:Path):
-        self.env, self.cwd, self.log, self.km, self.kc, self.pid = env, cwd, log, None, None, None
+        super().__init__(cwd, env, log, stop_wait=20)   # time for the kernel's atexit to stop its llama-server before it is killed
 
     def start(self, timeout:float=60):
         "Start the kernel and wait until it answers."
-        from jupyter_client import KernelManager
-        self.km = KernelManager(kernel_name='python3')
-        self.km.shutdown_wait_time = 20   # time for the kernel's atexit to stop its llama-server before it is killed
-        with open(self.log, 'ab') as f:
-            self.km.start_kernel(cwd=str(self.cwd), env=self.env, stdout=f, stderr=f)
-        self.pid = self.km.provisioner.process.pid
-        self.kc = self.km.client()
-        self.kc.start_channels()
-        try: self.kc.wait_for_ready(timeout=timeout)
-        except RuntimeError as e: raise TaskFailed(f'the kernel did not start within {timeout:g} s: {e}') from None
-        return self
+        self.startup = timeout
+        try: return super().start()
+        except kernel.KernelError as e: raise TaskFailed(str(e)) from None
 
     def run(self, code:str, timeout:float, history:bool=False, cell_id:str|None=None) -> Execution:
         "Run one cell; past `timeout` the kernel is interrupted and given 30 s more; Ctrl-C interrupts it and is raised."
-        import queue
-        msg = self.kc.session.msg('execute_request', dict(code=code, silent=False, store_history=history, user_expressions={},
-                                                          allow_stdin=False, stop_on_error=False),
-                                  metadata={'cellId': cell_id} if cell_id else {})
-        ex = Execution(time.monotonic())
-        self.kc.shell_channel.send(msg)
-        mid, deadline, checked = msg['header']['msg_id'], ex.sent + timeout, ex.sent
-        while True:
-            try:
-                now = time.monotonic()
-                if now > deadline:
-                    if ex.timed_out: raise TaskFailed(f'the kernel did not stop within 30 s of an interrupt (after {timeout:g} s)')
-                    self.km.interrupt_kernel()
-                    ex.timed_out, ex.error, deadline = True, f'no end within {timeout:g} s; interrupted', now + 30
-                if now - checked > 2:   # a dead kernel never goes idle: notice it instead of waiting out the deadline
-                    checked = now
-                    if not self.km.is_alive(): raise TaskFailed(f'the kernel died (its log: {self.log})')
-                try: m = self.kc.iopub_channel.get_msg(timeout=0.2)
-                except queue.Empty: continue
-                if m['parent_header'].get('msg_id') != mid: continue
-                kind = m['header']['msg_type']
-                if kind == 'status' and m['content']['execution_state'] == 'idle': ex.idle = time.monotonic(); return ex
-                if kind == 'error' and not ex.error: ex.error = f"{m['content']['ename']}: {m['content']['evalue']}"
-                ex.msgs.append((time.monotonic(), m))
-            except KeyboardInterrupt:
-                self.km.interrupt_kernel()   # the running turn is cancelled; the caller shuts the kernel down
-                raise
+        try: ex = super().run(code, timeout, cell_id, history=history, stop_on_error=False, grace=30, ctrl_c='raise')
+        except kernel.KernelError as e: raise TaskFailed(str(e)) from None   # it died under the cell
+        if ex.timed_out and ex.idle is None: raise TaskFailed(f'the kernel did not stop within 30 s of an interrupt (after {timeout:g} s)')
+        return ex
 
     def shutdown(self):
         "Stop the kernel (its atexit stops the llama-servers it started), then any of those it left running; safe to call twice."
         with no_interrupts():   # a second Ctrl-C here would leave a kernel and its llama-server running
-            if self.kc is not None: self.kc.stop_channels(); self.kc = None
-            if self.km is not None:
-                if self.km.is_alive(): self.km.shutdown_kernel(now=False)
-                self.km = None
-            if self.pid is not None: stop_left_servers(self.pid); self.pid = None
-
-@contextmanager
-def no_interrupts():
-    "SIGINT ignored for the duration (main thread only): cleanup that must finish."
-    import threading
-    if threading.current_thread() is not threading.main_thread(): yield; return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try: yield
-    finally: signal.signal(signal.SIGINT, old)
+            owner, self.pid = self.pid, None
+            super().shutdown()
+            if owner is not None: stop_left_servers(owner)
 
 def stop_left_servers(owner:int):
     "End the llama-servers kernel `owner` started and left running (it was killed before its atexit ran), by their pid files."
@@ -1076,7 +1016,7 @@ def build_notebook(k:Kernel, task:Task, path:Path, question_cell:str) -> None:
 
 def in_kernel(k:Kernel, code:str, out:str, what:str, given:dict|None=None, timeout:float=60):
     "Run task code on a copy of the namespace and return the variable `out`; `TaskFailed` naming `what` when it raises."
-    res = k.run(namespace_cell(code, out, given), timeout).marked()
+    res = marked(k.run(namespace_cell(code, out, given), timeout))
     if not res['ok']: raise TaskFailed(f'{what} failed in the kernel: {res["error"]}')
     return res['value']
 
@@ -1115,7 +1055,7 @@ def set_up(k:Kernel, task:Task, nb:Path|None, question:str):
 def missing_packages(k:Kernel, names) -> list[str]:
     "The packages of `names` the kernel cannot import."
     code = f"import importlib.util, json\nprint({MARK!r} + json.dumps([n for n in {list(names)!r} if importlib.util.find_spec(n) is None]) + {MARK!r})"
-    return k.run(code, 60).marked()
+    return marked(k.run(code, 60))
 
 def no_packages(gone:list[str]) -> str:
     return (f"the eval's kernel has no {', '.join(gone)} (the DataFrame tasks need pandas, numpy and matplotlib): install "
@@ -1173,14 +1113,14 @@ def run_task(task:Task, model:str, args, root:Path) -> dict:
             ex = k.run(warm_cell(model), args.timeout)
             rec['load_s'] = round(time.monotonic() - ex.sent, 2)
             if ex.timed_out or ex.error: raise TaskFailed(f'starting the model failed: {ex.error}')
-            rec['warm_pid'] = ex.marked()['pid']
+            rec['warm_pid'] = marked(ex)['pid']
         ex = k.run(question, args.timeout, history=True, cell_id='ask' if nb is not None else None)
         rec['total_s'] = round((ex.idle or time.monotonic()) - ex.sent, 2)
         first, rec['first_event_s'] = first_answer_time(ex)
         rec['first_s'] = None if first is None else round(first, 2)
         if rec['first_event_s'] is not None: rec['first_event_s'] = round(rec['first_event_s'], 2)
         rec['stderr'] = ex.stderr()
-        turn = k.run(dump_cell(), 60).marked()
+        turn = marked(k.run(dump_cell(), 60))
         rec.update(answer=turn['answer'] or '', turn_error=turn['error'], calls=turn['calls'], results=turn['results'],
                    cells_shown=turn['cells_shown'], servers=turn['servers'], ledger=turn['ledger'], status=turn['status'],
                    sources=turn['sources'], runs=code_runs(turn['calls'], turn['results']))

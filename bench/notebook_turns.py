@@ -25,8 +25,9 @@ SmolLM2, the model it runs without --model). Prints two tables; `--only restart`
 Every question decodes greedily, so a run is repeatable on one machine; another CPU may pick other kernels, and
 other answers.
 """
-import argparse, json, os, queue, tempfile, time
+import argparse, json, os, tempfile, time
 from pathlib import Path
+from ramabana import kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,28 +72,15 @@ def cell(i, kind, src, out=''):
 def write_nb(path, cells):
     path.write_text(json.dumps({'cells': cells, 'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}, indent=1))
 
-class Kernel:
-    "A real ipykernel; `run(code, cell_id)` executes a cell and waits until it is idle."
+class Kernel(kernel.Kernel):
+    "A real ipykernel (`ramabana.kernel`'s), started at once; `run(code, cell_id)` executes a cell and waits until it is idle."
     def __init__(self, env, cwd):
-        from jupyter_client import KernelManager
-        self.km = KernelManager(kernel_name='python3'); self.km.start_kernel(cwd=str(cwd), env=env)
-        self.kc = self.km.client(); self.kc.start_channels(); self.kc.wait_for_ready(timeout=90)
+        super().__init__(cwd, env, startup=90)
+        self.start()
     def run(self, code, cell_id=None, timeout=600):
-        msg = self.kc.session.msg('execute_request', dict(code=code, silent=False, store_history=True, user_expressions={},
-                                                          allow_stdin=False, stop_on_error=True),
-                                  metadata={'cellId': cell_id} if cell_id else {})
-        self.kc.shell_channel.send(msg)
-        out, end = [], time.monotonic() + timeout
-        while time.monotonic() < end:
-            try: m = self.kc.iopub_channel.get_msg(timeout=0.5)
-            except queue.Empty: continue
-            if m['parent_header'].get('msg_id') != msg['header']['msg_id']: continue
-            if m['header']['msg_type'] == 'status' and m['content']['execution_state'] == 'idle': return out
-            out.append(m)
-        raise TimeoutError(f'{code[:40]!r} did not finish in {timeout} s')
-    def close(self, now=True):
-        "Stop the kernel: at once, or as Jupyter's restart does (a shutdown request: its exit handlers run)."
-        self.kc.stop_channels(); self.km.shutdown_kernel(now=now)
+        ex = super().run(code, timeout, cell_id, grace=None)
+        if ex.timed_out: raise TimeoutError(f'{code[:40]!r} did not finish in {timeout} s')
+        return ex.messages
 
 def config(tmp, model='smollm2', extra=''):
     "A config with `model` as the default, decoding greedily (the rest of its profile as shipped)."
@@ -130,7 +118,7 @@ def turns(send_changes:bool, model:str='smollm2') -> list[dict]:
             cells.append(cell(100 + q, 'code', f'%%ram\n{question}'))   # the asking cell, saved as JupyterLab would
             write_nb(nb, cells)
             k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')
-    finally: k.close()
+    finally: k.shutdown(now=True)
     return ledger_turns(tmp/'data'/'ledger.sqlite')
 
 def restart(saved_mib:int, model:str='smollm2') -> list[dict]:
@@ -152,7 +140,7 @@ def restart(saved_mib:int, model:str='smollm2') -> list[dict]:
             k.run('import ramabana.magic as _m\nif _m.session().warming: _m.session().warming.join()')
             cells.append(cell(100 + q, 'code', f'%%ram\n{question}')); write_nb(nb, cells)
             k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')
-        finally: k.close(now=False)
+        finally: k.shutdown(now=False)   # as Jupyter's restart does: a shutdown request, its exit handlers run
     return ledger_turns(tmp/'data'/'ledger.sqlite', purpose=None)
 
 def restart_table(off:list, on:list) -> str:

@@ -88,105 +88,59 @@ def cmd_config(a):
     print("\nTo change a setting, write it in the config file ([window] reserve = 2000 sets window.reserve) "
           "or set its environment variable, which wins over the file (RAMABANA_WINDOW_RESERVE=2000).")
 
-# %% ../nbs/10_cli.ipynb #31a78e35
+# %% ../nbs/10_cli.ipynb #1d4b619f
 from pathlib import Path
 from contextlib import contextmanager
 from fastcore.basics import patch
+from .kernel import Kernel
 
-# %% ../nbs/10_cli.ipynb #c4858b85
-class KernelRun:
+# %% ../nbs/10_cli.ipynb #a89268b9
+class KernelRun(Kernel):
     "A Jupyter kernel started for one notebook: run cells in it and print what they show, as a terminal can."
     def __init__(self, nb:Path|None=None, # the notebook the kernel is "open on" (`JPY_SESSION_NAME`); None: none
                  startup:float=60, # seconds the kernel may take to start
                  env:dict|None=None): # extra environment variables for the kernel
-        self.nb, self.startup, self.extra = (Path(nb).resolve() if nb else None), startup, env or {}
-        self.km = self.kc = None
+        self.nb = Path(nb).resolve() if nb else None
+        super().__init__(self.nb.parent if self.nb else None, startup=startup)
+        self.extra = env or {}
         self.declined = 0   # approvals declined for want of a terminal; the first one is explained
         from ramabana.display import TerminalShow
         self.term = TerminalShow()
 
     def start(self) -> KernelRun:
-        "Start the kernel in the notebook's folder and wait until it answers."
-        import os
-        from jupyter_client import KernelManager
-        env = {**os.environ, **self.extra}
-        if self.nb: env['JPY_SESSION_NAME'] = str(self.nb)
+        "Start the kernel in the notebook's folder, `JPY_SESSION_NAME` naming it, and wait until it answers."
         from ramabana.core import task_dir
+        self.env = {**os.environ, **self.extra, **({'JPY_SESSION_NAME': str(self.nb)} if self.nb else {})}
         self.log = task_dir('cli')/'kernel.log'   # the kernel's own chatter (start-up warnings, crashes) goes here
-        self.km = KernelManager(kernel_name='python3')
-        with open(self.log, 'ab') as log:
-            self.km.start_kernel(cwd=str(self.nb.parent if self.nb else Path.cwd()), env=env, stdout=log, stderr=log)
-        self.kc = self.km.client()
-        self.kc.start_channels()
-        try: self.kc.wait_for_ready(timeout=self.startup)
-        except RuntimeError as e:
-            self.shutdown()
-            raise RamabanaError(f'the Jupyter kernel did not start within {self.startup:.0f} s: {e} (its log: {self.log})') from None
-        return self
+        return super().start()
 
-    def shutdown(self):
-        "Stop the kernel (it stops the servers it started) and close the channels; safe to call twice."
-        if self.kc is not None: self.kc.stop_channels(); self.kc = None
-        if self.km is not None:
-            if self.km.is_alive(): self.km.shutdown_kernel(now=False)
-            self.km = None
+    def show(self, msg:dict) -> str|None:
+        "Print one iopub message as terminal text; returns the message's text, if it has any."
+        kind, c = msg['header']['msg_type'], msg['content']
+        if kind == 'stream':
+            self.term.close()
+            print(c['text'], end='', file=sys.stderr if c['name'] == 'stderr' else sys.stdout, flush=True)
+            return c['text']
+        if kind == 'error':
+            self.term.close(); print(f"{c['ename']}: {c['evalue']}", file=sys.stderr, flush=True); return None
+        if kind not in ('display_data', 'update_display_data', 'execute_result'): return None
+        did = (c.get('transient') or {}).get('display_id')
+        self.term(c.get('data', {}), did, kind == 'update_display_data', (c.get('metadata') or {}).get('ramabana'))
+        return c.get('data', {}).get('text/plain', '')
 
-    def __enter__(self): return self.start()
-    def __exit__(self, *exc): self.shutdown()
-
-# %% ../nbs/10_cli.ipynb #c0ca91eb
-@patch
-def show(self:KernelRun, msg:dict) -> str|None:
-    "Print one iopub message as terminal text; returns the message's text, if it has any."
-    kind, c = msg['header']['msg_type'], msg['content']
-    if kind == 'stream':
-        self.term.close()
-        print(c['text'], end='', file=sys.stderr if c['name'] == 'stderr' else sys.stdout, flush=True)
-        return c['text']
-    if kind == 'error':
-        self.term.close(); print(f"{c['ename']}: {c['evalue']}", file=sys.stderr, flush=True); return None
-    if kind not in ('display_data', 'update_display_data', 'execute_result'): return None
-    did = (c.get('transient') or {}).get('display_id')
-    self.term(c.get('data', {}), did, kind == 'update_display_data', (c.get('metadata') or {}).get('ramabana'))
-    return c.get('data', {}).get('text/plain', '')
-
-# %% ../nbs/10_cli.ipynb #39b9898d
-@patch
-def run(self:KernelRun, code:str, # the cell
-        timeout:float=600, # seconds the cell may take
-        cell_id:str|None=None, # sent as JupyterLab does (`cellId` in the request's metadata)
-        quiet:bool=False # print nothing (errors still count)
-       ) -> dict:
-    "Run `code` in the kernel, printing its output; returns {'status', 'texts', 'error', 'interrupted', 'timed_out'}."
-    import queue as _q, time as _t
-    kc = self.kc
-    msg = kc.session.msg('execute_request', dict(code=code, silent=False, store_history=True, user_expressions={},
-                                                 allow_stdin=True, stop_on_error=True),
-                         metadata={'cellId': cell_id} if cell_id else {})
-    kc.shell_channel.send(msg)
-    mid, texts, err, deadline, interrupted = msg['header']['msg_id'], [], None, _t.monotonic() + timeout, False
-    timed_out = False
-    while True:
-        try:
-            if _t.monotonic() > deadline:
-                if interrupted: break
-                self.km.interrupt_kernel(); interrupted, timed_out, deadline = True, True, _t.monotonic() + 30
-                err = f'the cell did not finish within {timeout:g} s; interrupted'
-            try:
-                m = kc.stdin_channel.get_msg(timeout=0)
-                if m['header']['msg_type'] == 'input_request': kc.input(self._answer(m['content']['prompt']))
-            except _q.Empty: pass   # no input request waiting: go on reading output
-            try: m = kc.iopub_channel.get_msg(timeout=0.2)
-            except _q.Empty: continue
-            if m['parent_header'].get('msg_id') != mid: continue
-            if m['header']['msg_type'] == 'status' and m['content']['execution_state'] == 'idle': break
-            if m['header']['msg_type'] == 'error': err = err or f"{m['content']['ename']}: {m['content']['evalue']}"
+    def run(self, code:str, # the cell
+            timeout:float=600, # seconds the cell may take
+            cell_id:str|None=None, # sent as JupyterLab does (`cellId` in the request's metadata)
+            quiet:bool=False # print nothing (errors still count)
+           ) -> dict:
+        "Run `code` in the kernel, printing its output; returns {'status', 'texts', 'error', 'interrupted', 'timed_out'}."
+        texts = []
+        def shown(m):
             if not quiet and (t := self.show(m)) is not None: texts.append(t)
-        except KeyboardInterrupt:
-            if interrupted: break
-            self.km.interrupt_kernel(); interrupted, deadline = True, _t.monotonic() + 30
-    self.term.close()
-    return dict(status='error' if err else 'ok', texts=texts, error=err, interrupted=interrupted, timed_out=timed_out)
+        ex = super().run(code, timeout, cell_id, on_input=lambda p: self._answer(p), on_message=shown)   # _answer: below
+        self.term.close()
+        return dict(status='error' if ex.error else 'ok', texts=texts, error=ex.error or None, interrupted=ex.interrupted,
+                    timed_out=ex.timed_out)
 
 # %% ../nbs/10_cli.ipynb #ca55630a
 NO_TERMINAL = ("ramabana ask: the agent's call to {what} needs your approval, and stdin is not a terminal to ask on: "

@@ -23,10 +23,11 @@ from .weights import (DEFAULT_WEIGHTS, DownloadError, ModelFetchError, WEIGHTS, 
 
 # %% auto #0
 __all__ = ['log', 'SERVER_FLAGS', 'SAMPLING_FLAGS', 'REQUEST_SAMPLING', 'STORED_SEED', 'MANAGED_FLAGS', 'HEALTH_TIMEOUT',
-           'MAX_RESTARTS', 'RESTART_WINDOW', 'QUIET_FETCH', 'CPU_FAULTS', 'PROOF', 'ServerStartError', 'model_path',
-           'chat_template_file', 'server_command', 'run_dir', 'free_port', 'server_env', 'Server', 'check_gguf',
-           'weights_ready', 'ensure_weights', 'server_url', 'running', 'servers', 'stop', 'stop_all', 'slots_root',
-           'slot_dir', 'restore_slot', 'save_slot', 'prove', 'proven_server', 'fall_back', 'setup_weights', 'setup']
+           'MAX_RESTARTS', 'RESTART_WINDOW', 'QUIET_FETCH', 'GREEDY', 'CPU_FAULTS', 'PROOF', 'ServerStartError',
+           'model_path', 'chat_template_file', 'server_command', 'run_dir', 'free_port', 'server_env', 'Server',
+           'check_gguf', 'weights_ready', 'ensure_weights', 'server_url', 'running', 'servers', 'stop', 'stop_all',
+           'slots_root', 'slot_dir', 'restore_slot', 'save_slot', 'chat_completion', 'chat_chunks', 'prove',
+           'proven_server', 'fall_back', 'setup_weights', 'setup']
 
 # %% ../nbs/06f_llamaserver.ipynb #0ec982f8
 class ServerStartError(LlamaCppError):
@@ -532,6 +533,22 @@ def save_slot(s:Server) -> dict|None:
         prune(slots_root(), get('llamacpp.saved_slots_mib') * 2**20)
     return rec
 
+# %% ../nbs/06f_llamaserver.ipynb #a337fa63
+GREEDY = dict(temperature=0, top_k=1, seed=1)
+
+def chat_completion(url:str, # the server, `http://127.0.0.1:PORT`
+                    messages:list, timeout:float=120, **kw): # kw: the rest of the request body
+    "A chat completion straight from the llama-server at `url` (no proxy reaches loopback): the `httpx.Response`."
+    import httpx
+    return httpx.post(f'{url}/v1/chat/completions', json=dict(messages=messages, **kw), timeout=timeout, trust_env=False)
+
+def chat_chunks(url:str, messages:list, timeout:float=120, **kw) -> list[dict]:
+    "The parsed chunks of a chat completion streamed from the llama-server at `url`, its usage chunk last."
+    import httpx
+    body = dict(messages=messages, stream=True, stream_options={'include_usage': True}, **kw)
+    with httpx.stream('POST', f'{url}/v1/chat/completions', json=body, timeout=timeout, trust_env=False) as r:
+        return [json.loads(l[6:]) for l in r.iter_lines() if l.startswith('data: ') and l != 'data: [DONE]']
+
 # %% ../nbs/06f_llamaserver.ipynb #d5e7096a
 CPU_FAULTS = (signal.SIGILL, signal.SIGSEGV, signal.SIGBUS)
 PROOF = ModelSpec('proof', 'llamacpp', ctx=512, slots=1)  # the proof needs one token: a small window loads quickly
@@ -540,7 +557,7 @@ def _fault(rc:int|None) -> str|None:
     "The name of the CPU-fault signal a process with return code `rc` died by ('SIGILL'), else None."
     return signal.Signals(-rc).name if rc is not None and rc < 0 and -rc in CPU_FAULTS else None
 
-# %% ../nbs/06f_llamaserver.ipynb #6f7dc15e
+# %% ../nbs/06f_llamaserver.ipynb #428b88f0
 def prove(exe:Path, logf:Path, model:Path|None=None, timeout:float=HEALTH_TIMEOUT) -> str|None:
     "Start `exe` on the embedded `model` and ask for one greedy token: None if it answered, else how it died of a CPU fault."
     import httpx
@@ -552,8 +569,7 @@ def prove(exe:Path, logf:Path, model:Path|None=None, timeout:float=HEALTH_TIMEOU
         except ServerStartError as e:
             if sig := _fault(e.returncode): return f'died by {sig} at start-up'
             raise
-        body = dict(messages=[{'role': 'user', 'content': 'Say hi.'}], max_tokens=1, temperature=0, top_k=1, seed=1)
-        try: r = httpx.post(f'http://127.0.0.1:{port}/v1/chat/completions', json=body, timeout=timeout, trust_env=False)
+        try: r = chat_completion(f'http://127.0.0.1:{port}', [{'role': 'user', 'content': 'Say hi.'}], timeout, max_tokens=1, **GREEDY)
         except httpx.HTTPError as e: r = e  # the connection breaks when the server dies: its exit status says why, below
         if isinstance(r, httpx.Response) and r.status_code == 200: return None
         with contextlib.suppress(subprocess.TimeoutExpired): proc.wait(10)  # the socket closes a moment before the process is gone

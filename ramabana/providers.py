@@ -96,7 +96,7 @@ def task_path(call:Call) -> Path|None:
         return task_dir(call.task)
     return None
 
-# %% ../nbs/07_providers.ipynb #cba2107c
+# %% ../nbs/07_providers.ipynb #f016fd8c
 class HostedUpstream(OpenAIChatUpstream):
     "Policy shared by hosted upstreams: client reasoning stripped, tags channel when tools are refused."
     caps = Capabilities(source='docs')
@@ -104,77 +104,63 @@ class HostedUpstream(OpenAIChatUpstream):
     needs_key = False    # the provider refuses every request without a key
     tags_only = False    # the service refused tools: this model's tool calls go through the tags channel
 
-# %% ../nbs/07_providers.ipynb #e273948e
-@patch
-def check_key(self:HostedUpstream):
-    "Fail before sending when the profile names a key variable that is not set (the provider would only say 401)."
-    if self.needs_key and (env := self.spec.api_key_env) and not self.spec.api_key:
-        raise UpstreamError(f'{self.spec.name}: no API key: the environment variable {env} is not set', status=401, code='invalid_api_key')
+    def check_key(self):
+        "Fail before sending when the profile names a key variable that is not set (the provider would only say 401)."
+        if self.needs_key and (env := self.spec.api_key_env) and not self.spec.api_key:
+            raise UpstreamError(f'{self.spec.name}: no API key: the environment variable {env} is not set', status=401, code='invalid_api_key')
 
-# %% ../nbs/07_providers.ipynb #03195f85
-@patch
-async def capabilities(self:HostedUpstream) -> Capabilities: return self.caps
+    async def capabilities(self) -> Capabilities: return self.caps
+    @property
+    def known_capabilities(self) -> Capabilities: return self.caps
 
-# %% ../nbs/07_providers.ipynb #91843f97
-@patch(as_prop=True)
-def known_capabilities(self:HostedUpstream) -> Capabilities: return self.caps
+    async def send(self, body:dict, call:Call) -> AsyncIterator[dict]:
+        "One round trip to the provider: the gateway's HTTP and event-stream loop, with this class's hooks."
+        async for c in OpenAIChatUpstream.stream(self, body, call): yield c
 
-# %% ../nbs/07_providers.ipynb #7e846603
-@patch
-async def send(self:HostedUpstream, body:dict, call:Call) -> AsyncIterator[dict]:
-    "One round trip to the provider: the gateway's HTTP and event-stream loop, with this class's hooks."
-    async for c in OpenAIChatUpstream.stream(self, body, call): yield c
+    async def stream(self, body, call):
+        self.check_key()
+        body = {**body, 'messages': strip_reasoning(body.get('messages') or [], keep=self.keep_reasoning)}
+        if body.get('tools') and self.tags_only:
+            async for c in self._tags(body, call): yield c
+            return
+        sent = False
+        try:
+            async for c in self.send(body, call):
+                sent = True
+                yield c
+        except ToolsRejected as e:
+            if sent or not body.get('tools'): raise
+            self.tags_only = True
+            call.retry('tools_rejected', e.message)
+            async for c in self._tags(body, call): yield c
 
-# %% ../nbs/07_providers.ipynb #726ed70d
-@patch
-async def stream(self:HostedUpstream, body, call):
-    self.check_key()
-    body = {**body, 'messages': strip_reasoning(body.get('messages') or [], keep=self.keep_reasoning)}
-    if body.get('tools') and self.tags_only:
-        async for c in self._tags(body, call): yield c
-        return
-    sent = False
-    try:
+    async def _collect(self, body, call) -> dict:
+        "One whole answer: text, reasoning, finish reason and usage (folded by the gateway's `Assembler`)."
+        asm, model = Assembler(), ''
         async for c in self.send(body, call):
-            sent = True
-            yield c
-    except ToolsRejected as e:
-        if sent or not body.get('tools'): raise
-        self.tags_only = True
-        call.retry('tools_rejected', e.message)
-        async for c in self._tags(body, call): yield c
+            asm.add(c)
+            model = c.get('model') or model
+        return dict(text=''.join(asm.content), reasoning=''.join(asm.reasoning), finish=asm.finish, usage=asm.usage, model=model)
 
-# %% ../nbs/07_providers.ipynb #2dda460a
-@patch
-async def _collect(self:HostedUpstream, body, call) -> dict:
-    "One whole answer: text, reasoning, finish reason and usage (folded by the gateway's `Assembler`)."
-    asm, model = Assembler(), ''
-    async for c in self.send(body, call):
-        asm.add(c)
-        model = c.get('model') or model
-    return dict(text=''.join(asm.content), reasoning=''.join(asm.reasoning), finish=asm.finish, usage=asm.usage, model=model)
-
-# %% ../nbs/07_providers.ipynb #59b9bc0b
-@patch
-async def _tags(self:HostedUpstream, body, call):
-    "The answer through the tags channel, with one reminder when it describes a call instead of making one."
-    call.info['channel'] = 'tags'
-    tb = to_tags(body)
-    names = [t['function']['name'] for t in body.get('tools') or [] if t.get('function')]
-    res = await self._collect(tb, call)
-    text, calls = parse_tags(res['text'])
-    if not calls and describes_call(text, names):
-        call.retry('tags_reminder', text[:200])
-        again = {**tb, 'messages': tb['messages'] + [{'role': 'assistant', 'content': res['text']}, {'role': 'user', 'content': TAGS_REMINDER}]}
-        first, res = res, await self._collect(again, call)
-        res['usage'] = _add_usage(first['usage'], res['usage'])
+    async def _tags(self, body, call):
+        "The answer through the tags channel, with one reminder when it describes a call instead of making one."
+        call.info['channel'] = 'tags'
+        tb = to_tags(body)
+        names = [t['function']['name'] for t in body.get('tools') or [] if t.get('function')]
+        res = await self._collect(tb, call)
         text, calls = parse_tags(res['text'])
-    model, id = res['model'] or self.spec.model_id, 'chatcmpl-' + uuid.uuid4().hex[:24]
-    if res['reasoning']: yield chunk({'role': 'assistant', 'reasoning_content': res['reasoning']}, model=model, id=id)
-    if text: yield chunk({'role': 'assistant', 'content': text}, model=model, id=id)
-    if calls: yield chunk({'tool_calls': [{'index': i, **c} for i, c in enumerate(calls)]}, model=model, id=id)
-    yield chunk({}, 'tool_calls' if calls else (res['finish'] or 'stop'), model=model, id=id)
-    yield chunk(model=model, id=id, usage=res['usage'] or usage())
+        if not calls and describes_call(text, names):
+            call.retry('tags_reminder', text[:200])
+            again = {**tb, 'messages': tb['messages'] + [{'role': 'assistant', 'content': res['text']}, {'role': 'user', 'content': TAGS_REMINDER}]}
+            first, res = res, await self._collect(again, call)
+            res['usage'] = _add_usage(first['usage'], res['usage'])
+            text, calls = parse_tags(res['text'])
+        model, id = res['model'] or self.spec.model_id, 'chatcmpl-' + uuid.uuid4().hex[:24]
+        if res['reasoning']: yield chunk({'role': 'assistant', 'reasoning_content': res['reasoning']}, model=model, id=id)
+        if text: yield chunk({'role': 'assistant', 'content': text}, model=model, id=id)
+        if calls: yield chunk({'tool_calls': [{'index': i, **c} for i, c in enumerate(calls)]}, model=model, id=id)
+        yield chunk({}, 'tool_calls' if calls else (res['finish'] or 'stop'), model=model, id=id)
+        yield chunk(model=model, id=id, usage=res['usage'] or usage())
 
 # %% ../nbs/07_providers.ipynb #f2b55419
 def _add_usage(a:dict|None, b:dict|None) -> dict|None:

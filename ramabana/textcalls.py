@@ -141,7 +141,7 @@ def _closes_at(s:str) -> int:
             if depth <= 0: return i + 1
     return -1
 
-# %% ../nbs/06b_textcalls.ipynb #2cdd4dd6
+# %% ../nbs/06b_textcalls.ipynb #324d6de7
 class TextCalls:
     "Reads tool calls written as text out of a stream of content; `feed` and `end` give the text to pass on."
     def __init__(self, tools:dict):
@@ -176,50 +176,42 @@ class TextCalls:
         if not self.calls: out.append(text)
         else: self.dropped += sum(not ch.isspace() for ch in text)   # characters, white space aside
 
-# %% ../nbs/06b_textcalls.ipynb #fc3f54af
-@patch
-def _step(self:TextCalls, s:str, out:list) -> str:
-    "Read the start of `s` in the current mode; return what is left."
-    if self.mode == 'start':
-        b = s.lstrip(' \t')
-        if not b: self.held = s; return ''
-        if b[0] == '\n': self._out(out, s[:len(s) - len(b) + 1]); return b[1:]
-        self.mode = 'held' if b[0] in '{[`<' else 'prose'
-        return s
-    if self.mode == 'held': return self._hold(s, out)
-    i = s.find('\n')   # prose or code: pass on to the end of the line
-    if i < 0: self._out(out, s); self.line += s; return ''
-    line, self.line = self.line + s[:i + 1], ''
-    self._out(out, s[:i + 1])
-    if self.mode == 'prose' or line.strip().startswith('```'): self.mode = 'start'   # a code block ends at its fence
-    return s[i + 1:]
+    def _step(self, s:str, out:list) -> str:
+        "Read the start of `s` in the current mode; return what is left."
+        if self.mode == 'start':
+            b = s.lstrip(' \t')
+            if not b: self.held = s; return ''
+            if b[0] == '\n': self._out(out, s[:len(s) - len(b) + 1]); return b[1:]
+            self.mode = 'held' if b[0] in '{[`<' else 'prose'
+            return s
+        if self.mode == 'held': return self._hold(s, out)
+        i = s.find('\n')   # prose or code: pass on to the end of the line
+        if i < 0: self._out(out, s); self.line += s; return ''
+        line, self.line = self.line + s[:i + 1], ''
+        self._out(out, s[:i + 1])
+        if self.mode == 'prose' or line.strip().startswith('```'): self.mode = 'start'   # a code block ends at its fence
+        return s[i + 1:]
 
-# %% ../nbs/06b_textcalls.ipynb #0286fb6b
-@patch
-def _let_go(self:TextCalls, s:str, out:list, code:bool=False) -> str:
-    "`s` is not a call: pass on its first line (of a code block when `code`) and read on from the next."
-    i = s.find('\n')
-    if i < 0: self._out(out, s); self.mode = 'code' if code else 'prose'; return ''
-    self._out(out, s[:i + 1]); self.mode = 'code' if code else 'start'
-    return s[i + 1:]
+    def _let_go(self, s:str, out:list, code:bool=False) -> str:
+        "`s` is not a call: pass on its first line (of a code block when `code`) and read on from the next."
+        i = s.find('\n')
+        if i < 0: self._out(out, s); self.mode = 'code' if code else 'prose'; return ''
+        self._out(out, s[:i + 1]); self.mode = 'code' if code else 'start'
+        return s[i + 1:]
 
-# %% ../nbs/06b_textcalls.ipynb #80280689
-@patch
-def _read(self:TextCalls, block:str, rest:str, out:list) -> str:
-    "A finished block: calls when it is only calls, else the text it was."
-    got = text_calls(block, self.tools)
-    if isinstance(got, list): self.calls += got
-    else: self.why = got; self._out(out, block)
-    self.mode = 'start' if block.endswith('\n') else 'prose'
-    return rest
+    def _read(self, block:str, rest:str, out:list) -> str:
+        "A finished block: calls when it is only calls, else the text it was."
+        got = text_calls(block, self.tools)
+        if isinstance(got, list): self.calls += got
+        else: self.why = got; self._out(out, block)
+        self.mode = 'start' if block.endswith('\n') else 'prose'
+        return rest
 
-# %% ../nbs/06b_textcalls.ipynb #d07d1b42
-@patch
-def _wait(self:TextCalls, s:str, out:list) -> str:
-    "Hold `s` for more of the answer, unless it has grown too long to be a call."
-    if len(s) > MAX_HELD: return self._let_go(s, out)
-    self.held = s
-    return ''
+    def _wait(self, s:str, out:list) -> str:
+        "Hold `s` for more of the answer, unless it has grown too long to be a call."
+        if len(s) > MAX_HELD: return self._let_go(s, out)
+        self.held = s
+        return ''
 
 # %% ../nbs/06b_textcalls.ipynb #554ef0d1
 _FENCE_END = re.compile(r'\n[ \t]*```[ \t]*(\n|$)')
