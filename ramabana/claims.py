@@ -16,10 +16,14 @@ __all__ = ['SMALL', 'DROPPED', 'NOTICE_OPEN', 'NOTICE_CLOSE', 'stated', 'unbacke
 _NUM = re.compile(r'(?<![\w.])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?)(?![\w]|\.\d)')
 _CODE = re.compile(r'^ {0,3}(`{3,})[ \t]*(?:python3?|py|ipython)[ \t]*\n.*?^ {0,3}\1[ \t]*$|(`+)[^`\n]+?\2', re.I | re.M | re.S)
 
-def stated(text:str, code:bool=True) -> list[tuple[str, float, int]]:
-    "The numbers in `text` as (as written, value, decimals); `code=False` leaves out Python blocks and inline code."
+_LABEL = re.compile(r'(?:\b(?:months?|days?|weeks?|years?|rows?|lines?|columns?|cols?|cells?|steps?|items?|index|pages?|'
+                    r'chapters?|sections?|versions?|parts?|no\.?|numbers?|questions?|tasks?|q)|#)\s*$', re.I)
+
+def stated(text:str, code:bool=True, labels:bool=True) -> list[tuple[str, float, int]]:
+    "The numbers in `text` as (as written, value, decimals); `code=False` leaves out code, `labels=False` names like 'row 12'."
     if not code: text = _CODE.sub(' ', text)
-    return [(m[1], float(m[1].replace(',', '')), len(m[2] or '')) for m in _NUM.finditer(text)]
+    return [(m[1], float(m[1].replace(',', '')), len(m[2] or '')) for m in _NUM.finditer(text)
+            if labels or not _LABEL.search(text[max(0, m.start() - 12):m.start()])]
 
 # %% ../nbs/07b_claims.ipynb #49d79188
 SMALL = 10   # integers this size or under are words as often as results
@@ -31,7 +35,7 @@ def unbacked(answer:str, sources:list[str]) -> list[str]:
     "The numbers `answer` states (outside code) that none of `sources` holds, as written, first time each."
     pool = {v for s in sources if isinstance(s, str) for _, v, _ in stated(s)}
     out = []
-    for s, x, d in stated(answer, code=False):
+    for s, x, d in stated(answer, code=False, labels=False):
         if s in out or (d == 0 and abs(x) <= SMALL): continue
         if any(_near(x, d, y) or _near(x / 100, d + 2, y) for y in pool): continue
         out.append(s)
