@@ -18,7 +18,7 @@ from .callerrors import BackendError, NotRunning
 
 # %% auto #0
 __all__ = ['MAX_PROBLEMS', 'QUIET_RUNTIMES', 'EMPTY_REPLY', 'BUSY_WAIT', 'WARM_PROMPT', 'REFUSED', 'CHAT_CALLBACKS',
-           'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'Backend', 'why_failed', 'Discard',
+           'tool_schema', 'Tool', 'as_tool', 'reply_reserve', 'user_msg', 'why_failed', 'Backend', 'Discard',
            'apply_piece', 'TokenLogger']
 
 # %% ../nbs/07f_conversation.ipynb #b70592cd
@@ -60,7 +60,7 @@ def tool_schema(f:Callable) -> dict:
     return {'type': 'function', 'function': {'name': f.__name__, 'description': inspect.getdoc(f) or f.__name__,
                                              'parameters': {'type': 'object', 'properties': props, 'required': req}}}
 
-# %% ../nbs/07f_conversation.ipynb #f532c7ac
+# %% ../nbs/07f_conversation.ipynb #1c79f1b2
 class Tool:
     "A function the model may call, with its schema."
     def __init__(self, f:Callable,
@@ -74,7 +74,6 @@ class Tool:
     def __call__(self, **kw): return self.f(**kw)
     def __repr__(self): return f'Tool({self.name!r})'
 
-# %% ../nbs/07f_conversation.ipynb #c85b9e6e
 def as_tool(t) -> Tool: return t if isinstance(t, Tool) else Tool(t)
 
 # %% ../nbs/07f_conversation.ipynb #92b637e3
@@ -90,7 +89,14 @@ def user_msg(msg) -> dict:
     if isinstance(msg, dict) and 'role' in msg: return msg
     return {'role': 'user', 'content': msg if isinstance(msg, (str, list)) else list(msg) if isinstance(msg, tuple) else str(msg)}
 
-# %% ../nbs/07f_conversation.ipynb #3b8b32bf
+# %% ../nbs/07f_conversation.ipynb #a33b0638
+def why_failed(e:BaseException) -> str:
+    "A one-line account of `e`: its type and message, and the native output it carries."
+    msg = f'{type(e).__name__}: {e}' if str(e) else type(e).__name__
+    if nat := getattr(e, 'native_output', None): msg += ' (native output: ' + ' | '.join(nat) + ')'
+    return msg.splitlines()[0] if '\n' in msg and not nat else msg
+
+# %% ../nbs/07f_conversation.ipynb #690d02a4
 QUIET_RUNTIMES = ('litert',)   # runtimes whose text before a tool call never reaches the backend
 
 class Backend:
@@ -134,46 +140,68 @@ class Backend:
     @property
     def busy(self) -> bool: return self._busy.locked()
 
-# %% ../nbs/07f_conversation.ipynb #a33b0638
-def why_failed(e:BaseException) -> str:
-    "A one-line account of `e`: its type and message, and the native output it carries."
-    msg = f'{type(e).__name__}: {e}' if str(e) else type(e).__name__
-    if nat := getattr(e, 'native_output', None): msg += ' (native output: ' + ' | '.join(nat) + ')'
-    return msg.splitlines()[0] if '\n' in msg and not nat else msg
+    carries_pictures = False   # the engine's transport carries a picture a tool returns
 
-# %% ../nbs/07f_conversation.ipynb #ec9928a9
-@patch
-def problem(self:Backend, line:str):
-    "Add `line` to `problems`: skip a repeat of the last line, keep the latest `MAX_PROBLEMS`."
-    line = str(line)
-    if self.problems and self.problems[-1] == line: return
-    self.problems.append(line)
-    del self.problems[:-MAX_PROBLEMS]
+    def problem(self, line:str):
+        "Add `line` to `problems`: skip a repeat of the last line, keep the latest `MAX_PROBLEMS`."
+        line = str(line)
+        if self.problems and self.problems[-1] == line: return
+        self.problems.append(line)
+        del self.problems[:-MAX_PROBLEMS]
 
-# %% ../nbs/07f_conversation.ipynb #af2f38de
-@patch
-def start(self:Backend):
-    "Start the model if needed; the engine, or None with the reason in `note` and `problems`."
-    with self._start_lock:
-        if self.ready: return self.engine
-        try: eng = self._start()
-        # starting runs foreign code (an SDK, a server, native libraries): whatever it raises is a failed start to
-        # report as text, because `send`/`stream`/`oneshot` promise not to raise
-        except Exception as e:
-            self.note = f'{self.spec.name} could not start: {why_failed(e)}'
-            self.problem(self.note)
-            return None
-        self.engine, self.ready, self.note = eng, True, f'{self.spec.name} ready'
-        if self._pending is not None: self.hist, self._pending = self._pending, None
-        return eng
+    def start(self):
+        "Start the model if needed; the engine, or None with the reason in `note` and `problems`."
+        with self._start_lock:
+            if self.ready: return self.engine
+            try: eng = self._start()
+            # starting runs foreign code (an SDK, a server, native libraries): whatever it raises is a failed start to
+            # report as text, because `send`/`stream`/`oneshot` promise not to raise
+            except Exception as e:
+                self.note = f'{self.spec.name} could not start: {why_failed(e)}'
+                self.problem(self.note)
+                return None
+            self.engine, self.ready, self.note = eng, True, f'{self.spec.name} ready'
+            if self._pending is not None: self.hist, self._pending = self._pending, None
+            return eng
 
-# %% ../nbs/07f_conversation.ipynb #3f1a0579
+    def cancel(self) -> bool:
+        "Ask the running turn to stop; True when the engine was told."
+        self._cancel.set()
+        return True
+
+    def close(self):
+        "Stop and release the engine (unless shared)."
+        self.cancel()
+        if self.ready and not self.shared: self._close()
+        self.ready, self.engine = False, None
+
+    def _running(self, what:str):
+        "Raise `NotRunning` unless the model has started."
+        if not self.ready: raise NotRunning(f'{what}: {self.spec.name} is not running; start it first (no conversation to change)')
+
+    def history_changed(self):
+        "The history changed behind the engine's back: count it again until the engine reports."
+        self._reported = None
+
+    def add_cb(self, cb):
+        "Register one callback (class or instance) for this conversation and any that replaces it."
+        self.cbs.append(cb() if isinstance(cb, type) else cb)
+        return self
+
+    def _fire(self, event:str, *a):
+        for cb in self.cbs:
+            if callable(f := getattr(cb, event, None)): f(self, *a)
+
+    def takes_pictures(self) -> bool:
+        "Whether a picture a tool returns can reach this model: it accepts images and its transport carries them."
+        return bool(self.spec.pictures and self.carries_pictures)
+
+# %% ../nbs/07f_conversation.ipynb #6ed3bc4d
 @patch
 def pending_tokens(self:Backend, msg) -> int:
     "Tokens `msg` will add to the conversation; each picture or recording counts `img_tokens()`."
     return msg_tokens(user_msg(msg), self._counter())
 
-# %% ../nbs/07f_conversation.ipynb #18352533
 @patch
 def _counter(self:Backend):
     "The counting function for `estimate_tokens`: the model's tokenizer when running, else None."
@@ -183,7 +211,6 @@ def _counter(self:Backend):
         self.problem(f'tokenizer unavailable, estimating: {why_failed(e)}')
         return None
 
-# %% ../nbs/07f_conversation.ipynb #5dd17b03
 @patch
 def count_tokens(self:Backend, text) -> int:
     "Tokens in `text`: the model's tokenizer when available, else `estimate_tokens`."
@@ -194,7 +221,6 @@ def count_tokens(self:Backend, text) -> int:
         except (OSError, ValueError) as e: self.problem(f'tokenizer unavailable, estimating: {why_failed(e)}')
     return estimate_tokens(text)
 
-# %% ../nbs/07f_conversation.ipynb #7d944433
 @patch(as_prop=True)
 def window_tokens(self:Backend) -> int:
     "An estimate of the whole request: system prompt, tool schemas, and every message."
@@ -203,7 +229,6 @@ def window_tokens(self:Backend) -> int:
     tools = estimate_tokens(json.dumps([t.schema for t in self.tools]), c) if self.tools else 0
     return estimate_tokens(self.sp, c) + tools + sum(msg_tokens(m, c) for m in msgs)
 
-# %% ../nbs/07f_conversation.ipynb #e8d6de82
 @patch(as_prop=True)
 def used_tokens(self:Backend) -> int:
     "Tokens the conversation uses now: the engine's last report plus what came after, else `window_tokens`."
@@ -212,13 +237,11 @@ def used_tokens(self:Backend) -> int:
     if k > len(self.hist): return self.window_tokens
     return n + sum(msg_tokens(m, self._counter()) for m in self.hist[k:])
 
-# %% ../nbs/07f_conversation.ipynb #b4a44e91
 @patch(as_prop=True)
 def pct_full(self:Backend) -> float:
     "`used_tokens` as a share of the window (0 without one)."
     return self.used_tokens / self.spec.ctx if self.spec.ctx else 0.0
 
-# %% ../nbs/07f_conversation.ipynb #2fae100e
 @patch
 def fits(self:Backend, msg) -> bool:
     "Whether the conversation plus `msg` still fits, keeping back the reply reserve; ctx=0 fits anything."
@@ -226,7 +249,17 @@ def fits(self:Backend, msg) -> bool:
     if not ctx: return True
     return self.used_tokens + math.ceil(self.pending_tokens(msg) * margin()) + reply_reserve(ctx) <= ctx
 
-# %% ../nbs/07f_conversation.ipynb #ce87086a
+# %% ../nbs/07f_conversation.ipynb #deb41134
+class Discard(str):
+    "Yielded by `stream` when the text shown so far of the current step should be taken back (the gateway resent it)."
+    def __new__(cls, n:int=0): o = super().__new__(cls, ''); o.n = n; return o
+    def __repr__(self): return f'Discard({self.n})'
+
+def apply_piece(text:str, piece:str) -> str:
+    "`text` with one streamed piece applied: appended, or the last `piece.n` characters taken back for a `Discard`."
+    return text[:max(0, len(text) - piece.n)] if isinstance(piece, Discard) else text + piece
+
+# %% ../nbs/07f_conversation.ipynb #4ce77232
 EMPTY_REPLY = 'the model returned an empty reply'
 BUSY_WAIT = 60.0   # seconds a turn waits for an earlier one (a cancelled turn ends in well under a second)
 
@@ -270,7 +303,6 @@ def stream(self:Backend, msg, run=None, **kw):
         self._account()   # once per turn, whatever its attempts
         self._busy.release()
 
-# %% ../nbs/07f_conversation.ipynb #81b430e4
 @patch
 def _account(self:Backend):
     "Add the last turn's usage to the total, and tell the callbacks."
@@ -280,18 +312,6 @@ def _account(self:Backend):
     for cb in self.cbs:
         if callable(f := getattr(cb, 'after_response', None)): f(self, u)
 
-# %% ../nbs/07f_conversation.ipynb #b3a1c6ae
-class Discard(str):
-    "Yielded by `stream` when the text shown so far of the current step should be taken back (the gateway resent it)."
-    def __new__(cls, n:int=0): o = super().__new__(cls, ''); o.n = n; return o
-    def __repr__(self): return f'Discard({self.n})'
-
-# %% ../nbs/07f_conversation.ipynb #8faae9fb
-def apply_piece(text:str, piece:str) -> str:
-    "`text` with one streamed piece applied: appended, or the last `piece.n` characters taken back for a `Discard`."
-    return text[:max(0, len(text) - piece.n)] if isinstance(piece, Discard) else text + piece
-
-# %% ../nbs/07f_conversation.ipynb #4653d0f9
 @patch
 def send(self:Backend, msg, **kw) -> str:
     "The whole text of one turn."
@@ -299,22 +319,7 @@ def send(self:Backend, msg, **kw) -> str:
     for c in self.stream(msg, **kw): text = apply_piece(text, c)
     return text
 
-# %% ../nbs/07f_conversation.ipynb #002c151a
-@patch
-def cancel(self:Backend) -> bool:
-    "Ask the running turn to stop; True when the engine was told."
-    self._cancel.set()
-    return True
-
-# %% ../nbs/07f_conversation.ipynb #fa73dabd
-@patch
-def close(self:Backend):
-    "Stop and release the engine (unless shared)."
-    self.cancel()
-    if self.ready and not self.shared: self._close()
-    self.ready, self.engine = False, None
-
-# %% ../nbs/07f_conversation.ipynb #d42a890e
+# %% ../nbs/07f_conversation.ipynb #40fa5790
 @patch
 def _fit_prompt(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None) -> str:
     "`prompt` cut from the front to fit the window with `sp` and the reply reserve."
@@ -326,7 +331,6 @@ def _fit_prompt(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None) -
     keep = int(room / margin() * CHARS_PER_TOKEN)
     return prompt[-keep:] if keep > 0 else ''
 
-# %% ../nbs/07f_conversation.ipynb #7a922904
 @patch
 def oneshot(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None, if_busy:str='',
             purpose:str='oneshot') -> str: # what the call is for, as the ledger records it ('oneshot', 'compaction')
@@ -365,25 +369,12 @@ def warm(self:Backend,
         return False
     finally: self._busy.release()
 
-# %% ../nbs/07f_conversation.ipynb #41840805
-@patch
-def _running(self:Backend, what:str):
-    "Raise `NotRunning` unless the model has started."
-    if not self.ready: raise NotRunning(f'{what}: {self.spec.name} is not running; start it first (no conversation to change)')
-
-# %% ../nbs/07f_conversation.ipynb #d6277dd1
-@patch
-def history_changed(self:Backend):
-    "The history changed behind the engine's back: count it again until the engine reports."
-    self._reported = None
-
-# %% ../nbs/07f_conversation.ipynb #d73dd96c
+# %% ../nbs/07f_conversation.ipynb #8880f82e
 @patch(as_prop=True)
 def live_hist(self:Backend) -> list:
     "The conversation the next turn continues: the history, or a resumed one the model has not started with yet."
     return self.hist if self.ready or self._pending is None else self._pending
 
-# %% ../nbs/07f_conversation.ipynb #5e1b5f27
 @patch
 def replace_hist(self:Backend, summary:str, keep:list=()):
     "Replace the history by `summary` (a user message) followed by the messages `keep`."
@@ -391,20 +382,17 @@ def replace_hist(self:Backend, summary:str, keep:list=()):
     self.hist = [{'role': 'user', 'content': summary}, *copy.deepcopy(list(keep))]
     self.history_changed()
 
-# %% ../nbs/07f_conversation.ipynb #74c85598
 @patch
 def snapshot_hist(self:Backend) -> list:
     "A copy of the conversation (the one a resume will apply, before the start)."
     return copy.deepcopy(self.hist if self.ready or self._pending is None else self._pending)
 
-# %% ../nbs/07f_conversation.ipynb #c1fc4900
 @patch
 def restore_hist(self:Backend, hist:list):
     "Make `hist` the conversation (a snapshot, for branching)."
     self._running('restore_hist')
     self.hist = copy.deepcopy(list(hist)); self.history_changed()
 
-# %% ../nbs/07f_conversation.ipynb #94383d9c
 @patch
 def resume_hist(self:Backend, hist:list):
     "Continue a saved conversation: applied when the model starts (at once when it is running)."
@@ -412,7 +400,6 @@ def resume_hist(self:Backend, hist:list):
     else: self._pending = copy.deepcopy(list(hist))
     self.history_changed()
 
-# %% ../nbs/07f_conversation.ipynb #5366f2c6
 @patch
 def revise_last_assistant(self:Backend, text:str):
     "Replace the text of the last assistant message."
@@ -422,7 +409,7 @@ def revise_last_assistant(self:Backend, text:str):
     else: raise BackendError('revise_last_assistant: the conversation has no assistant message yet')
     self.history_changed()
 
-# %% ../nbs/07f_conversation.ipynb #f3627211
+# %% ../nbs/07f_conversation.ipynb #a6de4f5e
 @patch
 def trim(self:Backend, need:int, how:str='') -> int:
     "Free about `need` tokens from old tool results and pictures; what was freed."
@@ -430,7 +417,6 @@ def trim(self:Backend, need:int, how:str='') -> int:
     if freed: self.history_changed()
     return freed
 
-# %% ../nbs/07f_conversation.ipynb #fcbc9d63
 @patch
 def shrink_recent(self:Backend, need:int, how:str='') -> int:
     "Cut the newest two user or tool messages, largest first, to free about `need` tokens; what was freed."
@@ -483,26 +469,6 @@ def call_tool(self:Backend, tc:dict) -> dict:
         save = self.save or (lambda data, suffix: Path('(not saved)'))
         out = excerpt(out, max(16, int(self.tool_max_len / CHARS_PER_TOKEN)), save, HOW_TO_READ, tail=200)
     return res(out)
-
-# %% ../nbs/07f_conversation.ipynb #107de57b
-@patch
-def add_cb(self:Backend, cb):
-    "Register one callback (class or instance) for this conversation and any that replaces it."
-    self.cbs.append(cb() if isinstance(cb, type) else cb)
-    return self
-
-# %% ../nbs/07f_conversation.ipynb #0f3b1f54
-@patch
-def _fire(self:Backend, event:str, *a):
-    for cb in self.cbs:
-        if callable(f := getattr(cb, event, None)): f(self, *a)
-
-# %% ../nbs/07f_conversation.ipynb #f1903920
-Backend.carries_pictures = False
-@patch
-def takes_pictures(self:Backend) -> bool:
-    "Whether a picture a tool returns can reach this model: it accepts images and its transport carries them."
-    return bool(self.spec.pictures and self.carries_pictures)
 
 # %% ../nbs/07f_conversation.ipynb #516b00f2
 class TokenLogger:
