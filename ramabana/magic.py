@@ -55,7 +55,7 @@ NOTEBOOK_SP = ("The notebook comes before the question, in a <notebook> block: o
                "and outputs (cells left out for room are listed in <context-compacted>; read_cell(id) shows any cell in "
                "full). Later questions bring only what changed, in a <notebook-changes> block.")
 
-# %% ../nbs/09_magic.ipynb #6ed13c80
+# %% ../nbs/09_magic.ipynb #0026c587
 class Session:
     "What `%%ram` remembers in one shell: the agent, the model, approvals, the last turn."
     def __init__(self, ip,
@@ -73,74 +73,66 @@ class Session:
         self.warm_error: str|None = None                # why it could not start, when it could not
         self._agent_lock = threading.RLock()   # the warm-up thread and the first question may both make the agent
 
-# %% ../nbs/09_magic.ipynb #91f41d42
-@patch
-def notebook(self:Session) -> Path|None:
-    "The open notebook's file, or None."
-    return find_notebook(getattr(self.ip, 'user_ns', None))
+    def notebook(self) -> Path|None:
+        "The open notebook's file, or None."
+        return find_notebook(getattr(self.ip, 'user_ns', None))
 
-# %% ../nbs/09_magic.ipynb #5e2fed8b
-@patch
-def kernel_history(self:Session) -> tuple[list, dict]:
-    "The kernel's raw inputs and results (`In`, `Out`)."
-    hm = getattr(self.ip, 'history_manager', None)
-    return (list(getattr(hm, 'input_hist_raw', None) or []), dict(getattr(hm, 'output_hist', None) or {}))
+    def kernel_history(self) -> tuple[list, dict]:
+        "The kernel's raw inputs and results (`In`, `Out`)."
+        hm = getattr(self.ip, 'history_manager', None)
+        return (list(getattr(hm, 'input_hist_raw', None) or []), dict(getattr(hm, 'output_hist', None) or {}))
 
-# %% ../nbs/09_magic.ipynb #104e8588
-@patch
-def current(self:Session, inputs:list) -> tuple[int|None, str|None]:
-    "The running cell's index in `inputs` and its source: IPython stores a cell's input before running it."
-    return (len(inputs) - 1, inputs[-1]) if len(inputs) > 1 else (None, None)
+    def current(self, inputs:list) -> tuple[int|None, str|None]:
+        "The running cell's index in `inputs` and its source: IPython stores a cell's input before running it."
+        return (len(inputs) - 1, inputs[-1]) if len(inputs) > 1 else (None, None)
 
-# %% ../nbs/09_magic.ipynb #7105ff43
-@patch
-def just_failed(self:Session) -> bool:
-    "Whether the last cell of the user's own code, run before the running one, raised an error."
-    inputs = self.kernel_history()[0]
-    n, _ = self.current(inputs)
-    if n is None: return False
-    errors = getattr(getattr(self.ip, 'history_manager', None), 'exceptions', None) or {}
-    last = next((i for i in range(n - 1, 0, -1) if not ramabana_cell(inputs[i])), None)   # `%ram model ...` is not the work
-    return last is not None and last in errors
+    def just_failed(self) -> bool:
+        "Whether the last cell of the user's own code, run before the running one, raised an error."
+        inputs = self.kernel_history()[0]
+        n, _ = self.current(inputs)
+        if n is None: return False
+        errors = getattr(getattr(self.ip, 'history_manager', None), 'exceptions', None) or {}
+        last = next((i for i in range(n - 1, 0, -1) if not ramabana_cell(inputs[i])), None)   # `%ram model ...` is not the work
+        return last is not None and last in errors
 
-# %% ../nbs/09_magic.ipynb #6cb23451
-@patch
-def spec(self:Session):
-    "The model to use: the one chosen with `%ram model` or `-m`, else `model.default`."
-    if self.model: return resolve(self.model)
-    from ramabana.core import UnknownModel, setting
-    try: return resolve()
-    except UnknownModel as e:   # the user typed no name: say where the unknown one comes from
-        src = setting('model.default').source
-        src = f"the environment variable {src[4:]}" if src.startswith('env:') else src
-        raise MagicError(f"{e} (the model.default setting, from {src}; `%ram model NAME` picks another)") from None
+    def spec(self):
+        "The model to use: the one chosen with `%ram model` or `-m`, else `model.default`."
+        if self.model: return resolve(self.model)
+        from ramabana.core import UnknownModel, setting
+        try: return resolve()
+        except UnknownModel as e:   # the user typed no name: say where the unknown one comes from
+            src = setting('model.default').source
+            src = f"the environment variable {src[4:]}" if src.startswith('env:') else src
+            raise MagicError(f"{e} (the model.default setting, from {src}; `%ram model NAME` picks another)") from None
 
-# %% ../nbs/09_magic.ipynb #8c31c8e4
-@patch
-def _ask_user(self:Session, name, args):
-    "The agent's `ask`: route the question to the running turn's main thread, or ask here."
-    f = self._approve or self.confirm or default_confirm
-    return f(name, args)
+    def _ask_user(self, name, args):
+        "The agent's `ask`: route the question to the running turn's main thread, or ask here."
+        f = self._approve or self.confirm or default_confirm
+        return f(name, args)
 
-# %% ../nbs/09_magic.ipynb #c31e18d4
-@patch
-def get_agent(self:Session):
-    "The session's agent for the current model, made on first use; a model switch keeps the conversation."
-    spec = self.spec()
-    with self._agent_lock:
-        if self.agent is None:
-            from ramabana.agent import Agent, SP   # lazy: the SDK and the gateway load with the first question
-            self.agent = Agent(spec, ns=self.ip.user_ns, sp=f'{SP}\n\n{NOTEBOOK_SP}', tools=[cell_reader(self)],
-                               approve=self.approve, ask=self._ask_user)
-        elif self.agent.spec.name != spec.name: self.agent.switch(spec)
-        return self.agent
+    def get_agent(self):
+        "The session's agent for the current model, made on first use; a model switch keeps the conversation."
+        spec = self.spec()
+        with self._agent_lock:
+            if self.agent is None:
+                from ramabana.agent import Agent, SP   # lazy: the SDK and the gateway load with the first question
+                self.agent = Agent(spec, ns=self.ip.user_ns, sp=f'{SP}\n\n{NOTEBOOK_SP}', tools=[cell_reader(self)],
+                                   approve=self.approve, ask=self._ask_user)
+            elif self.agent.spec.name != spec.name: self.agent.switch(spec)
+            return self.agent
 
-# %% ../nbs/09_magic.ipynb #69b353c1
-@patch
-def status(self:Session) -> str:
-    "Usage, how full the window is, and the model, on one line."
-    if self.agent is not None: return self.agent.status()
-    return f'no conversation yet · {self.spec().name}'
+    def status(self) -> str:
+        "Usage, how full the window is, and the model, on one line."
+        if self.agent is not None: return self.agent.status()
+        return f'no conversation yet · {self.spec().name}'
+
+    def close(self):
+        "Stop what this session started: the agent's work and its connections."
+        if self.agent is not None:
+            with contextlib.suppress(Exception): self.agent.cancel()   # best effort: the agent may be idle or gone
+            close = getattr(self.agent, 'close', None)
+            if callable(close): close()
+            self.agent = None
 
 # %% ../nbs/09_magic.ipynb #4c4bfc7e
 NO_NOTEBOOK = ('ramabana: no open notebook found (the kernel was not started by Jupyter, so JPY_SESSION_NAME is not '
@@ -162,7 +154,6 @@ def fitted_block(self:Session, path, cells:list, question:str='') -> str:
     agent = self.get_agent()
     return compact_notebook_context(block_of(shown_path(path), cells), lambda b: agent.fits(question, b))
 
-# %% ../nbs/09_magic.ipynb #a1680b30
 @patch
 def context(self:Session, question:str, notebook:bool=True) -> tuple[str, Callable|None]:
     "What of the open notebook goes with `question` (the block, what changed since the model saw it, or ''), and how to make the block afresh."
@@ -232,7 +223,7 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     view.status(self.status())
     return res
 
-# %% ../nbs/09_magic.ipynb #4a72c9ad
+# %% ../nbs/09_magic.ipynb #6e199d9a
 @patch
 def land(self:Session, question:str, # the turn's question: an action lands more than a question does
          runs:list, # the turn's `(call, result)` pairs, in the order they finished
@@ -243,7 +234,6 @@ def land(self:Session, question:str, # the turn's question: an action lands more
     if code and self.record and not self.landed_before(code): self.ip.set_next_input(agent_cell(code, turn), replace=False)
     return code
 
-# %% ../nbs/09_magic.ipynb #fee5ecbf
 @patch
 def landed_before(self:Session, code:str) -> bool:
     "Whether the saved notebook already has `code` in the agent's cell after the running `%%ram` cell (the cell was run again)."
@@ -487,7 +477,7 @@ def ram(line:str='', cell:str|None=None):
     # the magic is the user's front door: a bug must still be one line, not a traceback in the notebook
     except Exception as e: say(f'internal error ({type(e).__name__}: {e}); please report it')
 
-# %% ../nbs/09_magic.ipynb #eadabc46
+# %% ../nbs/09_magic.ipynb #e5430f4f
 @patch
 def ahead(self:Session) -> str:
     "The notebook block a question asked now would carry ('' without a notebook): what the warm-up reads ahead."
@@ -495,7 +485,6 @@ def ahead(self:Session) -> str:
     # the `%load_ext` cell stays: a later question shows it too
     return self.fitted_block(path, current_cells(path, *self.kernel_history()))
 
-# %% ../nbs/09_magic.ipynb #62057d33
 @patch
 def warm(self:Session) -> threading.Thread|None:
     "Start the local model and have it read the fixed part of the prompt and the notebook, on a thread; None when there is nothing to warm."
@@ -520,16 +509,6 @@ def load_ipython_extension(ip):
     "Register `%ram` / `%%ram` in shell `ip`, and start warming a local model (`Session.warm`)."
     ip.register_magic_function(ram, 'line_cell', 'ram')
     session(ip).warm()
-
-# %% ../nbs/09_magic.ipynb #b81b299e
-@patch
-def close(self:Session):
-    "Stop what this session started: the agent's work and its connections."
-    if self.agent is not None:
-        with contextlib.suppress(Exception): self.agent.cancel()   # best effort: the agent may be idle or gone
-        close = getattr(self.agent, 'close', None)
-        if callable(close): close()
-        self.agent = None
 
 # %% ../nbs/09_magic.ipynb #0c6f64fd
 def stop_servers():
