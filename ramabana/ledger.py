@@ -157,6 +157,17 @@ class Ledger:
 
     def __repr__(self): return f'Ledger({str(self.path)!r})'
 
+    # what a store does its own way, which `PgLedger` does otherwise
+    DB_ERRORS = (sqlite3.Error,)   # what a failed write raises
+
+    def _write(self, con, items:list) -> None:
+        "One transaction of `items`."
+        with con: write_items(con, items, sqlite_inserts, _REFUSE)
+
+    def _give_back(self, e:Exception, wait:bool) -> bool:
+        "Whether a failed write's items go back to the buffer (to be written later) rather than count as lost: another process is writing."
+        return not wait and _busy(e)
+
     def _create(self):
         "Create the table (or give an older one the new columns)."
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -253,19 +264,6 @@ def write_items(con, items:list, inserts:Callable, refuse:str, mark:str='?') -> 
 
 # %% ../nbs/05g_ledger.ipynb #0a1a571b
 def _busy(e:sqlite3.Error) -> bool: return isinstance(e, sqlite3.OperationalError) and ('locked' in str(e) or 'busy' in str(e))
-
-# %% ../nbs/05g_ledger.ipynb #e5576bfd
-Ledger.DB_ERRORS = (sqlite3.Error,)   # what a failed write raises
-
-@patch
-def _write(self:Ledger, con, items:list) -> None:
-    "One transaction of `items`."
-    with con: write_items(con, items, sqlite_inserts, _REFUSE)
-
-@patch
-def _give_back(self:Ledger, e:Exception, wait:bool) -> bool:
-    "Whether a failed write's items go back to the buffer (to be written later) rather than count as lost: another process is writing."
-    return not wait and _busy(e)
 
 # %% ../nbs/05g_ledger.ipynb #93a25a89
 def _settle(fut, ok=True):
