@@ -39,7 +39,7 @@ def ask_input(name:str, args:dict) -> str:
     if len(shown) > 2000: shown = shown[:2000] + ' …'
     return input(f'Allow {name}({shown})? [y]es / [n]o / [a]lways / or type a reason: ')
 
-# %% ../nbs/08b_agent.ipynb #864edad9
+# %% ../nbs/08b_agent.ipynb #c5c9cfff
 class Approvals:
     "Per-tool approval modes (auto | ask | deny); code-running tools ask unless told otherwise."
     def __init__(self,
@@ -67,7 +67,6 @@ class Approvals:
         "The mode that applies to `tool`."
         return self.modes.get(tool.name) or (self.code if tool.code else self.default)
 
-# %% ../nbs/08b_agent.ipynb #abe704c4
 _YES, _NO, _ALWAYS = {'y', 'yes', 'ok', 'allow', 'go'}, {'', 'n', 'no', 'deny'}, {'a', 'always'}
 
 @patch
@@ -227,7 +226,7 @@ class _Hooks:
         a._emit('on_tool', {'id': tc.get('id'), 'name': fn.get('name'), 'arguments': fn.get('arguments'), 'inline': be.acts_in_code},
                 res.get('content'))
 
-# %% ../nbs/08b_agent.ipynb #c0551399
+# %% ../nbs/08b_agent.ipynb #207da602
 class _Stopper:
     "What a turn's `Run` stops: the conversation's backend and, during a compaction, the summariser's."
     def __init__(self, agent): self.agent = agent
@@ -240,12 +239,10 @@ class _Stopper:
         if (s := self.agent._sum_be) is not None and s.busy: s.cancel()
     def close(self): self.cancel()
 
-# %% ../nbs/08b_agent.ipynb #83088bc0
 @patch
 def _emit(self:Agent, name:str, *a):
     if callable(f := self._cb.get(name)): f(*a)
 
-# %% ../nbs/08b_agent.ipynb #19f04ffa
 BUDGET_NOTE = 'This turn has used its {n} tool calls; the call did not run. Answer with what you have.'
 
 @patch
@@ -260,7 +257,7 @@ def _approve(self:Agent, tool:Tool, args:dict):
     self._emit('on_tool', {'name': tool.name, 'arguments': json.dumps(args, ensure_ascii=False), 'inline': self.backend.acts_in_code}, None)
     return self.approvals(tool, args)
 
-# %% ../nbs/08b_agent.ipynb #6c7b3de8
+# %% ../nbs/08b_agent.ipynb #254c47c0
 @patch
 def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text, picture bytes)
         on_text:Callable|None=None,      # called with each piece of the answer
@@ -303,7 +300,6 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
         self._cb = {}
     return answer
 
-# %% ../nbs/08b_agent.ipynb #1aecb3ca
 @patch
 def cancel(self:Agent) -> bool:
     "Stop the running turn (from any thread); True if one was running."
@@ -312,7 +308,6 @@ def cancel(self:Agent) -> bool:
     run.cancel()   # its `_Stopper` stops the stream, a running tool, and a summary being written
     return True
 
-# %% ../nbs/08b_agent.ipynb #a733736e
 @patch
 def save(self:Agent):
     "Append what the conversation gained since the last save to the session file."
@@ -324,14 +319,13 @@ def save(self:Agent):
         if self._saved <= i < len(h): new[i - self._saved] = _without_context(h[i], text)
     self.session.append(new); self._saved = len(h)
 
-# %% ../nbs/08b_agent.ipynb #4b4b95a4
+# %% ../nbs/08b_agent.ipynb #1b5e457d
 CONTEXT_NOTE = '[the notebook as it was for this message was shown here; later messages show it as it is now]'
 
 def _without_context(m:dict, text:str) -> dict:
     "Message `m` with its context replaced by `CONTEXT_NOTE`: the note, then the prompt's `text`."
     return {**m, 'content': f'{CONTEXT_NOTE}\n\n{text}'}
 
-# %% ../nbs/08b_agent.ipynb #510e8bbc
 @patch
 def _turn_text(self:Agent, prompt):
     "The prompt as the history keeps it: its kernel's names for a model acting in code, and its own notices."
@@ -339,24 +333,20 @@ def _turn_text(self:Agent, prompt):
     names = kernel_line(self.ns) if self.backend.acts_in_code else ''
     return prompt + (f'\n\n{names}' if names else '') + notices_block(prompt)
 
-# %% ../nbs/08b_agent.ipynb #09ddc05c
 @patch
 def message(self:Agent, prompt, context:str='') -> str|list:
     "The user message a turn sends for `prompt` and `context`: the context, then the prompt with its notices."
     text = self._turn_text(prompt)
     return f'{context}\n\n{text}' if context and isinstance(text, str) else text
 
-# %% ../nbs/08b_agent.ipynb #38253acc
 @patch
 def fits(self:Agent, prompt, context:str='') -> bool:
     "Whether the turn `ask(prompt, context=context)` would send fits the window, with the conversation as it is."
     return self.backend.fits(self.message(prompt, context))
 
-# %% ../nbs/08b_agent.ipynb #fa7d9bd7
 def _holds(m, context:str) -> bool:
     return isinstance(m, dict) and m.get('role') == 'user' and isinstance(m.get('content'), str) and m['content'].startswith(context)
 
-# %% ../nbs/08b_agent.ipynb #60403882
 @patch
 def holds_contexts(self:Agent, contexts:list) -> bool:
     "Whether every one of `contexts` is still in the conversation, on the message that carried it."
@@ -364,7 +354,6 @@ def holds_contexts(self:Agent, contexts:list) -> bool:
     h, live = be.live_hist, {c for i, _, c in self._contexts}
     return bool(contexts) and all(c in live for c in contexts) and all(i < len(h) and _holds(h[i], c) for i, _, c in self._contexts)
 
-# %% ../nbs/08b_agent.ipynb #77a7b83e
 @patch
 def drop_contexts(self:Agent) -> bool:
     "Replace every context in the conversation by `CONTEXT_NOTE`; True when there was one."
@@ -389,7 +378,7 @@ def tool_first(self:Agent, prompt,
     # a question about an error the prompt shows is answered from the traceback; forced, the model chases names in it
     return 'look' if Q_NOTICE in notices and not error_shown else None
 
-# %% ../nbs/08b_agent.ipynb #7ece196e
+# %% ../nbs/08b_agent.ipynb #162d04cb
 @patch
 def _summariser(self:Agent):
     "A `summariser(prompt, sp)` on the summary model, or None (surgical) when there is none."
@@ -410,14 +399,12 @@ def _summariser(self:Agent):
         return be.oneshot(prompt, sp, purpose='compaction') or None
     return summarise
 
-# %% ../nbs/08b_agent.ipynb #ff179412
 class _Estimating:
     "The backend as the compactor sees it, counting by estimate: its searches would make hundreds of tokenizer requests."
     def __init__(self, be): self._be = be
     def __getattr__(self, k): return getattr(self._be, k)
     def count_tokens(self, text): return estimate_tokens(text)
 
-# %% ../nbs/08b_agent.ipynb #4234c3b2
 @patch
 def compact(self:Agent, focus:str='') -> str:
     "Compact the conversation now; what happened, as one line."
@@ -433,7 +420,6 @@ def compact(self:Agent, focus:str='') -> str:
             self.session.reset(self.backend.hist, 'compacted'); self._saved = len(self.backend.hist)
     return self.compactor.note
 
-# %% ../nbs/08b_agent.ipynb #4ed12554
 @patch
 def maybe_compact(self:Agent, nxt='') -> str:
     "Compact when due or when `nxt` would not fit; the compactor's note, or '' when nothing was needed."
@@ -441,7 +427,7 @@ def maybe_compact(self:Agent, nxt='') -> str:
     if self.compactor.due(self.backend) or not self.backend.fits(nxt): return self.compact()
     return ''
 
-# %% ../nbs/08b_agent.ipynb #df6837d0
+# %% ../nbs/08b_agent.ipynb #afa37c72
 @patch
 def reset(self:Agent):
     "Forget the conversation (the usage total stays)."
@@ -449,7 +435,6 @@ def reset(self:Agent):
     self.session.reset([], 'reset'); self._saved, self._contexts, self._drops = 0, [], self._drops + 1
     return self
 
-# %% ../nbs/08b_agent.ipynb #ff732088
 @patch
 def switch(self:Agent, model:str|ModelSpec):
     "Continue the conversation on another model."
@@ -463,7 +448,6 @@ def switch(self:Agent, model:str|ModelSpec):
     self.backend = new
     return self
 
-# %% ../nbs/08b_agent.ipynb #c21a1e28
 @patch
 def add_chat_callback(self:Agent, cb):
     "Add a backend callback: a name from `CHAT_CALLBACKS` (`'tokens'`), a class or an object; kept across `switch`."
@@ -473,7 +457,6 @@ def add_chat_callback(self:Agent, cb):
     self.backend.add_cb(cb)
     return self
 
-# %% ../nbs/08b_agent.ipynb #bb5706dd
 @patch
 def status(self:Agent) -> str:
     "Usage, how full the window is, and the model, on one line."
@@ -483,7 +466,6 @@ def status(self:Agent) -> str:
     if not u.cost: parts = [p for p in parts if not p.startswith('$')]   # a local model costs nothing: no "$0.0000"
     return ' · '.join([*parts, full, self.spec.name])
 
-# %% ../nbs/08b_agent.ipynb #aaf31fd1
 @patch
 def close(self:Agent):
     "Stop any turn and release the backends."

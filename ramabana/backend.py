@@ -228,7 +228,7 @@ def _wire(m:dict, model:str='') -> dict:
         else: parts.append(p)
     return {**m, 'content': parts}
 
-# %% ../nbs/08_backend.ipynb #d893b8c7
+# %% ../nbs/08_backend.ipynb #705014e0
 class _InlineThink:
     "A reply that opens `<think>` itself (a server that leaves the reasoning in the text): that block is dropped too."
     def __init__(self): self.held, self.flt, self.plain = '', None, False
@@ -259,7 +259,6 @@ class _InlineThink:
         out, self.held = ('' if self.plain else self.held), ''
         return out
 
-# %% ../nbs/08_backend.ipynb #6bc1b501
 @patch
 def request_body(self:GatewayBackend, messages:list, purpose:str, max_tokens:int|None, tools:bool, think:bool,
                  tool_choice:str|None, temperature:float|None=None) -> tuple[dict, dict]:
@@ -356,7 +355,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     self._thought = flt.thought + len(msg.get('reasoning_content') or '')
     return msg, asm.usage
 
-# %% ../nbs/08_backend.ipynb #410c206e
+# %% ../nbs/08_backend.ipynb #ebbbd242
 def _cut_loop(text:list, kept:str):
     "Make the pieces shown (`text`, a list changed in place) say `kept`, then mark the answer as stopped."
     shown = ''.join(text)
@@ -366,7 +365,6 @@ def _cut_loop(text:list, kept:str):
     text[:] = [kept]
     yield f'\n\n{LOOP_NOTE}'
 
-# %% ../nbs/08_backend.ipynb #416c4e89
 @patch
 def cancel(self:GatewayBackend) -> bool:
     "Stop the running request at once: shut its connection (else close its response, or while waiting for one the client)."
@@ -385,7 +383,7 @@ def cancel(self:GatewayBackend) -> bool:
     except Exception as e: self.problem(f'closing the stream: {why_failed(e)}')
     return True
 
-# %% ../nbs/08_backend.ipynb #e83eeebd
+# %% ../nbs/08_backend.ipynb #337857e2
 STEPS_NOTE = '[stopped after {n} tool steps without a final answer; say "." to let it continue]'
 
 def _apart(gen, said:bool):
@@ -397,7 +395,6 @@ def _apart(gen, said:bool):
         if first and piece and not isinstance(piece, Discard): yield '\n\n'; first = False
         yield piece
 
-# %% ../nbs/08_backend.ipynb #9a6a4f39
 CANCELLED_CALL = 'not run: the user cancelled the turn before this call'
 FAILED_CALL = 'not run: the turn failed before this call'
 
@@ -481,7 +478,7 @@ FAILED_NOTE = ("[Your last code failed ({error}), so no code computed that answe
                "answer from its output; if the question is why it fails, answer that.]")
 SEND_BACKS = 2   # answers a turn sends back: each costs a step, and a model that misses twice is shown what it said
 
-# %% ../nbs/08_backend.ipynb #838e3ac1
+# %% ../nbs/08_backend.ipynb #06985cfc
 FORCED_STEPS = 3   # steps of a turn that must call a tool: enough to look, run, and fix once
 RETRY_TEMPERATURE = 0.7   # a forced step after a failed call: decoded greedily, the same model writes the same call again
 FORCED_UNTIL = ('look', 'run')   # a question's steps are forced until a tool answered, an action's until its code ran
@@ -494,7 +491,6 @@ def must_call(self:GatewayBackend, start:int, until:str='run') -> bool:
     wanted = {t.name for t in self.tools if t.code or until == 'look'}
     return not any(m.get('role') == 'tool' and m.get('name') in wanted and not failure(m.get('content')) for m in self.hist[start:])
 
-# %% ../nbs/08_backend.ipynb #6afa52d4
 _re_tag = re.compile(r'</?([a-z][\w-]*)>')
 TEMPLATE_TAGS = {'tools', 'tool_response'}   # blocks chat templates wrap tools and results in (Hermes, Qwen2.5)
 
@@ -534,7 +530,6 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
     if not results: return None
     return SILENT_NOTE if not text.strip() else None
 
-# %% ../nbs/08_backend.ipynb #4e0f35c9
 @patch
 def sources(self:GatewayBackend) -> list[str]:
     "What the conversation saw that an answer's numbers may come from: the user's messages, the code run, every result."
@@ -552,7 +547,6 @@ def uncomputed(self:GatewayBackend, m:dict, start:int) -> list[str]:
     if not any(x.get('role') == 'tool' for x in self.hist[start:]) and not claims_run(text): return []
     return unbacked(text, self.sources())
 
-# %% ../nbs/08_backend.ipynb #cec19c13
 @patch
 def miscall(self:GatewayBackend, m:dict) -> str|None:
     "Why answer `m` reads as a call of none of the tools rightly (a small model's invented tool); None for an answer."
@@ -560,7 +554,7 @@ def miscall(self:GatewayBackend, m:dict) -> str|None:
     from ramabana.textcalls import miscall, tool_validators
     return miscall(c, tool_validators([t.schema for t in self.tools]))
 
-# %% ../nbs/08_backend.ipynb #24ba3eed
+# %% ../nbs/08_backend.ipynb #f82baf3d
 @patch
 def _empty(self:GatewayBackend) -> str:
     "Why the turn said nothing: it thought until the output cap, or just said nothing."
@@ -569,14 +563,12 @@ def _empty(self:GatewayBackend) -> str:
     if n: return f'{EMPTY_REPLY}: it thought ({n:,} characters) and then said nothing'
     return f'{EMPTY_REPLY} (it stopped at the output cap)' if capped else EMPTY_REPLY
 
-# %% ../nbs/08_backend.ipynb #fcb23c9e
 @patch
 def _usage(self:GatewayBackend) -> Usage:
     u = self._turn_usage
     # a turn whose stream was cut (an answer that looped) reports no tokens, but it was a turn all the same
     return Usage(**{**u.dict(), 'turns': 1}) if (u.total or u.input or u.output or self._said) else Usage(self.spec.name)
 
-# %% ../nbs/08_backend.ipynb #e68ec119
 @patch
 def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
     self._turn_usage = Usage(self.spec.name)
@@ -588,26 +580,23 @@ def _oneshot(self:GatewayBackend, prompt, sp, max_tokens):
     if self._cancel.is_set(): return ''
     return m.get('content') or ''
 
-# %% ../nbs/08_backend.ipynb #29ff0dbd
 @patch
 def _warm(self:GatewayBackend, ahead:str=''):
     "One call with the system prompt, the tools and `ahead` (or a one-word question), and one token of answer, thrown away."
     gen = self._step(self._messages(hist=[{'role': 'user', 'content': ahead or WARM_PROMPT}]), 'warmup', max_tokens=1)
     for _ in gen: pass
 
-# %% ../nbs/08_backend.ipynb #bab6133a
 @patch
 def _close(self:GatewayBackend):
     if (c := getattr(self, 'client', None)) is not None and callable(getattr(c, 'close', None)): c.close()
     if self._tok is not None: self._tok.close(); self._tok = None   # the tokenizer's connections too
 
-# %% ../nbs/08_backend.ipynb #5586ba82
+# %% ../nbs/08_backend.ipynb #26c1262c
 def _overflow(e) -> bool:
     body = getattr(e, 'body', None)
     code = (body.get('code') if isinstance(body, dict) else None) or getattr(e, 'code', None)
     return code == 'context_length_exceeded' or 'context_length_exceeded' in str(e)
 
-# %% ../nbs/08_backend.ipynb #b629308b
 @patch
 def _recover(self:GatewayBackend, e) -> bool:
     if not _overflow(e): return False
@@ -616,13 +605,12 @@ def _recover(self:GatewayBackend, e) -> bool:
     if freed < need: freed += self.shrink_recent(need - freed)
     return freed > 0
 
-# %% ../nbs/08_backend.ipynb #81a74be7
 @patch
 def _explain(self:GatewayBackend, e:BaseException) -> str:
     x = explain_error(e, self.spec, getattr(self, 'url', ''), self.timeout)
     return str(x) if x is not e else why_failed(e)
 
-# %% ../nbs/08_backend.ipynb #e700f9c5
+# %% ../nbs/08_backend.ipynb #cd1ba6cc
 COUNT_CACHE = 4096
 COUNT_TIMEOUT = 120.0   # seconds: the first count of a managed model may wait for its server to start
 
@@ -643,7 +631,6 @@ def _tokenize(self:GatewayBackend, text:str) -> int|None:
     if n is not None and not isinstance(n, int): raise ValueError(f'{url} answered a count that is not a number: {n!r}')
     return n
 
-# %% ../nbs/08_backend.ipynb #70c746a8
 @patch
 def _count(self:GatewayBackend, text):
     "Tokens in `text` by the model's tokenizer through the gateway (remembered per text), or None without one."
@@ -657,7 +644,6 @@ def _count(self:GatewayBackend, text):
     if len(self._counted) > COUNT_CACHE: self._counted.pop(next(iter(self._counted)))   # the oldest goes first
     return n
 
-# %% ../nbs/08_backend.ipynb #968e257a
 @patch
 def _model_entry(self:GatewayBackend) -> dict:
     "The gateway's `/models/NAME` entry for this model (its window, and capabilities such as `think_prefilled`); {} when unknown."
