@@ -595,17 +595,15 @@ class Compactor:
         "Whether `auto` is on and `backend` has crossed its compaction threshold."
         return bool(self.auto) and should_compact(backend.used_tokens, backend.spec.ctx, self.reserve)  # None: `threshold` reads the setting
 
-# %% ../nbs/03_compaction.ipynb #a0ef6ce8
+# %% ../nbs/03_compaction.ipynb #04329102
 def _count(backend): return getattr(backend, 'count_tokens', None)
 
-# %% ../nbs/03_compaction.ipynb #8cae8a0b
 @patch
 def overhead(self:Compactor, backend, sizes=None) -> int:
     "What `backend`'s window holds besides its conversation (system prompt, tool schemas), by subtraction."
     if sizes is None: sizes = [msg_tokens(m, _count(backend)) for m in backend.hist or []]
     return max(0, (getattr(backend, 'used_tokens', 0) or 0) - sum(sizes))
 
-# %% ../nbs/03_compaction.ipynb #75446e02
 @patch
 def _plan(self:Compactor, backend) -> tuple[list, list, int, int]:
     "`split`'s two parts, the `budget` it measured them against, and the room left for the summary (each message counted once)."
@@ -626,13 +624,11 @@ def _plan(self:Compactor, backend) -> tuple[list, list, int, int]:
     if thr is not None: target = max(64, min(target, thr - over - kept - reo))
     return msgs[:start], msgs[start:], budget, target
 
-# %% ../nbs/03_compaction.ipynb #09f879de
 @patch
 def split(self:Compactor, backend) -> tuple[list, list]:
     "`backend`'s history as (older messages to compact, recent messages to keep)."
     return self._plan(backend)[:2]
 
-# %% ../nbs/03_compaction.ipynb #0dfdbefb
 _FLOOR = {'user': 40, 'assistant': 20, 'call': 20, 'result': 12}   # below these a line says nothing
 
 def _keep_lines(text, target, count=None):
@@ -644,7 +640,6 @@ def _keep_lines(text, target, count=None):
     t = _largest(lambda k: sum(sizes[len(lines) - k:]) <= room - sum(sizes[:h]), len(lines) - h)
     return '\n'.join(lines[:h] + [f'… {len(lines) - h - t:,} lines left out …'] + lines[len(lines) - t:])
 
-# %% ../nbs/03_compaction.ipynb #411f27ed
 @patch
 def surgical(self:Compactor, older, target:int, count=None) -> str:
     "`older` as surgical history within about `target` tokens: budgets shrink to a floor, then whole lines go."
@@ -657,7 +652,6 @@ def surgical(self:Compactor, older, target:int, count=None) -> str:
         if _fits(text, target, count): return text
     return _keep_lines(text, target, count)
 
-# %% ../nbs/03_compaction.ipynb #11a9baaa
 @patch
 def compact(self:Compactor, backend, summariser=None, extra:str='', summary_ctx:int|None=None) -> str:
     "Replace the older part of `backend`'s conversation with a summary and the reorient reminder; the summary, or ''."

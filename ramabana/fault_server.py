@@ -263,24 +263,22 @@ def _chunk(base:dict, delta:dict|None=None, finish:str|None=None, **extra) -> di
     "One `chat.completion.chunk` with one choice."
     return dict(base, choices=[dict(index=0, delta=delta or {}, finish_reason=finish)], **extra)
 
-# %% ../nbs/04d_fault_server.ipynb #56c1e656
+# %% ../nbs/04d_fault_server.ipynb #035eb6b5
 def _usage_of(n_prompt:int, n_completion:int) -> dict:
     "The `usage` of an answer."
     return dict(prompt_tokens=n_prompt, completion_tokens=n_completion, total_tokens=n_prompt + n_completion)
 
-# %% ../nbs/04d_fault_server.ipynb #dfec57a8
 @patch
 def _base(self:FaultServer, model:str, obj:str) -> dict:
     "The fields every chunk or completion of one answer shares."
     return dict(id=f'chatcmpl-fault{next(self._ids)}', object=obj, created=int(time.time()), model=model)
 
-# %% ../nbs/04d_fault_server.ipynb #ab44e911
+# %% ../nbs/04d_fault_server.ipynb #f3ece128
 async def _left(wire:_Wire, att:Attempt):
     "The client left or the server is stopping: say so unless the fault already has, and close."
     if att.outcome is None: att.outcome = 'left' if wire.gone.is_set() else 'stopped'
     await wire.close()
 
-# %% ../nbs/04d_fault_server.ipynb #9d9182d2
 @patch
 async def _stream(self:FaultServer, wire:_Wire, att:Attempt, spec:FaultSpec, body:dict, tokens:list, usage:dict):
     "The canonical stream for `tokens`, as fault `spec` bends it."
@@ -312,7 +310,7 @@ async def _whole(self:FaultServer, wire:_Wire, att:Attempt, tokens:list, usage:d
     choice = dict(index=0, message=dict(role='assistant', content=''.join(tokens)), finish_reason='stop')
     await wire.json(200, dict(self._base(att.model, 'chat.completion'), choices=[choice], usage=usage))
 
-# %% ../nbs/04d_fault_server.ipynb #92e9031f
+# %% ../nbs/04d_fault_server.ipynb #69cce277
 def _check_chat(body) -> _Refusal|None:
     "The 400 a chat request gets for its shape, if any."
     if not isinstance(body, dict):
@@ -324,7 +322,6 @@ def _check_chat(body) -> _Refusal|None:
         return _oai_error(400, "'messages' must be a non-empty array of objects", 'invalid_request_error', None, param='messages')
     return None
 
-# %% ../nbs/04d_fault_server.ipynb #5a545a18
 @patch
 def _arrive(self:FaultServer, model, spec:FaultSpec|None, stream:bool, prefill:str|None) -> Attempt:
     "Log a chat request as it arrives; the first request for a fault model starts its `down` or `flap` timetable."
@@ -333,7 +330,6 @@ def _arrive(self:FaultServer, model, spec:FaultSpec|None, stream:bool, prefill:s
     self.attempts.append(att)
     return att
 
-# %% ../nbs/04d_fault_server.ipynb #21643edf
 @patch
 async def _chat(self:FaultServer, scope, receive, send):
     "POST /v1/chat/completions: log the attempt, then answer as the model name's fault says."
@@ -364,7 +360,6 @@ async def _chat(self:FaultServer, scope, receive, send):
     try: await self._answer(wire, att, spec, body, tokens, _usage_of(n_prompt, len(tokens)))
     finally: wire.done()
 
-# %% ../nbs/04d_fault_server.ipynb #5454fcf1
 @patch
 async def _answer(self:FaultServer, wire:_Wire, att:Attempt, spec:FaultSpec, body:dict, tokens:list, usage:dict):
     "Answer `tokens` as fault `spec` says: silence, a slow prompt, garbage, a whole answer or a (bent) stream."

@@ -496,7 +496,7 @@ async def answers(self:Exchange) -> AsyncIterator[list[dict]]:
     not_asked(call, 'no fallback could be asked')
     raise failure or last
 
-# %% ../nbs/05h_gateway.ipynb #4cf8f56d
+# %% ../nbs/05h_gateway.ipynb #db8fc662
 @patch
 async def remember_reasoning(self:Exchange):
     "Store the answer's reasoning in the task's replay file (llama.cpp models with a task only)."
@@ -504,7 +504,6 @@ async def remember_reasoning(self:Exchange):
         store = self.gw.replay_store(self.call.task)
         await asyncio.to_thread(store.add, self.call.spec.name, self.asm.message(), ''.join(self.asm.reasoning))
 
-# %% ../nbs/05h_gateway.ipynb #719bd6dc
 @patch
 async def batches(self:Exchange) -> AsyncIterator[list[dict]]:
     "The answer's chunks in the lists they came in (a `DISCARD` alone in its list), repaired and assembled as they pass."

@@ -96,14 +96,13 @@ CLIENT_AUTHORITATIVE = ('max_tokens', 'seed', 'reasoning_budget_tokens')  # what
 # other spellings llama-server reads -> the field; `n_predict` is its native name for max_tokens, and beats it there
 ALIASES = {'thinking_budget_tokens': 'reasoning_budget_tokens', 'max_completion_tokens': 'max_tokens', 'n_predict': 'max_tokens'}
 
-# %% ../nbs/01_sampling.ipynb #330451ff
+# %% ../nbs/01_sampling.ipynb #332c5c37
 @patch
 def merge_with(self:InferenceConfig, other:InferenceConfig|None) -> InferenceConfig:
     "This config with its unset fields filled from `other`."
     if other is None: return self
     return dataclasses.replace(self, **{k: v for k, v in other.set_fields().items() if getattr(self, k) is None})
 
-# %% ../nbs/01_sampling.ipynb #4ab70ab6
 @patch
 def to_openai_json_patch(self:InferenceConfig) -> dict:
     "The set fields as OpenAI request keys (snake_case); enums as their strings."
@@ -331,14 +330,13 @@ def _floor(ctx:ModelSamplingContext) -> InferenceConfig:
     if ctx.hosted: return InferenceConfig()
     return reasoning_floor() if ctx.is_reasoning else with_hardcoded_defaults()
 
-# %% ../nbs/01_sampling.ipynb #dcd05bf6
+# %% ../nbs/01_sampling.ipynb #82c5fe31
 def _model_rungs(model, ctx):
     "The model's config placed on the user rung or the auto rung, by `ctx.defaults_origin`."
     if ctx.defaults_origin not in ('user', 'auto'):
         raise ConfigError(f"defaults_origin should be 'user' or 'auto', got {ctx.defaults_origin!r}")
     return (model, None) if ctx.defaults_origin == 'user' else (None, model)
 
-# %% ../nbs/01_sampling.ipynb #d40b8877
 @patch
 def resolve_with_profile_explained(self:InferenceConfig, profile:InferenceConfig|None=None,
                                    model:InferenceConfig|None=None, global_:InferenceConfig|None=None,
@@ -348,13 +346,11 @@ def resolve_with_profile_explained(self:InferenceConfig, profile:InferenceConfig
     user, auto = _model_rungs(model, ctx)
     return resolve_layers_with_sources([self, None, profile, user, global_, auto], _floor(ctx))
 
-# %% ../nbs/01_sampling.ipynb #2c4b4e55
 @patch
 def resolve_with_profile(self:InferenceConfig, profile=None, model=None, global_=None, model_ctx=None) -> InferenceConfig:
     "The values of `resolve_with_profile_explained`."
     return self.resolve_with_profile_explained(profile, model, global_, model_ctx)[0]
 
-# %% ../nbs/01_sampling.ipynb #48d855fc
 @patch
 def resolve_with_defaults(self:InferenceConfig, model=None, global_=None, model_ctx=None) -> InferenceConfig:
     "`resolve_with_profile` with no profile selected."
