@@ -227,6 +227,17 @@ def _engine_error(e) -> UpstreamError:
         return ContextOverflow(f'LiteRT: {msg}', param='messages')
     return UpstreamError(f'LiteRT: {msg}', status=500)
 
+# %% ../nbs/08c_litert.ipynb #f9be2649
+def _count(conv, eng, body) -> int:
+    "Prompt tokens: the conversation's own count when it has one, else the engine's tokenizer over the text."
+    n = getattr(conv, 'token_count', None)
+    if isinstance(n, int): return n
+    text = json.dumps(body.get('messages') or [])
+    tok = getattr(eng, 'tokenize', None)
+    return len(tok(text)) if callable(tok) else estimate_tokens(text)   # the estimate every other budget uses
+
+register_upstream('litert', LiteRTUpstream)
+
 # %% ../nbs/08c_litert.ipynb #6cae58f8
 @patch
 async def stream(self:LiteRTUpstream, body, call):
@@ -258,14 +269,3 @@ async def stream(self:LiteRTUpstream, body, call):
     finally:
         if not done and callable(getattr(conv, 'cancel_process', None)): conv.cancel_process()
         if callable(getattr(conv, 'close', None)): conv.close()
-
-# %% ../nbs/08c_litert.ipynb #f9be2649
-def _count(conv, eng, body) -> int:
-    "Prompt tokens: the conversation's own count when it has one, else the engine's tokenizer over the text."
-    n = getattr(conv, 'token_count', None)
-    if isinstance(n, int): return n
-    text = json.dumps(body.get('messages') or [])
-    tok = getattr(eng, 'tokenize', None)
-    return len(tok(text)) if callable(tok) else estimate_tokens(text)   # the estimate every other budget uses
-
-register_upstream('litert', LiteRTUpstream)
