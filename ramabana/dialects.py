@@ -217,7 +217,7 @@ def completion_to_message(comp:dict, model:str, id:str) -> dict:
 def _sse(event:str, data:dict) -> bytes:
     return b'event: ' + event.encode() + b'\ndata: ' + json_bytes(data) + b'\n\n'
 
-# %% ../nbs/05j_dialects.ipynb #9080a6da
+# %% ../nbs/05j_dialects.ipynb #4339c36d
 class MessageEvents:
     "Chat-completion chunks in, Messages API stream events (bytes) out."
     def __init__(self, model:str, id:str):
@@ -231,28 +231,30 @@ class MessageEvents:
     def burst(self, chunks:list) -> bytes: return b''.join(map(self.chunk, chunks))
     def error(self, e:GatewayError) -> bytes: return _sse('error', anthropic_error(e))
 
-# %% ../nbs/05j_dialects.ipynb #957fb5ae
-@patch
-def _block(self:MessageEvents, key, block:dict) -> bytes:
-    "Close the open block unless it is `key`; open `key` with `block`."
-    if self.open == key: return b''
-    out = self._close()
-    self.n, self.open = self.n + 1, key
-    return out + _sse('content_block_start', {'type': 'content_block_start', 'index': self.n, 'content_block': block})
+    def _block(self, key, block:dict) -> bytes:
+        "Close the open block unless it is `key`; open `key` with `block`."
+        if self.open == key: return b''
+        out = self._close()
+        self.n, self.open = self.n + 1, key
+        return out + _sse('content_block_start', {'type': 'content_block_start', 'index': self.n, 'content_block': block})
 
-# %% ../nbs/05j_dialects.ipynb #53943d1f
-@patch
-def _close(self:MessageEvents) -> bytes:
-    if self.open is None: return b''
-    self.open = None
-    return _sse('content_block_stop', {'type': 'content_block_stop', 'index': self.n})
+    def _close(self) -> bytes:
+        if self.open is None: return b''
+        self.open = None
+        return _sse('content_block_stop', {'type': 'content_block_stop', 'index': self.n})
 
-# %% ../nbs/05j_dialects.ipynb #e5236231
-@patch
-def _delta(self:MessageEvents, kind:str, field:str, text:str) -> bytes:
-    "A `content_block_delta`, written by hand: it is most of a stream, and only its text needs encoding."
-    return (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,"delta":{"type":"%s","%s":%s}}\n\n'
-            % (self.n, kind.encode(), field.encode(), json_str(text)))
+    def _delta(self, kind:str, field:str, text:str) -> bytes:
+        "A `content_block_delta`, written by hand: it is most of a stream, and only its text needs encoding."
+        return (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,"delta":{"type":"%s","%s":%s}}\n\n'
+                % (self.n, kind.encode(), field.encode(), json_str(text)))
+
+    def end(self) -> bytes:
+        "Close the last block; the stop reason and usage; the end of the message."
+        u = message_usage(self.usage)
+        delta = {'type': 'message_delta', 'delta': {'stop_reason': STOP_REASONS.get(self.finish, 'end_turn'), 'stop_sequence': None},
+                 'usage': {'output_tokens': u['output_tokens'], 'input_tokens': u['input_tokens'],
+                           'cache_read_input_tokens': u['cache_read_input_tokens']}}
+        return self._close() + _sse('message_delta', delta) + _sse('message_stop', {'type': 'message_stop'})
 
 # %% ../nbs/05j_dialects.ipynb #99cb01af
 @patch
@@ -276,16 +278,6 @@ def chunk(self:MessageEvents, ch:dict) -> bytes:
             if fn.get('arguments'): out.append(self._delta('input_json_delta', 'partial_json', fn['arguments']))
         if c.get('finish_reason'): self.finish = c['finish_reason']
     return b''.join(out)
-
-# %% ../nbs/05j_dialects.ipynb #dcf21172
-@patch
-def end(self:MessageEvents) -> bytes:
-    "Close the last block; the stop reason and usage; the end of the message."
-    u = message_usage(self.usage)
-    delta = {'type': 'message_delta', 'delta': {'stop_reason': STOP_REASONS.get(self.finish, 'end_turn'), 'stop_sequence': None},
-             'usage': {'output_tokens': u['output_tokens'], 'input_tokens': u['input_tokens'],
-                       'cache_read_input_tokens': u['cache_read_input_tokens']}}
-    return self._close() + _sse('message_delta', delta) + _sse('message_stop', {'type': 'message_stop'})
 
 # %% ../nbs/05j_dialects.ipynb #84da6f3c
 class NativeEvents:
@@ -546,7 +538,7 @@ def completion_to_response(comp:dict, model:str, id:str) -> dict:
     fin = ch.get('finish_reason')
     return _response(id, model, out, 'incomplete' if fin == 'length' else 'completed', response_usage(comp.get('usage')), fin)
 
-# %% ../nbs/05j_dialects.ipynb #8214ce51
+# %% ../nbs/05j_dialects.ipynb #e549bbf4
 class ResponseEvents:
     "Chat-completion chunks in, Responses API stream events (bytes) out."
     def __init__(self, model:str, id:str):
@@ -561,7 +553,7 @@ class ResponseEvents:
         "A delta event of the open item, written by hand: these are most of a stream, and only the delta needs encoding."
         self.seq += 1
         return (b'event: %s\ndata: {"type":"%s","sequence_number":%d,%s%s"delta":%s}\n\n'
-                % (typ, typ, self.seq, self._at, where, json_str(delta)))
+                % (typ, typ, self.seq, self._item_ref, where, json_str(delta)))
 
     def start(self) -> bytes:
         r = _response(self.id, self.model, [], 'in_progress', None)
@@ -573,44 +565,49 @@ class ResponseEvents:
         "An error after the stream started: Responses' `error` event."
         return self._ev('error', code=e.code, message=e.message, param=e.param)
 
-# %% ../nbs/05j_dialects.ipynb #17013f2d
-@patch
-def _open(self:ResponseEvents, key, item:dict) -> bytes:
-    if self.open == key: return b''
-    out = self._close()
-    self.items.append(item); self.open = key
-    i = len(self.items) - 1
-    self._at, self._parts = b'"item_id":"%s","output_index":%d,' % (item['id'].encode(), i), item.get('_text')   # what its deltas repeat
-    out += self._ev('response.output_item.added', output_index=i, item=dict(item, **({'status': 'in_progress'} if 'status' in item else {})))
-    if item['type'] == 'message':
-        out += self._ev('response.content_part.added', item_id=item['id'], output_index=i, content_index=0,
-                        part={'type': 'output_text', 'text': '', 'annotations': []})
-    elif item['type'] == 'reasoning':
-        out += self._ev('response.reasoning_summary_part.added', item_id=item['id'], output_index=i, summary_index=0,
-                        part={'type': 'summary_text', 'text': ''})
-    return out
+    def _open(self, key, item:dict) -> bytes:
+        if self.open == key: return b''
+        out = self._close()
+        self.items.append(item); self.open = key
+        i = len(self.items) - 1
+        self._item_ref, self._parts = b'"item_id":"%s","output_index":%d,' % (item['id'].encode(), i), item.get('_text')   # what its deltas repeat
+        out += self._ev('response.output_item.added', output_index=i, item=dict(item, **({'status': 'in_progress'} if 'status' in item else {})))
+        if item['type'] == 'message':
+            out += self._ev('response.content_part.added', item_id=item['id'], output_index=i, content_index=0,
+                            part={'type': 'output_text', 'text': '', 'annotations': []})
+        elif item['type'] == 'reasoning':
+            out += self._ev('response.reasoning_summary_part.added', item_id=item['id'], output_index=i, summary_index=0,
+                            part={'type': 'summary_text', 'text': ''})
+        return out
 
-# %% ../nbs/05j_dialects.ipynb #6096c73c
-@patch
-def _close(self:ResponseEvents) -> bytes:
-    if self.open is None: return b''
-    self.open, i = None, len(self.items) - 1
-    item, out = self.items[i], b''
-    if item['type'] == 'message':
-        text = ''.join(item.pop('_text'))
-        out += self._ev('response.output_text.done', item_id=item['id'], output_index=i, content_index=0, text=text)
-        part = {'type': 'output_text', 'text': text, 'annotations': []}
-        out += self._ev('response.content_part.done', item_id=item['id'], output_index=i, content_index=0, part=part)
-        self.items[i] = item = _message_item(item['id'], text)
-    elif item['type'] == 'reasoning':
-        text = ''.join(item.pop('_text'))
-        out += self._ev('response.reasoning_summary_text.done', item_id=item['id'], output_index=i, summary_index=0, text=text)
-        self.items[i] = item = _reasoning_item(item['id'], text)
-    else:
-        out += self._ev('response.function_call_arguments.done', item_id=item['id'], output_index=i, arguments=item['arguments'])
-    return out + self._ev('response.output_item.done', output_index=i, item=item)
+    def _close(self) -> bytes:
+        if self.open is None: return b''
+        self.open, i = None, len(self.items) - 1
+        item, out = self.items[i], b''
+        if item['type'] == 'message':
+            text = ''.join(item.pop('_text'))
+            out += self._ev('response.output_text.done', item_id=item['id'], output_index=i, content_index=0, text=text)
+            part = {'type': 'output_text', 'text': text, 'annotations': []}
+            out += self._ev('response.content_part.done', item_id=item['id'], output_index=i, content_index=0, part=part)
+            self.items[i] = item = _message_item(item['id'], text)
+        elif item['type'] == 'reasoning':
+            text = ''.join(item.pop('_text'))
+            out += self._ev('response.reasoning_summary_text.done', item_id=item['id'], output_index=i, summary_index=0, text=text)
+            self.items[i] = item = _reasoning_item(item['id'], text)
+        else:
+            out += self._ev('response.function_call_arguments.done', item_id=item['id'], output_index=i, arguments=item['arguments'])
+        return out + self._ev('response.output_item.done', output_index=i, item=item)
 
-# %% ../nbs/05j_dialects.ipynb #261c59d3
+    def end(self) -> bytes:
+        "Close the last item; the whole response."
+        out = self._close()
+        for it in self.items:
+            if it['type'] == 'function_call': it['status'] = 'completed'
+        r = _response(self.id, self.model, self.items, 'incomplete' if self.finish == 'length' else 'completed',
+                      response_usage(self.usage), self.finish)
+        return out + self._ev('response.completed', response=r)
+
+# %% ../nbs/05j_dialects.ipynb #e107fb8f
 @patch
 def chunk(self:ResponseEvents, ch:dict) -> bytes:
     "The events for one chunk."
@@ -619,7 +616,7 @@ def chunk(self:ResponseEvents, ch:dict) -> bytes:
         if d and len(d) == 1 and (t := d.get('content')) and not c.get('finish_reason'):
             self._parts.append(t); self.seq += 1
             return (b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":%d,%s'
-                    b'"content_index":0,"delta":%s}\n\n' % (self.seq, self._at, json_str(t)))
+                    b'"content_index":0,"delta":%s}\n\n' % (self.seq, self._item_ref, json_str(t)))
     out = []
     if isinstance(ch.get('usage'), dict): self.usage = ch['usage']
     for c in ch.get('choices') or ():
@@ -641,17 +638,6 @@ def chunk(self:ResponseEvents, ch:dict) -> bytes:
                 out.append(self._delta(b'response.function_call_arguments.delta', b'', a))
         if c.get('finish_reason'): self.finish = c['finish_reason']
     return b''.join(out)
-
-# %% ../nbs/05j_dialects.ipynb #d9d685b1
-@patch
-def end(self:ResponseEvents) -> bytes:
-    "Close the last item; the whole response."
-    out = self._close()
-    for it in self.items:
-        if it['type'] == 'function_call': it['status'] = 'completed'
-    r = _response(self.id, self.model, self.items, 'incomplete' if self.finish == 'length' else 'completed',
-                  response_usage(self.usage), self.finish)
-    return out + self._ev('response.completed', response=r)
 
 # %% ../nbs/05j_dialects.ipynb #98165812
 class ResponsesDoor(Door):

@@ -8,7 +8,6 @@ Docs: https://ramabana.github.io/ramabana/litert.html.md"""
 from __future__ import annotations
 import os, json, uuid, base64, asyncio, threading
 from typing import Any
-from fastcore.basics import patch
 from .core import ConfigError, ModelSpec
 from .capture import capture
 from .runtime import estimate_tokens
@@ -158,24 +157,6 @@ def _schema_tool(schema:dict):
         def execute(self, param): raise UpstreamError('tools run in the client, not in the engine', status=500)
     return SchemaTool()
 
-# %% ../nbs/08c_litert.ipynb #d4472a7c
-_OVERFLOW_WORDS = ('max_num_tokens', 'exceed', 'context', 'too long')
-
-class LiteRTUpstream(Upstream):
-    "A `.litertlm` model run in-process by LiteRT-LM."
-    runtime = 'litert'
-    def __init__(self, spec, client=None, engine=None, backend=None, eng_kw:dict|None=None):
-        super().__init__(spec, client)
-        self._engine, self.backend, self.eng_kw = engine, backend, eng_kw
-
-    async def capabilities(self):
-        return Capabilities(streaming=True, reasoning_replay=False, structured_output=False, prompt_progress=False,
-                            tools=True, source='docs')
-
-    async def engine(self):
-        if self._engine is None: self._engine = await asyncio.to_thread(load_engine, self.spec, self.backend, self.eng_kw)
-        return self._engine
-
 # %% ../nbs/08c_litert.ipynb #43f3edb3
 SAMPLER_FIELDS = ('temperature', 'top_p', 'top_k', 'seed')   # what LiteRT's SamplerConfig takes
 
@@ -220,46 +201,16 @@ def _conversation(eng, body:dict):
     if sc := _sampler(body): kw['sampler_config'] = sc
     return eng.create_conversation(**kw), last
 
-# %% ../nbs/08c_litert.ipynb #411c2ba3
+# %% ../nbs/08c_litert.ipynb #a72d5ad6
+_OVERFLOW_WORDS = ('max_num_tokens', 'exceed', 'context', 'too long')
+
 def _engine_error(e) -> UpstreamError:
     msg = str(e) or type(e).__name__
     if any(w in msg.lower() for w in _OVERFLOW_WORDS) and ('token' in msg.lower() or 'context' in msg.lower()):
         return ContextOverflow(f'LiteRT: {msg}', param='messages')
     return UpstreamError(f'LiteRT: {msg}', status=500)
 
-# %% ../nbs/08c_litert.ipynb #6cae58f8
-@patch
-async def stream(self:LiteRTUpstream, body, call):
-    "The engine's answer to `body` as OpenAI chunks."
-    eng = await self.engine()
-    try: conv, last = _conversation(eng, body)
-    except GatewayError: raise
-    # foreign native code: any failure to set up the conversation is the engine's error, reported as such
-    except Exception as e: raise _engine_error(e) from None
-    id, model, n_calls, sentinel = f'chatcmpl-{uuid.uuid4().hex[:20]}', self.spec.name, 0, object()
-    it = iter(conv.send_message_async(last))
-    n_out = 0
-    done = False
-    try:
-        yield chunk({'role': 'assistant', 'content': ''}, model=model, id=id)
-        while True:
-            try: msg = await asyncio.to_thread(next, it, sentinel)
-            except UpstreamError: raise
-            except Exception as e: raise _engine_error(e) from None   # as above: the engine's failure, named
-            if msg is sentinel: break
-            d = from_litert(msg, n_calls)
-            n_calls += len(d.get('tool_calls') or [])
-            n_out += 1
-            if d: yield chunk(d, model=model, id=id)
-        done = True
-        yield chunk(finish='tool_calls' if n_calls else 'stop', model=model, id=id)
-        pt = _count(conv, eng, body)
-        yield chunk(model=model, id=id, usage={'prompt_tokens': pt, 'completion_tokens': n_out, 'total_tokens': pt + n_out})
-    finally:
-        if not done and callable(getattr(conv, 'cancel_process', None)): conv.cancel_process()
-        if callable(getattr(conv, 'close', None)): conv.close()
-
-# %% ../nbs/08c_litert.ipynb #f9be2649
+# %% ../nbs/08c_litert.ipynb #111e1ee7
 def _count(conv, eng, body) -> int:
     "Prompt tokens: the conversation's own count when it has one, else the engine's tokenizer over the text."
     n = getattr(conv, 'token_count', None)
@@ -267,5 +218,51 @@ def _count(conv, eng, body) -> int:
     text = json.dumps(body.get('messages') or [])
     tok = getattr(eng, 'tokenize', None)
     return len(tok(text)) if callable(tok) else estimate_tokens(text)   # the estimate every other budget uses
+
+# %% ../nbs/08c_litert.ipynb #2429b671
+class LiteRTUpstream(Upstream):
+    "A `.litertlm` model run in-process by LiteRT-LM."
+    runtime = 'litert'
+    def __init__(self, spec, client=None, engine=None, backend=None, eng_kw:dict|None=None):
+        super().__init__(spec, client)
+        self._engine, self.backend, self.eng_kw = engine, backend, eng_kw
+
+    async def capabilities(self):
+        return Capabilities(streaming=True, reasoning_replay=False, structured_output=False, prompt_progress=False,
+                            tools=True, source='docs')
+
+    async def engine(self):
+        if self._engine is None: self._engine = await asyncio.to_thread(load_engine, self.spec, self.backend, self.eng_kw)
+        return self._engine
+
+    async def stream(self, body, call):
+        "The engine's answer to `body` as OpenAI chunks."
+        eng = await self.engine()
+        try: conv, last = _conversation(eng, body)
+        except GatewayError: raise
+        # foreign native code: any failure to set up the conversation is the engine's error, reported as such
+        except Exception as e: raise _engine_error(e) from None
+        id, model, n_calls, sentinel = f'chatcmpl-{uuid.uuid4().hex[:20]}', self.spec.name, 0, object()
+        it = iter(conv.send_message_async(last))
+        n_out = 0
+        done = False
+        try:
+            yield chunk({'role': 'assistant', 'content': ''}, model=model, id=id)
+            while True:
+                try: msg = await asyncio.to_thread(next, it, sentinel)
+                except UpstreamError: raise
+                except Exception as e: raise _engine_error(e) from None   # as above: the engine's failure, named
+                if msg is sentinel: break
+                d = from_litert(msg, n_calls)
+                n_calls += len(d.get('tool_calls') or [])
+                n_out += 1
+                if d: yield chunk(d, model=model, id=id)
+            done = True
+            yield chunk(finish='tool_calls' if n_calls else 'stop', model=model, id=id)
+            pt = _count(conv, eng, body)
+            yield chunk(model=model, id=id, usage={'prompt_tokens': pt, 'completion_tokens': n_out, 'total_tokens': pt + n_out})
+        finally:
+            if not done and callable(getattr(conv, 'cancel_process', None)): conv.cancel_process()
+            if callable(getattr(conv, 'close', None)): conv.close()
 
 register_upstream('litert', LiteRTUpstream)

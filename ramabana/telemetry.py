@@ -32,7 +32,7 @@ def shared_values() -> bool:
     from prometheus_client import values
     return values.ValueClass._multiprocess
 
-# %% ../nbs/05l_telemetry.ipynb #8cfaaae9
+# %% ../nbs/05l_telemetry.ipynb #f7cabb58
 class GatewayMetrics:
     "The Prometheus metrics of one gateway: its rows counted as they are written, its circuits read when scraped."
     def __init__(self, gw:Gateway):
@@ -84,6 +84,34 @@ class GatewayMetrics:
                                    [(getattr(self, m).labels(model), col) for m, col in TIMES], self.overhead.labels(model))
         return k
 
+    def publish(self, circuits:dict) -> None:
+        "Set the circuit gauges to `circuits` (`Gateway.circuits()`), where they changed."
+        def put(gauge, labels, value):
+            if self._shown.get((gauge, labels)) != value:
+                self._shown[gauge, labels] = value
+                self.child(gauge, *labels).set(value)
+        for name, c in circuits.items():
+            put(self.circuit, (name,), CIRCUIT_STATES[c['state']])
+            put(self.failures, (name,), c['failures'])
+            for server, rc in (c.get('replicas') or {}).items():
+                put(self.replica, (name, redact(shown_url(server))), CIRCUIT_STATES[rc['state']])
+
+    def exposition(self) -> tuple[bytes, str]:
+        "The metrics in Prometheus's text format (every worker's, when they share files), and its content type."
+        from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+        if not self.shared: return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        from prometheus_client.multiprocess import MultiProcessCollector
+        path = os.environ['PROMETHEUS_MULTIPROC_DIR']
+        forget_dead_workers(path)
+        merged = CollectorRegistry()
+        MultiProcessCollector(merged, path)
+        return generate_latest(merged), CONTENT_TYPE_LATEST
+
+    async def scrape(self) -> tuple[bytes, str]:
+        "Publish the circuits as they are now, then the exposition (read off the event loop: files may be many)."
+        self.publish(self.gw.circuits())
+        return await asyncio.to_thread(self.exposition)
+
     def __repr__(self): return f"GatewayMetrics({'every worker' if self.shared else 'this process'})"
 
 # %% ../nbs/05l_telemetry.ipynb #62d3b918
@@ -110,40 +138,6 @@ def observe(self:GatewayMetrics, row:dict) -> None:
         if row.get('upstream_ms') is not None and row.get('total_ms') is not None:
             overhead.observe(max(0.0, row['total_ms'] - row['upstream_ms']) / 1000)
     if self.shared: self.publish(self.gw.circuits())
-
-# %% ../nbs/05l_telemetry.ipynb #70c2e717
-@patch
-def publish(self:GatewayMetrics, circuits:dict) -> None:
-    "Set the circuit gauges to `circuits` (`Gateway.circuits()`), where they changed."
-    def put(gauge, labels, value):
-        if self._shown.get((gauge, labels)) != value:
-            self._shown[gauge, labels] = value
-            self.child(gauge, *labels).set(value)
-    for name, c in circuits.items():
-        put(self.circuit, (name,), CIRCUIT_STATES[c['state']])
-        put(self.failures, (name,), c['failures'])
-        for server, rc in (c.get('replicas') or {}).items():
-            put(self.replica, (name, redact(shown_url(server))), CIRCUIT_STATES[rc['state']])
-
-# %% ../nbs/05l_telemetry.ipynb #aeeaae0f
-@patch
-def exposition(self:GatewayMetrics) -> tuple[bytes, str]:
-    "The metrics in Prometheus's text format (every worker's, when they share files), and its content type."
-    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-    if not self.shared: return generate_latest(self.registry), CONTENT_TYPE_LATEST
-    from prometheus_client.multiprocess import MultiProcessCollector
-    path = os.environ['PROMETHEUS_MULTIPROC_DIR']
-    forget_dead_workers(path)
-    merged = CollectorRegistry()
-    MultiProcessCollector(merged, path)
-    return generate_latest(merged), CONTENT_TYPE_LATEST
-
-# %% ../nbs/05l_telemetry.ipynb #82c10207
-@patch
-async def scrape(self:GatewayMetrics) -> tuple[bytes, str]:
-    "Publish the circuits as they are now, then the exposition (read off the event loop: files may be many)."
-    self.publish(self.gw.circuits())
-    return await asyncio.to_thread(self.exposition)
 
 # %% ../nbs/05l_telemetry.ipynb #92c53426
 _METRICS = weakref.WeakKeyDictionary()   # gateway -> its GatewayMetrics
@@ -228,7 +222,7 @@ def answer_attributes(row:dict) -> dict:
          'gen_ai.response.time_to_first_chunk': row['ttft_ms'] / 1000 if row.get('ttft_ms') is not None else None}
     return {k: v for k, v in a.items() if v is not None}
 
-# %% ../nbs/05l_telemetry.ipynb #8436754b
+# %% ../nbs/05l_telemetry.ipynb #6308dd49
 class CallTracer:
     "OpenTelemetry spans made from ledger rows: one per call, and under it one per upstream attempt."
     def __init__(self, provider=None):
@@ -240,33 +234,31 @@ class CallTracer:
         "Send what is buffered and stop the provider."
         self.provider.shutdown()
 
-    def __repr__(self): return f'CallTracer({self.provider!r})'
+    def observe(self, row:dict) -> None:
+        "The spans of one finished call, from its ledger row."
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+        start, total = _ns(row), row.get('total_ms') or 0.0
+        ok = row['status'] == 200
+        attrs = {**gen_ai_attributes(row, row['model'], row['upstream']), **answer_attributes(row),
+                 'http.response.status_code': row['status'], 'ramabana.call.id': row['id'],
+                 'ramabana.door': row.get('dialect') or 'chat', 'ramabana.purpose': row.get('purpose'),
+                 'ramabana.token': row.get('token'), 'ramabana.retried': row.get('retried') or 0,
+                 'ramabana.overhead_ms': None if row.get('upstream_ms') is None else round(total - row['upstream_ms'], 3),
+                 'ramabana.cost_usd': row.get('cost_usd'), 'error.type': None if ok else row.get('error')}
+        call = self.tracer.start_span(f"chat {row['model']}", kind=SpanKind.SERVER, start_time=start,
+                                      attributes={k: v for k, v in attrs.items() if v is not None})
+        inside = self.trace.set_span_in_context(call)
+        for a in attempts(row):
+            at = {**gen_ai_attributes(row, a['model'], a['upstream']), 'http.response.status_code': a['status'],
+                  'error.type': a['error'], 'ramabana.then': a['then'], **(answer_attributes(row) if a['then'] is None and ok else {})}
+            span = self.tracer.start_span(f"chat {a['model']}", context=inside, kind=SpanKind.CLIENT,
+                                          start_time=start + int(a['at'] * 1e6), attributes={k: v for k, v in at.items() if v is not None})
+            if a['error']: span.set_status(Status(StatusCode.ERROR, a['error']))
+            span.end(end_time=start + int((a['at'] + a['ms']) * 1e6))
+        if not ok: call.set_status(Status(StatusCode.ERROR, row.get('error') or str(row['status'])))
+        call.end(end_time=start + int(total * 1e6))
 
-# %% ../nbs/05l_telemetry.ipynb #7a8e7c67
-@patch
-def observe(self:CallTracer, row:dict) -> None:
-    "The spans of one finished call, from its ledger row."
-    from opentelemetry.trace import SpanKind, Status, StatusCode
-    start, total = _ns(row), row.get('total_ms') or 0.0
-    ok = row['status'] == 200
-    attrs = {**gen_ai_attributes(row, row['model'], row['upstream']), **answer_attributes(row),
-             'http.response.status_code': row['status'], 'ramabana.call.id': row['id'],
-             'ramabana.door': row.get('dialect') or 'chat', 'ramabana.purpose': row.get('purpose'),
-             'ramabana.token': row.get('token'), 'ramabana.retried': row.get('retried') or 0,
-             'ramabana.overhead_ms': None if row.get('upstream_ms') is None else round(total - row['upstream_ms'], 3),
-             'ramabana.cost_usd': row.get('cost_usd'), 'error.type': None if ok else row.get('error')}
-    call = self.tracer.start_span(f"chat {row['model']}", kind=SpanKind.SERVER, start_time=start,
-                                  attributes={k: v for k, v in attrs.items() if v is not None})
-    inside = self.trace.set_span_in_context(call)
-    for a in attempts(row):
-        at = {**gen_ai_attributes(row, a['model'], a['upstream']), 'http.response.status_code': a['status'],
-              'error.type': a['error'], 'ramabana.then': a['then'], **(answer_attributes(row) if a['then'] is None and ok else {})}
-        span = self.tracer.start_span(f"chat {a['model']}", context=inside, kind=SpanKind.CLIENT,
-                                      start_time=start + int(a['at'] * 1e6), attributes={k: v for k, v in at.items() if v is not None})
-        if a['error']: span.set_status(Status(StatusCode.ERROR, a['error']))
-        span.end(end_time=start + int((a['at'] + a['ms']) * 1e6))
-    if not ok: call.set_status(Status(StatusCode.ERROR, row.get('error') or str(row['status'])))
-    call.end(end_time=start + int(total * 1e6))
+    def __repr__(self): return f'CallTracer({self.provider!r})'
 
 # %% ../nbs/05l_telemetry.ipynb #9712cc1f
 def call_tracer() -> CallTracer|None:
