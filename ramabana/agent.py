@@ -155,7 +155,7 @@ def new_task() -> str:
     "A fresh task name: the time, and a random suffix."
     return time.strftime('chat-%Y%m%d-%H%M%S-') + uuid.uuid4().hex[:6]
 
-# %% ../nbs/08b_agent.ipynb #e5a233ba
+# %% ../nbs/08b_agent.ipynb #4a649d2d
 class Agent:
     "A conversation with a model that can inspect and run Python in a namespace, with approvals and sessions."
     def __init__(self,
@@ -163,6 +163,7 @@ class Agent:
                  ns:dict|None=None,              # the namespace the Python tools work in
                  task:str|None=None,             # the task (session and spilled files); an existing one resumes
                  sp:str|None=None,               # the system prompt; None: `SP`, or `CODE_SP` for a model acting in code
+                 sp_more:str='',                 # said after the system prompt, whichever it is (what the notebook block is)
                  tools:tuple=(),                 # more tools: functions or `Tool`s
                  approve:str|None=None,          # mode of code-running tools: auto | ask | deny; None: `agent.approve`
                  ask:Callable|None=ask_input,    # `ask(tool_name, args) -> answer`, how the user is asked
@@ -173,7 +174,7 @@ class Agent:
                  resume:bool=True,               # continue the task's saved session when there is one
                  **kw):                          # passed to `make_backend`
         self.ns = ns if ns is not None else {}
-        self.task, self.sp, self.kw, self.budget = task or new_task(), sp, kw, budget
+        self.task, self.sp, self.sp_more, self.kw, self.budget = task or new_task(), sp, sp_more, kw, budget
         self.approvals = Approvals(code=approve, ask=ask)
         self._question = False   # this turn asks a question (the user's variables are then read, never replaced)
         self.tools = python_tools(self.ns, timeout, asked=lambda: self._question) + [t if isinstance(t, Tool) else Tool(t) for t in tools]
@@ -189,6 +190,7 @@ class Agent:
     def _make(self, model) -> Backend:
         spec = model if isinstance(model, ModelSpec) else resolve(model)
         sp = self.sp if self.sp is not None else CODE_SP if spec.acts == 'code' else SP
+        if self.sp_more: sp = f'{sp}\n\n{self.sp_more}'   # after a `switch`, the new model's prompt gets it too
         be = make_backend(spec, sp=sp, tools=self.tools, approve=self._approve, task=self.task, **self.kw)
         return be.add_cb(_Hooks(self))
 

@@ -403,7 +403,7 @@ class ModelSpec:
     def __repr__(self):
         return f"ModelSpec({self.name!r}, runtime={self.runtime!r}, model_id={self.model_id!r}, ctx={self.ctx})"
 
-# %% ../nbs/00_core.ipynb #45e78ca7
+# %% ../nbs/00_core.ipynb #72dfaa6c
 _B = lambda name, runtime, ctx, **kw: ModelSpec(name, runtime, ctx=ctx, builtin=True, **kw)
 _THINKS = {'stream_idle': 300.0, 'first_token': 600.0}
 PRICES_CHECKED = '2026-12-03'   # the day the built-in prices below were last compared with their sources
@@ -412,6 +412,7 @@ BUILTIN_MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     # tokens keep its server near 2 GB. Low temperature: an agent's tool calls and numbers want the likeliest token
     _B('qwen2.5-coder-1.5b', 'llamacpp', 16384, model_id='Qwen2.5-Coder-1.5B-Instruct', weights='qwen2.5-coder-1.5b', slots=1,
        tool_first=True,   # left to itself it narrates a plan, invents the data, then repeats the plan after the results
+       acts='code',       # it writes good Python and poor JSON: its blocks run, and it answers from their real output (08b, the eval)
        sampling=dict(temperature=0.1, top_p=0.9, max_tokens=1024, repeat_penalty=1.05)),
     _B('smollm2', 'llamacpp', 8192, model_id='SmolLM2-135M-Instruct', weights='smollm2', threads=2, slots=1,
        # a 135M model can ramble until its window is full: cap replies so a turn ends in seconds on a CPU

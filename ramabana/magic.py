@@ -115,8 +115,8 @@ class Session:
         spec = self.spec()
         with self._agent_lock:
             if self.agent is None:
-                from ramabana.agent import Agent, SP   # lazy: the SDK and the gateway load with the first question
-                self.agent = Agent(spec, ns=self.ip.user_ns, sp=f'{SP}\n\n{NOTEBOOK_SP}', tools=[cell_reader(self)],
+                from ramabana.agent import Agent   # lazy: the SDK and the gateway load with the first question
+                self.agent = Agent(spec, ns=self.ip.user_ns, sp_more=NOTEBOOK_SP, tools=[cell_reader(self)],
                                    approve=self.approve, ask=self._ask_user)
             elif self.agent.spec.name != spec.name: self.agent.switch(spec)
             return self.agent
