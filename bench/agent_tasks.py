@@ -908,7 +908,7 @@ def dump_cell() -> str:
                             'head': text(m.get('content'))[:300]}})
         elif m.get('role') == 'user' and isinstance(m.get('content'), str):
             shown += re.findall(r'<cell id="([^"]+)"', m['content'])
-    lc = sys.modules.get('ramabana.llamacpp')
+    lc = sys.modules.get('ramabana.llamaserver')   # the managed servers (llamacpp is the upstream since the engines split)
     servers = {{n: sv.pid for n, sv in lc.servers().items()}} if lc is not None else {{}}
     try:
         from ramabana.display import ledger_rows

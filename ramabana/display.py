@@ -394,17 +394,19 @@ def refusals_table(rows:list[dict], today=None) -> str:
         return str(v)
     return format_table([tuple(cell(r, k) for k, _ in REFUSAL_SHOWN) for r in rows], tuple(h for _, h in REFUSAL_SHOWN))
 
-# %% ../nbs/09c_display.ipynb #179ffed9
+# %% ../nbs/09c_display.ipynb #1ee82aa3
 SPEND_HEADS = {'token': 'token', 'model': 'model', 'day': 'day (UTC)'}
 
 def spend_table(rows:list[dict], by:str='model') -> str:
     "`Ledger.spend` rows grouped `by` token, model or day, as a text table with a total line."
     n = lambda v: '' if not v else f'{v:,}'
-    tot = lambda k: sum(r[k] or 0 for r in rows)
+    tot = lambda k: sum(r.get(k) or 0 for r in rows)
+    # `failed`: the tokens attempts that failed (cut, stalled) streamed before another answered; USD counts it too
     body = [('(none)' if r['grp'] is None else str(r['grp']), n(r['calls']), n(r['prompt_tokens']), n(r['completion_tokens']),
-             usd(r['cost_usd']), n(r['unpriced'])) for r in rows]
-    body.append(('total', n(tot('calls')), n(tot('prompt_tokens')), n(tot('completion_tokens')), usd(tot('cost_usd')), n(tot('unpriced'))))
-    return format_table(body, (SPEND_HEADS[by], 'calls', 'in', 'out', 'USD', 'unpriced'))
+             n(r.get('failed_tokens')), usd(r['cost_usd']), n(r['unpriced'])) for r in rows]
+    body.append(('total', n(tot('calls')), n(tot('prompt_tokens')), n(tot('completion_tokens')), n(tot('failed_tokens')),
+                 usd(tot('cost_usd')), n(tot('unpriced'))))
+    return format_table(body, (SPEND_HEADS[by], 'calls', 'in', 'out', 'failed', 'USD', 'unpriced'))
 
 # %% ../nbs/09c_display.ipynb #eb1adc14
 def gateway_health(url:str|None=None, token:str|None=None) -> dict:
