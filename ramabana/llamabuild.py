@@ -14,10 +14,10 @@ from .core import RamabanaError, cache_dir, get, file_lock
 from .weights import DownloadError, pip_download, say as _say
 
 # %% auto #0
-__all__ = ['PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'LlamaCppError', 'BuildError', 'cpu_features',
-           'cpu_flags_hash', 'is_x86', 'cmake_flags', 'build_dir', 'read_stamp', 'named_server', 'cache_builds',
-           'cached_server', 'find_llama_server', 'templates_dir', 'cached_install', 'utc_now', 'restamp',
-           'check_build_tools', 'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server']
+__all__ = ['PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'LlamaCppError', 'BuildError', 'cpu_features', 'is_x86',
+           'cmake_flags', 'cpu_flags_hash', 'build_dir', 'read_stamp', 'named_server', 'cache_builds', 'cached_server',
+           'find_llama_server', 'templates_dir', 'cached_install', 'utc_now', 'restamp', 'check_build_tools',
+           'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server']
 
 # %% ../nbs/06d_llamabuild.ipynb #e9119e28
 class LlamaCppError(RamabanaError):
@@ -46,11 +46,6 @@ def cpu_features() -> frozenset[str]:
             if line.startswith(('flags', 'Features')): return frozenset(line.split(':', 1)[1].split())
     return frozenset()
 
-# %% ../nbs/06d_llamabuild.ipynb #ef3fa68f
-def cpu_flags_hash() -> str:
-    "A short hash of this CPU's feature flags: a `GGML_NATIVE` build only runs on a CPU with the same flags."
-    return hashlib.sha256((' '.join(sorted(cpu_features())) or platform.machine()).encode()).hexdigest()[:12]
-
 # %% ../nbs/06d_llamabuild.ipynb #0a1e47f4
 def is_x86(machine:str|None=None) -> bool:
     "True if `machine` (default: this one, `platform.machine()`) is an x86 CPU."
@@ -66,6 +61,11 @@ def cmake_flags(portable:bool=False,      # only what every machine of this fami
     if not portable: return (*BASE_FLAGS, '-DGGML_NATIVE=ON', *((f'-DCMAKE_C_FLAGS={NO_AMX}', f'-DCMAKE_CXX_FLAGS={NO_AMX}') if x86 else ()))
     if x86: return (*BASE_FLAGS, '-DGGML_NATIVE=OFF', *(f"-D{opt}={'ON' if f in feats else 'OFF'}" for f, opt in X86_64_V3.items()))
     return (*BASE_FLAGS, '-DGGML_NATIVE=OFF', *(f'-D{opt}=OFF' for opt in NON_X86_EXTRAS))
+
+# %% ../nbs/06d_llamabuild.ipynb #ef3fa68f
+def cpu_flags_hash() -> str:
+    "A short hash of this CPU's feature flags: a `GGML_NATIVE` build only runs on a CPU with the same flags."
+    return hashlib.sha256((' '.join(sorted(cpu_features())) or platform.machine()).encode()).hexdigest()[:12]
 
 # %% ../nbs/06d_llamabuild.ipynb #b0aec64b
 def build_dir(pin:str=PIN, flags:tuple|None=None) -> Path:
