@@ -15,15 +15,14 @@ from .weights import DownloadError, pip_download, say as _say
 
 # %% auto #0
 __all__ = ['PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'LlamaCppError', 'BuildError', 'cpu_features', 'is_x86',
-           'cmake_flags', 'cpu_flags_hash', 'build_dir', 'read_stamp', 'named_server', 'cache_builds', 'cached_server',
-           'find_llama_server', 'templates_dir', 'cached_install', 'utc_now', 'restamp', 'check_build_tools',
+           'cmake_flags', 'cpu_flags_hash', 'build_dir', 'read_stamp', 'named_server', 'cache_builds', 'templates_dir',
+           'cached_server', 'find_llama_server', 'cached_install', 'utc_now', 'restamp', 'check_build_tools',
            'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server']
 
-# %% ../nbs/06d_llamabuild.ipynb #e9119e28
+# %% ../nbs/06d_llamabuild.ipynb #0f91d52f
 class LlamaCppError(RamabanaError):
     "The local llama.cpp engine could not be built, fetched or started."
 
-# %% ../nbs/06d_llamabuild.ipynb #f879caad
 class BuildError(LlamaCppError):
     "Building llama-server failed, or a tool it needs is missing."
 
@@ -94,6 +93,11 @@ def cache_builds(pin:str=PIN) -> list[Path]:
     "The build directories for this pin and CPU, in order of preference: native, then portable."
     return [build_dir(pin, cmake_flags(portable)) for portable in (False, True)]
 
+# %% ../nbs/06d_llamabuild.ipynb #b16871dc
+def templates_dir(pin:str=PIN) -> Path:
+    "The chat templates shipped in the sdist (`models/templates/`), kept with each build (all builds hold the same ones)."
+    return next((d/'templates' for d in cache_builds(pin) if (d/'templates').is_dir()), build_dir(pin)/'templates')
+
 # %% ../nbs/06d_llamabuild.ipynb #6afa5eb3
 def cached_server(pin:str=PIN) -> Path|None:
     "The build in the cache to use: the native one unless it crashed here, else the portable one; None if neither is there."
@@ -106,11 +110,6 @@ def cached_server(pin:str=PIN) -> Path|None:
 def find_llama_server(pin:str=PIN) -> Path|None:
     "The llama-server to use: `RAMABANA_LLAMA_SERVER`, then the `llamacpp.server` setting, then the cache; None if none."
     return named[0] if (named := named_server()) else cached_server(pin)
-
-# %% ../nbs/06d_llamabuild.ipynb #b16871dc
-def templates_dir(pin:str=PIN) -> Path:
-    "The chat templates shipped in the sdist (`models/templates/`), kept with each build (all builds hold the same ones)."
-    return next((d/'templates' for d in cache_builds(pin) if (d/'templates').is_dir()), build_dir(pin)/'templates')
 
 # %% ../nbs/06d_llamabuild.ipynb #e7212394
 def cached_install(final:Path, # the directory to fill, once
