@@ -14,16 +14,15 @@ from .core import RamabanaError, cache_dir, get, file_lock
 from .weights import DownloadError, pip_download, say as _say
 
 # %% auto #0
-__all__ = ['PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'LlamaCppError', 'BuildError', 'cpu_features',
-           'cpu_flags_hash', 'is_x86', 'cmake_flags', 'build_dir', 'read_stamp', 'named_server', 'cache_builds',
-           'cached_server', 'find_llama_server', 'templates_dir', 'cached_install', 'utc_now', 'restamp',
-           'check_build_tools', 'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server']
+__all__ = ['PIN', 'BASE_FLAGS', 'NO_AMX', 'X86_64_V3', 'NON_X86_EXTRAS', 'LlamaCppError', 'BuildError', 'cpu_features', 'is_x86',
+           'cmake_flags', 'cpu_flags_hash', 'build_dir', 'read_stamp', 'named_server', 'cache_builds', 'templates_dir',
+           'cached_server', 'find_llama_server', 'cached_install', 'utc_now', 'restamp', 'check_build_tools',
+           'fetch_sdist', 'cmake_build', 'compile_llama_server', 'build_llama_server']
 
-# %% ../nbs/06d_llamabuild.ipynb #e9119e28
+# %% ../nbs/06d_llamabuild.ipynb #0f91d52f
 class LlamaCppError(RamabanaError):
     "The local llama.cpp engine could not be built, fetched or started."
 
-# %% ../nbs/06d_llamabuild.ipynb #f879caad
 class BuildError(LlamaCppError):
     "Building llama-server failed, or a tool it needs is missing."
 
@@ -46,11 +45,6 @@ def cpu_features() -> frozenset[str]:
             if line.startswith(('flags', 'Features')): return frozenset(line.split(':', 1)[1].split())
     return frozenset()
 
-# %% ../nbs/06d_llamabuild.ipynb #ef3fa68f
-def cpu_flags_hash() -> str:
-    "A short hash of this CPU's feature flags: a `GGML_NATIVE` build only runs on a CPU with the same flags."
-    return hashlib.sha256((' '.join(sorted(cpu_features())) or platform.machine()).encode()).hexdigest()[:12]
-
 # %% ../nbs/06d_llamabuild.ipynb #0a1e47f4
 def is_x86(machine:str|None=None) -> bool:
     "True if `machine` (default: this one, `platform.machine()`) is an x86 CPU."
@@ -66,6 +60,11 @@ def cmake_flags(portable:bool=False,      # only what every machine of this fami
     if not portable: return (*BASE_FLAGS, '-DGGML_NATIVE=ON', *((f'-DCMAKE_C_FLAGS={NO_AMX}', f'-DCMAKE_CXX_FLAGS={NO_AMX}') if x86 else ()))
     if x86: return (*BASE_FLAGS, '-DGGML_NATIVE=OFF', *(f"-D{opt}={'ON' if f in feats else 'OFF'}" for f, opt in X86_64_V3.items()))
     return (*BASE_FLAGS, '-DGGML_NATIVE=OFF', *(f'-D{opt}=OFF' for opt in NON_X86_EXTRAS))
+
+# %% ../nbs/06d_llamabuild.ipynb #ef3fa68f
+def cpu_flags_hash() -> str:
+    "A short hash of this CPU's feature flags: a `GGML_NATIVE` build only runs on a CPU with the same flags."
+    return hashlib.sha256((' '.join(sorted(cpu_features())) or platform.machine()).encode()).hexdigest()[:12]
 
 # %% ../nbs/06d_llamabuild.ipynb #b0aec64b
 def build_dir(pin:str=PIN, flags:tuple|None=None) -> Path:
@@ -94,6 +93,11 @@ def cache_builds(pin:str=PIN) -> list[Path]:
     "The build directories for this pin and CPU, in order of preference: native, then portable."
     return [build_dir(pin, cmake_flags(portable)) for portable in (False, True)]
 
+# %% ../nbs/06d_llamabuild.ipynb #b16871dc
+def templates_dir(pin:str=PIN) -> Path:
+    "The chat templates shipped in the sdist (`models/templates/`), kept with each build (all builds hold the same ones)."
+    return next((d/'templates' for d in cache_builds(pin) if (d/'templates').is_dir()), build_dir(pin)/'templates')
+
 # %% ../nbs/06d_llamabuild.ipynb #6afa5eb3
 def cached_server(pin:str=PIN) -> Path|None:
     "The build in the cache to use: the native one unless it crashed here, else the portable one; None if neither is there."
@@ -106,11 +110,6 @@ def cached_server(pin:str=PIN) -> Path|None:
 def find_llama_server(pin:str=PIN) -> Path|None:
     "The llama-server to use: `RAMABANA_LLAMA_SERVER`, then the `llamacpp.server` setting, then the cache; None if none."
     return named[0] if (named := named_server()) else cached_server(pin)
-
-# %% ../nbs/06d_llamabuild.ipynb #b16871dc
-def templates_dir(pin:str=PIN) -> Path:
-    "The chat templates shipped in the sdist (`models/templates/`), kept with each build (all builds hold the same ones)."
-    return next((d/'templates' for d in cache_builds(pin) if (d/'templates').is_dir()), build_dir(pin)/'templates')
 
 # %% ../nbs/06d_llamabuild.ipynb #e7212394
 def cached_install(final:Path, # the directory to fill, once

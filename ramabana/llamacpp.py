@@ -212,20 +212,6 @@ async def ready(self:LlamaCppUpstream, body):
         await asyncio.to_thread(restore_slot, s, body)
     s.last_body = body
 
-# %% ../nbs/06_llamacpp.ipynb #4c99d0b4
-@patch
-async def recover(self:LlamaCppUpstream):
-    "Before a resend: wait for a server still loading its model; after a refused connection, ask for the managed server's URL again (which restarts a dead one)."
-    if self._loading:
-        self._loading, url = False, await self.root()
-        deadline = time.monotonic() + LOADING_WAIT
-        while time.monotonic() < deadline:
-            status, _ = await self.fetch_json('GET', url + '/health', headers=self._auth())
-            if status == 200: return
-            await asyncio.sleep(0.25)
-        return   # still loading: the resend says so again, and the failure table decides
-    if not self.spec.base_url: self._url = None
-
 # %% ../nbs/06_llamacpp.ipynb #2c746ce7
 @patch
 async def capabilities(self:LlamaCppUpstream):
@@ -266,6 +252,20 @@ def error(self:LlamaCppUpstream, status, text, headers, body):
     # llama-server says "loading" or "busy" with 503: a 500 is no overload, so it is resent at once, not after a backoff
     if type(e) is RateLimited and status == 500: e = LlamaServerError(e.message)
     return e
+
+# %% ../nbs/06_llamacpp.ipynb #4c99d0b4
+@patch
+async def recover(self:LlamaCppUpstream):
+    "Before a resend: wait for a server still loading its model; after a refused connection, ask for the managed server's URL again (which restarts a dead one)."
+    if self._loading:
+        self._loading, url = False, await self.root()
+        deadline = time.monotonic() + LOADING_WAIT
+        while time.monotonic() < deadline:
+            status, _ = await self.fetch_json('GET', url + '/health', headers=self._auth())
+            if status == 200: return
+            await asyncio.sleep(0.25)
+        return   # still loading: the resend says so again, and the failure table decides
+    if not self.spec.base_url: self._url = None
 
 # %% ../nbs/06_llamacpp.ipynb #d083b1d5
 @patch

