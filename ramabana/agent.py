@@ -32,14 +32,13 @@ NO_ASKER = 'The call to {name} needs the user\'s approval and there is no way to
 class ApprovalError(RamabanaError, ValueError):
     "An approval mode that does not exist."
 
-# %% ../nbs/08b_agent.ipynb #6558e711
+# %% ../nbs/08b_agent.ipynb #b229a320
 def ask_input(name:str, args:dict) -> str:
     "Ask on the terminal (or the kernel's stdin) whether a tool call may run."
     shown = json.dumps(args, ensure_ascii=False)
     if len(shown) > 2000: shown = shown[:2000] + ' …'
     return input(f'Allow {name}({shown})? [y]es / [n]o / [a]lways / or type a reason: ')
 
-# %% ../nbs/08b_agent.ipynb #c5c9cfff
 class Approvals:
     "Per-tool approval modes (auto | ask | deny); code-running tools ask unless told otherwise."
     def __init__(self,
@@ -210,7 +209,7 @@ class Agent:
     @property
     def turn_error(self) -> str: return self.backend.turn_error
 
-# %% ../nbs/08b_agent.ipynb #2ba461e7
+# %% ../nbs/08b_agent.ipynb #8ca18a91
 class _Hooks:
     "The agent's callback on its backend."
     def __init__(self, agent): self.agent = agent
@@ -228,7 +227,6 @@ class _Hooks:
         a._emit('on_tool', {'id': tc.get('id'), 'name': fn.get('name'), 'arguments': fn.get('arguments'), 'inline': be.acts_in_code},
                 res.get('content'))
 
-# %% ../nbs/08b_agent.ipynb #207da602
 class _Stopper:
     "What a turn's `Run` stops: the conversation's backend and, during a compaction, the summariser's."
     def __init__(self, agent): self.agent = agent

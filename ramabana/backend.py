@@ -208,7 +208,7 @@ def writer(spec:ModelSpec) -> str:
     "The model an answer of `spec` comes from: its name without a `:PROFILE` (a profile samples the same model)."
     return spec.name[:-len(spec.profile) - 1] if spec.profile and spec.name.endswith(':' + spec.profile) else spec.name
 
-# %% ../nbs/08_backend.ipynb #162f7946
+# %% ../nbs/08_backend.ipynb #e72d28e1
 def _wire(m:dict, model:str='') -> dict:
     "A history message as sent to `model`: without what only we read, reasoning only to the model that wrote it, pictures as data URLs."
     # `name` of a tool result and the `model` that wrote an answer are kept for reading, not sent; reasoning goes back
@@ -228,7 +228,6 @@ def _wire(m:dict, model:str='') -> dict:
         else: parts.append(p)
     return {**m, 'content': parts}
 
-# %% ../nbs/08_backend.ipynb #705014e0
 class _InlineThink:
     "A reply that opens `<think>` itself (a server that leaves the reasoning in the text): that block is dropped too."
     def __init__(self): self.held, self.flt, self.plain = '', None, False

@@ -255,7 +255,7 @@ def is_down(self:FaultServer, model:str, spec:FaultSpec, t:float) -> bool:
         return since % (up + down) >= up
     return False
 
-# %% ../nbs/04d_fault_server.ipynb #8c92c228
+# %% ../nbs/04d_fault_server.ipynb #3af874a2
 _GARBAGE = ['{not json', '<html><body><h1>502 Bad Gateway</h1></body></html>', '{"choices": [{"delta": ', 'null null', '}{']
 _MALFORMED = '{"choices": [{"index": 0, "delta": {"content": '   # a chunk cut off halfway
 
@@ -263,7 +263,6 @@ def _chunk(base:dict, delta:dict|None=None, finish:str|None=None, **extra) -> di
     "One `chat.completion.chunk` with one choice."
     return dict(base, choices=[dict(index=0, delta=delta or {}, finish_reason=finish)], **extra)
 
-# %% ../nbs/04d_fault_server.ipynb #035eb6b5
 def _usage_of(n_prompt:int, n_completion:int) -> dict:
     "The `usage` of an answer."
     return dict(prompt_tokens=n_prompt, completion_tokens=n_completion, total_tokens=n_prompt + n_completion)

@@ -147,7 +147,7 @@ def _tag_prefix(s, tag=THINK_CLOSE):
         if tag.startswith(s[-n:]): return n
     return 0
 
-# %% ../nbs/02_runtime.ipynb #6b394661
+# %% ../nbs/02_runtime.ipynb #1012e9d3
 class ThinkFilter:
     "Drop a template-opened thinking block out of a raw chunk stream. A tool call re-arms it."
     def __init__(self):
@@ -192,7 +192,6 @@ class ThinkFilter:
             if (o := self._chunk(c)) is not None: yield o
         self.end()
 
-# %% ../nbs/02_runtime.ipynb #172f1887
 @patch
 def _chunk(self:ThinkFilter, c):
     "`c` filtered, or None to drop it."

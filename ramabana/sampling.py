@@ -323,14 +323,13 @@ def agentic_temperature_ceiling(is_reasoning:bool) -> float|None:
     "The highest temperature a tool-carrying turn should decode at: none for reasoning models, 0.3 otherwise."
     return None if is_reasoning else 0.3
 
-# %% ../nbs/01_sampling.ipynb #20d742ba
+# %% ../nbs/01_sampling.ipynb #27d2da82
 def _floor(ctx:ModelSamplingContext) -> InferenceConfig:
     # A hosted API documents its own defaults and rejects values some models do not take (OpenAI's reasoning models
     # refuse a temperature other than 1), so nothing is sent for it that nobody chose.
     if ctx.hosted: return InferenceConfig()
     return reasoning_floor() if ctx.is_reasoning else with_hardcoded_defaults()
 
-# %% ../nbs/01_sampling.ipynb #82c5fe31
 def _model_rungs(model, ctx):
     "The model's config placed on the user rung or the auto rung, by `ctx.defaults_origin`."
     if ctx.defaults_origin not in ('user', 'auto'):
