@@ -213,6 +213,32 @@ class Exchange:
         self.prompt_read = pp[-1]
         return got if self.progress else [ch for ch in got if 'prompt_progress' not in ch]   # asked for the deadlines' sake
 
+    def resume_point(self, t, prefills:bool, failure, last) -> tuple:
+        "Where the next attempt on `t` starts: (prefix it continues, text a restart must begin with, discard first?)."
+        prefix = restart = None
+        if not _output(self.asm): return prefix, restart, False
+        said = prefix_of(self.asm)
+        prefix = said if prefills else None
+        if prefix is not None: return prefix, restart, False
+        if not self.committed or self.discard_ok: return prefix, restart, True
+        if said is None:   # a tool call went out, which no new answer can be matched against
+            skipped(self.call, t.spec.name, 'cannot_continue')
+            not_asked(self.call, f'{t.spec.name} cannot continue the answer and the client cannot start over')
+            raise failure or last
+        return prefix, said, False   # the answer starts over, and goes on to the client only past what it has
+
+    async def before_resend(self, t:Target, e:GatewayError, wait:float) -> None:
+        "Pause before sending to `t` again after `e`: its server recovered if it refused the connection, then `wait` seconds."
+        paused = time.perf_counter()   # a restart and a backoff are the upstream's doing
+        if isinstance(e, UpstreamUnavailable): await t.up.recover()
+        if wait: await asyncio.sleep(wait)
+        self.upstream_s += time.perf_counter() - paused
+
+    def priced(self, ch:dict) -> dict:
+        "The usage chunk `ch` with its cost at the answering model's price, and that model's name, under `ramabana`."
+        cost = self.call.spec.cost(**usage_tokens(ch['usage'], self.asm.timings))
+        return {**ch, CHUNK_KEY: {**(ch.get(CHUNK_KEY) or {}), 'cost_usd': cost, 'model': self.call.spec.name}}
+
 # %% ../nbs/05h_gateway.ipynb #7773f8fe
 _NAME_RX = re.compile(r'[A-Za-z0-9][A-Za-z0-9._\-]{0,127}')
 
@@ -377,21 +403,6 @@ async def fallback(self:Exchange, name:str, failed:Target, failure:GatewayError|
 # %% ../nbs/05h_gateway.ipynb #582ecc7a
 def _output(asm) -> bool: return bool(asm.content or asm.reasoning or asm.tools)
 
-@patch
-def resume_point(self:Exchange, t, prefills:bool, failure, last) -> tuple:
-    "Where the next attempt on `t` starts: (prefix it continues, text a restart must begin with, discard first?)."
-    prefix = restart = None
-    if not _output(self.asm): return prefix, restart, False
-    said = prefix_of(self.asm)
-    prefix = said if prefills else None
-    if prefix is not None: return prefix, restart, False
-    if not self.committed or self.discard_ok: return prefix, restart, True
-    if said is None:   # a tool call went out, which no new answer can be matched against
-        skipped(self.call, t.spec.name, 'cannot_continue')
-        not_asked(self.call, f'{t.spec.name} cannot continue the answer and the client cannot start over')
-        raise failure or last
-    return prefix, said, False   # the answer starts over, and goes on to the client only past what it has
-
 # %% ../nbs/05h_gateway.ipynb #16974aef
 def prompt_figures(pp:dict|None) -> dict:
     "The ledger's prompt columns from llama.cpp's latest `prompt_progress` (`total`, `cache`, `processed`); {} without one."
@@ -426,15 +437,6 @@ def judge(self:Exchange, target:Target, error:GatewayError,
                     ms=round((time.perf_counter() - started) * 1000, 1),
                     wait_ms=round(step.wait * 1000, 1) if step.action == 'resend' else 0, **used)
     return step
-
-# %% ../nbs/05h_gateway.ipynb #8bcf4da8
-@patch
-async def before_resend(self:Exchange, t:Target, e:GatewayError, wait:float) -> None:
-    "Pause before sending to `t` again after `e`: its server recovered if it refused the connection, then `wait` seconds."
-    paused = time.perf_counter()   # a restart and a backoff are the upstream's doing
-    if isinstance(e, UpstreamUnavailable): await t.up.recover()
-    if wait: await asyncio.sleep(wait)
-    self.upstream_s += time.perf_counter() - paused
 
 # %% ../nbs/05h_gateway.ipynb #5c48c289
 @patch
@@ -540,13 +542,6 @@ def usage_tokens(u:dict|None, timings:dict|None=None) -> dict:
     return dict(prompt_tokens=u.get('prompt_tokens'), cached_tokens=ptd.get('cached_tokens', t.get('cache_n')),
                 completion_tokens=u.get('completion_tokens'), reasoning_tokens=ctd.get('reasoning_tokens'),
                 cache_write_tokens=u.get('cache_write_tokens'))
-
-# %% ../nbs/05h_gateway.ipynb #c3e9b415
-@patch
-def priced(self:Exchange, ch:dict) -> dict:
-    "The usage chunk `ch` with its cost at the answering model's price, and that model's name, under `ramabana`."
-    cost = self.call.spec.cost(**usage_tokens(ch['usage'], self.asm.timings))
-    return {**ch, CHUNK_KEY: {**(ch.get(CHUNK_KEY) or {}), 'cost_usd': cost, 'model': self.call.spec.name}}
 
 # %% ../nbs/05h_gateway.ipynb #d65b8bf5
 @patch

@@ -164,7 +164,7 @@ class TextCallReader(ChunkReader):
         if w.dropped: info['text_after_calls'] = w.dropped
         if not w.calls and w.why and w.why.startswith(CALL_SHAPED): info['text_call_refused'] = w.why
 
-# %% ../nbs/06_llamacpp.ipynb #603a5e1f
+# %% ../nbs/06_llamacpp.ipynb #97fe7af8
 class LlamaCppUpstream(OpenAIChatUpstream):
     "A llama-server: capabilities from `/props`, prompt progress, nested json_schema, the managed server's URL."
     runtime = 'llamacpp'
@@ -191,6 +191,51 @@ class LlamaCppUpstream(OpenAIChatUpstream):
             return TextCallReader(tools, call)
         return ChunkReader()
 
+    def prepare(self, body, call):
+        "The request as llama-server wants it: a nested schema, a required call as a schema, no thinking told to the template."
+        body = super().prepare(body, call)
+        if 'response_format' in body: body['response_format'] = nest_schema(body['response_format'])
+        elif (choice := body.get('tool_choice')) and choice not in ('auto', 'none') and body.get('tools'):
+            # a call is required: the server's own grammar does not bind every template, its JSON schema output does
+            only = ((choice.get('function') or {}).get('name')) if isinstance(choice, dict) else None
+            if schema := call_schema(body['tools'], only):
+                body['response_format'] = {'type': 'json_schema', 'json_schema': {'name': 'tool_call', 'schema': schema}}
+        if body.get('reasoning_budget_tokens') == 0:   # no thinking: the template is told too, so it opens no <think>
+            body['chat_template_kwargs'] = {**(body.get('chat_template_kwargs') or {}), 'enable_thinking': False}
+        return body
+
+    def error(self, status, text, headers, body):
+        "llama-server's 503 \"Loading model\" (waited out) and its 500s (sent again at once), else the OpenAI reading."
+        if status == 503 and 'Loading model' in (text or ''):   # reading its weights: `recover` waits, then it is sent again
+            self._loading = True
+            e = UpstreamUnavailable(f'{self.spec.name}: llama-server is still loading its model', reason='unavailable')
+            e.provider_status = 503   # the server's own status, as the ledger records it
+            return e
+        e = super().error(status, text, headers, body)
+        # llama-server says "loading" or "busy" with 503: a 500 is no overload, so it is resent at once, not after a backoff
+        if type(e) is RateLimited and status == 500: e = LlamaServerError(e.message)
+        return e
+
+    async def ready(self, body):
+        "Before a request to the managed server: the first restores the saved slot nearest it; each is noted for the save at exit."
+        if self.spec.base_url or (s := running(self.spec)) is None: return
+        if s.restore_due:
+            s.restore_due = False   # one restore, even when two first requests arrive together
+            await asyncio.to_thread(restore_slot, s, body)
+        s.last_body = body
+
+    async def recover(self):
+        "Before a resend: wait for a server still loading its model; after a refused connection, ask for the managed server's URL again (which restarts a dead one)."
+        if self._loading:
+            self._loading, url = False, await self.root()
+            deadline = time.monotonic() + LOADING_WAIT
+            while time.monotonic() < deadline:
+                status, _ = await self.fetch_json('GET', url + '/health', headers=self._auth())
+                if status == 200: return
+                await asyncio.sleep(0.25)
+            return   # still loading: the resend says so again, and the failure table decides
+        if not self.spec.base_url: self._url = None
+
     @property
     def known_capabilities(self): return self._caps
 
@@ -201,16 +246,6 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         return {'Authorization': f'Bearer {key}'} if (key := self.spec.api_key) else {}
 
 register_upstream('llamacpp', LlamaCppUpstream)
-
-# %% ../nbs/06_llamacpp.ipynb #e5736d37
-@patch
-async def ready(self:LlamaCppUpstream, body):
-    "Before a request to the managed server: the first restores the saved slot nearest it; each is noted for the save at exit."
-    if self.spec.base_url or (s := running(self.spec)) is None: return
-    if s.restore_due:
-        s.restore_due = False   # one restore, even when two first requests arrive together
-        await asyncio.to_thread(restore_slot, s, body)
-    s.last_body = body
 
 # %% ../nbs/06_llamacpp.ipynb #2c746ce7
 @patch
@@ -225,47 +260,6 @@ async def capabilities(self:LlamaCppUpstream):
             if st != 200: models = None
         self._caps = caps_from_props(props, models) if ok else Capabilities(source='assumed')
     return self._caps
-
-# %% ../nbs/06_llamacpp.ipynb #b01f779e
-@patch
-def prepare(self:LlamaCppUpstream, body, call):
-    body = OpenAIChatUpstream.prepare(self, body, call)
-    if 'response_format' in body: body['response_format'] = nest_schema(body['response_format'])
-    elif (choice := body.get('tool_choice')) and choice not in ('auto', 'none') and body.get('tools'):
-        # a call is required: the server's own grammar does not bind every template, its JSON schema output does
-        only = ((choice.get('function') or {}).get('name')) if isinstance(choice, dict) else None
-        if schema := call_schema(body['tools'], only):
-            body['response_format'] = {'type': 'json_schema', 'json_schema': {'name': 'tool_call', 'schema': schema}}
-    if body.get('reasoning_budget_tokens') == 0:   # no thinking: the template is told too, so it opens no <think>
-        body['chat_template_kwargs'] = {**(body.get('chat_template_kwargs') or {}), 'enable_thinking': False}
-    return body
-
-# %% ../nbs/06_llamacpp.ipynb #54533244
-@patch
-def error(self:LlamaCppUpstream, status, text, headers, body):
-    if status == 503 and 'Loading model' in (text or ''):   # reading its weights: `recover` waits, then it is sent again
-        self._loading = True
-        e = UpstreamUnavailable(f'{self.spec.name}: llama-server is still loading its model', reason='unavailable')
-        e.provider_status = 503   # the server's own status, as the ledger records it
-        return e
-    e = OpenAIChatUpstream.error(self, status, text, headers, body)
-    # llama-server says "loading" or "busy" with 503: a 500 is no overload, so it is resent at once, not after a backoff
-    if type(e) is RateLimited and status == 500: e = LlamaServerError(e.message)
-    return e
-
-# %% ../nbs/06_llamacpp.ipynb #4c99d0b4
-@patch
-async def recover(self:LlamaCppUpstream):
-    "Before a resend: wait for a server still loading its model; after a refused connection, ask for the managed server's URL again (which restarts a dead one)."
-    if self._loading:
-        self._loading, url = False, await self.root()
-        deadline = time.monotonic() + LOADING_WAIT
-        while time.monotonic() < deadline:
-            status, _ = await self.fetch_json('GET', url + '/health', headers=self._auth())
-            if status == 200: return
-            await asyncio.sleep(0.25)
-        return   # still loading: the resend says so again, and the failure table decides
-    if not self.spec.base_url: self._url = None
 
 # %% ../nbs/06_llamacpp.ipynb #d083b1d5
 @patch

@@ -354,6 +354,16 @@ def _entry(name:str, code:str, link:str) -> str:
 _re_srclink = re.compile(r'\]\((\S+?/blob/\S+?/(\S+?\.py))#LNone\)')
 _re_sdname = re.compile(r'^#{2,4} (\S+)\s*$', re.M)
 
+def _reexported(obj, mod:str) -> str|None:
+    "`show_doc`'s entry for a function or class another module of the package defines and `mod` gathers, else None."
+    import importlib, inspect
+    from nbdev.showdoc import show_doc
+    home = getattr(obj, '__module__', None) or ''
+    if home == mod or not home.startswith(mod.split('.')[0] + '.') or not (inspect.isclass(obj) or inspect.isfunction(obj)): return None
+    md = show_doc(obj)._repr_markdown_()
+    lineno = _defs(Path(importlib.import_module(home).__file__)).get(obj.__name__)
+    return md.replace('#LNone', f'#L{lineno}' if lineno else '')   # the line in the module that defines it
+
 class doc_entries(Processor):
     "An entry for every name in the module's `__all__` that `show_doc` left out (constants), and line numbers in source links."
     def begin(self):
@@ -384,8 +394,8 @@ class doc_entries(Processor):
             code, at = self._defining(n, src)
             cell = mk_cell(f'#| echo: false\n#| output: asis\nshow_doc({n})')   # a show_doc entry, written here
             cell.has_sd, cell.metadata['docs'], cell['id'] = True, 'entry', f'sd-{n}'
-            cell.outputs = [dict(output_type='display_data', metadata={},
-                                 data={'text/markdown': _entry(n, code, f'{gh}#L{lines[n]}' if n in lines else gh)})]
+            md = _reexported(getattr(m, n), mod) or _entry(n, code, f'{gh}#L{lines[n]}' if n in lines else gh)
+            cell.outputs = [dict(output_type='display_data', metadata={}, data={'text/markdown': md})]
             self._insert(cell, at, order)
 
     def _defining(self, name, src) -> tuple[str, str|None]:
