@@ -878,12 +878,12 @@ def warm_cell(model:str) -> str:
     return f'''def __agent_tasks_warm():
     import json
     from ramabana.core import resolve
-    from ramabana import llamaserver as llamacpp
+    from ramabana import llamaserver
     spec = resolve({model!r})
-    if spec.runtime == 'llamacpp' and not spec.base_url: llamacpp.server_url(spec)
+    if spec.runtime == 'llamacpp' and not spec.base_url: llamaserver.server_url(spec)
     from ramabana.magic import session
     if (w := session().warming) is not None: w.join()   # %load_ext's warm-up, done while a user writes the question
-    s = llamacpp.running(spec)
+    s = llamaserver.running(spec)
     print({MARK!r} + json.dumps({{'pid': s.pid if s else None}}) + {MARK!r})
 __agent_tasks_warm(); del __agent_tasks_warm'''
 

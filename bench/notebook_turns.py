@@ -123,7 +123,7 @@ def turns(send_changes:bool, model:str='smollm2') -> list[dict]:
 
 def restart(saved_mib:int, model:str='smollm2') -> list[dict]:
     "Two kernels on one notebook, the second started after the first shut down as Jupyter's restart does: the ledger rows of their warm-ups and questions."
-    from ramabana import llamaserver as llamacpp
+    from ramabana import llamaserver
     tmp = Path(tempfile.mkdtemp(prefix='nbrestart-'))
     nb = tmp/'sales.ipynb'
     cells = [cell(i, *c) for i, c in enumerate(CELLS)]
@@ -131,7 +131,7 @@ def restart(saved_mib:int, model:str='smollm2') -> list[dict]:
     env = {**os.environ, 'RAMABANA_CONFIG': str(config(tmp, model, f'\n[llamacpp]\nsaved_slots_mib = {saved_mib}\n')),
            'RAMABANA_DATA_DIR': str(tmp/'data'), 'RAMABANA_TASK_DIR': str(tmp/'tasks'), 'JPY_SESSION_NAME': str(nb)}
     env.pop('RAMABANA_MODEL_DEFAULT', None); env.pop('RAMABANA_SAVE_HOOK', None)
-    for d in llamacpp.slots_root().glob(f'{model}-*'):   # an earlier run's saved slots would make the first kernel warm too
+    for d in llamaserver.slots_root().glob(f'{model}-*'):   # an earlier run's saved slots would make the first kernel warm too
         for f in d.iterdir(): f.unlink()
     for q, question in enumerate(QUESTIONS[1:3]):
         k = Kernel(env, tmp)
@@ -224,8 +224,8 @@ def main():
     ap.add_argument('--ledgers', nargs=2, metavar=('BEFORE', 'AFTER'), help="print the turns table from two earlier runs' ledger.sqlite")
     a = ap.parse_args()
     if a.ledgers: print(turn_table(*map(ledger_turns, a.ledgers))); return
-    from ramabana import llamaserver as llamacpp
-    llamacpp.setup(progress=True, model=a.model)
+    from ramabana import llamaserver
+    llamaserver.setup(progress=True, model=a.model)
     if a.only == 'restart':
         print(f'3. a kernel restart on the 14-cell notebook ({a.model}, greedy): each kernel warms up, then one question\n')
         print(restart_table(restart(0, a.model), restart(2048, a.model)))

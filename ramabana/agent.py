@@ -18,7 +18,7 @@ from .compaction import Compactor
 from .conversation import Backend, Tool, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 from .backend import make_backend
 from .claims import failure
-from .pytools import python_tools, kernel_line, TIMEOUT
+from .pytools import python_tools, kernel_line, glances, TIMEOUT
 
 # %% auto #0
 __all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'SP', 'CODE_SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'REPEAT_FAILED',
@@ -319,7 +319,7 @@ def save(self:Agent):
         if self._saved <= i < len(h): new[i - self._saved] = _without_context(h[i], text)
     self.session.append(new); self._saved = len(h)
 
-# %% ../nbs/08b_agent.ipynb #1b5e457d
+# %% ../nbs/08b_agent.ipynb #7b8c6b6e
 CONTEXT_NOTE = '[the notebook as it was for this message was shown here; later messages show it as it is now]'
 
 def _without_context(m:dict, text:str) -> dict:
@@ -328,10 +328,10 @@ def _without_context(m:dict, text:str) -> dict:
 
 @patch
 def _turn_text(self:Agent, prompt):
-    "The prompt as the history keeps it: its kernel's names for a model acting in code, and its own notices."
+    "The prompt as the history keeps it: for a model acting in code the kernel's names and a glance at those it uses; its notices."
     if not isinstance(prompt, str): return prompt
-    names = kernel_line(self.ns) if self.backend.acts_in_code else ''
-    return prompt + (f'\n\n{names}' if names else '') + notices_block(prompt)
+    seen = [kernel_line(self.ns), glances(prompt, self.ns)] if self.backend.acts_in_code else []
+    return prompt + ''.join(f'\n\n{s}' for s in seen if s) + notices_block(prompt)
 
 @patch
 def message(self:Agent, prompt, context:str='') -> str|list:

@@ -17,10 +17,11 @@ from .conversation import Tool
 
 # %% auto #0
 __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'FRAME_COLS', 'MISSING_MODULE', 'VIEW_N',
-           'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'KERNEL_NAMES', 'repr_head', 'shape_of', 'access_hint',
-           'numbers_line', 'strings_line', 'items_line', 'is_frame', 'frame_lines', 'describe', 'data_line', 'Stopped',
-           'run_code', 'format_run', 'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites',
-           'as_code', 'python_tools', 'kernel_line']
+           'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'KERNEL_NAMES', 'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR',
+           'repr_head', 'shape_of', 'access_hint', 'numbers_line', 'strings_line', 'items_line', 'is_frame',
+           'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code', 'format_run', 'used_names', 'error_hints',
+           'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools', 'kernel_line', 'glance',
+           'glances']
 
 # %% ../nbs/08a_pytools.ipynb #45e6e883
 REPR_HEAD = 600
@@ -397,3 +398,35 @@ def kernel_line(ns:dict, n:int=KERNEL_NAMES) -> str:
             and not isinstance(v, (types.ModuleType, type))]
     if not mine: return ''
     return 'Variables in the kernel: ' + ', '.join(f'{k} ({_what(v)})' for k, v in mine[-n:])
+
+# %% ../nbs/08a_pytools.ipynb #3689efe3
+GLANCE_NAMES, GLANCE_CHARS, GLANCE_REPR = 3, 600, 240   # the variables a question names that a turn shows; characters a glance, and its repr, take at most
+
+def glance(v, name:str) -> str:
+    "`describe(v, name)` cut to a glance: no numeric summary, a head of three rows, at most `GLANCE_CHARS` characters."
+    lines, head = [], None
+    for line in describe(v, name).splitlines():
+        if line == 'summary:': break
+        if head is not None:
+            head += 1
+            if head > 4: continue   # the header and three rows
+        if line == 'head:': head = 0
+        if line.startswith('repr: ') and len(line) > GLANCE_REPR: line = line[:GLANCE_REPR - 2] + ' …'   # the items' shape shows in a few
+        lines.append(line)
+    text = '\n'.join(lines)
+    return text if len(text) <= GLANCE_CHARS else text[:GLANCE_CHARS - 2] + ' …'
+
+_SHORT_WORDS = set('a i an as at be by do go he if in is it me my no of on or so to up us we'.split())
+
+def _named(name:str, prompt:str) -> bool:
+    "Whether `prompt` names the variable `name`: in backticks, or as a word that is not also a short English one (`a`, `in`)."
+    if f'`{name}`' in prompt: return True
+    return name.lower() not in _SHORT_WORDS and re.search(rf'(?<![\w.]){re.escape(name)}(?!\w)', prompt) is not None
+
+def glances(prompt:str, ns:dict, n:int=GLANCE_NAMES) -> str:
+    "A glance at each of the user's variables `prompt` names (the first `n` it names; functions left out); '' for none."
+    mine = [k for k, v in ns.items() if not k.startswith('_') and k not in _NOT_THE_USERS and not callable(v)
+            and not isinstance(v, (types.ModuleType, type))]
+    named = sorted((prompt.find(k), k) for k in mine if _named(k, prompt))[:n]
+    if not named: return ''
+    return 'What the kernel holds for the names you used:\n' + '\n\n'.join(glance(ns[k], k) for _, k in named)
