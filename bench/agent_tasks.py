@@ -1160,7 +1160,12 @@ _SOURCE_NUMBER = re.compile(r'(?<![\w.])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)
 _CLAIM = re.compile(r"\bI(?: have|'ve)? (?:ran|run|executed)\b|\bthe output (?:is|was|shows|will be)\b|^\s*output\s*:|"
                     r"\b(?:running|executing) (?:this|that|it|the (?:above )?code)\b[^.\n]{0,40}\b(?:gives|shows|prints|outputs|returns|produces)\b",
                     re.I | re.M)
-_FENCE = re.compile(r'```[^\n`]*\n?(.*?)(?:```|\Z)', re.S)
+_FENCE = re.compile(r'```([^\n`]*)\n?(.*?)(?:```|\Z)', re.S)
+_OUTPUT_INFO = ('text', 'output', 'console')   # a fence the agent writes a run's output in (`shown_output`), never code
+
+def fenced_code(m) -> str|None:
+    "The code of a fence `_FENCE` matched; None for an output block (```text) or one that is not code."
+    return None if m.group(1).strip().lower() in _OUTPUT_INFO or not is_code(m.group(2)) else m.group(2)
 _INLINE = re.compile(r'`([^`\n]+)`')
 
 def source_numbers(text:str) -> list[float]:
@@ -1183,7 +1188,7 @@ def is_code(text:str) -> bool:
 
 def prose(answer:str) -> str:
     "The answer less its code (fenced blocks and inline spans that are code); output blocks stay."
-    answer = _FENCE.sub(lambda m: ' ' if is_code(m.group(1)) else '\n' + m.group(1) + '\n', answer or '')
+    answer = _FENCE.sub(lambda m: ' ' if fenced_code(m) is not None else '\n' + m.group(2) + '\n', answer or '')
     return _INLINE.sub(lambda m: ' ' if is_code(m.group(1)) else m.group(1), answer)
 
 def seen_number(w:float, places:int, sources:list[float]) -> bool:
@@ -1222,7 +1227,7 @@ def fabricated(answer:str, sources:list[str], ran:list[str], years:set[int]=froz
         bad.append(m.group())
     claim = m.group() if (m := _CLAIM.search(answer or '')) else None
     if claim and ran:   # code ran: the claim is false only about a block shown as run that did not run
-        shown = [b for b in _FENCE.findall(answer or '') if b.strip() and is_code(b)]
+        shown = [b for m in _FENCE.finditer(answer or '') if (b := fenced_code(m)) is not None and b.strip()]
         claim = next((f'{claim} … {clip(norm_code(b), 50)}' for b in shown if not was_run(b, ran)), None)
     return dict(numbers=bad, claim=claim, fabricated=bool(bad or claim))
 
@@ -1281,6 +1286,9 @@ FABRICATION_CASES = [
     ('Revenue was 2,631.65 in the first row.', ['1.5e+03'], RAN, True),
     ("I ran this:\n```python\nprint(df[df['revenue'] > 100].shape[0])\n```\nOutput: 135", ['135'], RAN, False),
     ("I ran this:\n```python\ndf.groupby('region')['revenue'].sum().idxmax()\n```\nThe output is west.", ['west'], RAN, True),
+    # the agent's own output block under a block that ran: ```text is output, though `result: [...]` parses as Python
+    ("Fix it:\n```python\nnames.append('cy')\nnames\n```\n```text\nresult: ['ana', 'bo', 'cy']\n```\nThe output shows 3 names.",
+     ["result: ['ana', 'bo', 'cy']"], ["names.append('cy')\nnames"], False),
 ]
 
 def fabrication_self_test() -> list[str]:

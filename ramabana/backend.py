@@ -21,11 +21,11 @@ from .callerrors import explain_error
 from .conversation import Backend, reply_reserve, user_msg, why_failed, Discard, EMPTY_REPLY, WARM_PROMPT
 
 # %% auto #0
-__all__ = ['LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'STUCK_AFTER', 'STUCK_NOTE', 'CANCELLED_CALL', 'FAILED_CALL',
-           'MISCALL_NOTE', 'ECHO_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE', 'FAILED_NOTE', 'SEND_BACKS',
-           'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS', 'COUNT_CACHE', 'COUNT_TIMEOUT',
-           'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url', 'stop_local_gateway', 'gateway_url',
-           'task_header', 'GatewayBackend', 'writer', 'make_backend']
+__all__ = ['LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'STUCK_AFTER', 'STUCK_NOTE', 'SAME_NOTE', 'CANCELLED_CALL',
+           'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE', 'FAILED_NOTE',
+           'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS', 'COUNT_CACHE',
+           'COUNT_TIMEOUT', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url', 'stop_local_gateway',
+           'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #0f8915ab
 _MK_CHAT: Callable|None = None
@@ -384,8 +384,9 @@ def cancel(self:GatewayBackend) -> bool:
 
 # %% ../nbs/08_backend.ipynb #b9e63b77
 STEPS_NOTE = '[stopped after {n} tool steps without a final answer; say "." to let it continue]'
-STUCK_AFTER = 3   # the same call failing the same way this often in a turn: the model is not fixing it
+STUCK_AFTER = 3   # the same call with the same result this often in a turn: the model is going round in circles
 STUCK_NOTE = '[stopped: the same call failed {n} times ({error}); it was not run again]'
+SAME_NOTE = '[stopped: the same call gave the same result {n} times; it was not run again]'
 
 def _apart(gen, said:bool):
     "`gen`'s pieces, after a paragraph break when earlier steps of the turn said something; returns its value."
@@ -409,7 +410,7 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
     if not again: self._turn_usage, self.steps, self._said, self._blocks = Usage(self.spec.name), 0, False, 0
     start, told = len(self.hist), 0   # where this turn's steps begin; answers sent back this turn (`SEND_BACKS` at most)
     sent = None                       # the answer last sent back
-    failed = collections.Counter()    # each failing call of this turn, with its error: how often it failed so
+    seen = collections.Counter()      # each call of this turn with its result: how often it came back so
     while True:
         before = self._said
         # a model acting in code is made to start with a block only until one ran: after an output, the choice between
@@ -459,14 +460,15 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
                     yield ('' if ''.join(self._text).endswith('\n') else '\n') + shown_output(no_notices(r.get('content') or ''))
                     self._said = said = True
                 if self._cancel.is_set(): return
-                # told twice that it repeats itself, a small model still sent the same block 17 times more (the eval's
-                # names_by_age): the turn ends, and says why, rather than spend minutes on one error
-                if err := failure(r.get('content')):
-                    key = (json.dumps(tc.get('function'), sort_keys=True), err)
-                    failed[key] += 1
-                    if failed[key] >= STUCK_AFTER:
-                        yield ('\n\n' if said else '') + STUCK_NOTE.format(n=failed[key], error=err)
-                        return
+                # told that it repeats itself, a small model still sent one block 19 times (the eval's names_by_age,
+                # a TypeError each time; df_fix_chained_assignment, 33 runs of one good line): the turn ends, saying why
+                got = no_notices(r.get('content') or '')   # the reminders on a result count the repeats: not the result
+                key = (json.dumps(tc.get('function'), sort_keys=True), got)
+                seen[key] += 1
+                if seen[key] >= STUCK_AFTER and ((err := failure(got)) or not must):   # a forced step's repeat is not its own
+                    note = STUCK_NOTE.format(n=seen[key], error=err) if err else SAME_NOTE.format(n=seen[key])
+                    yield ('\n\n' if said else '') + note
+                    return
         finally:   # a cancel, or a failure (an approval or a callback that raised): every call still gets its result,
                    # or the provider refuses the next request (Anthropic, OpenAI)
             why = CANCELLED_CALL if self._cancel.is_set() else FAILED_CALL

@@ -350,7 +350,7 @@ def as_code(args:dict):
     try: _path(node); return None
     except NameError: return 'run_python', {'code': name.strip()}
 
-# %% ../nbs/08a_pytools.ipynb #815bd980
+# %% ../nbs/08a_pytools.ipynb #fad5b769
 def python_tools(ns:dict, timeout:float=TIMEOUT,
                  asked:Callable|None=None # whether this turn is a question (`overwrites` applies then); None: always
                 ) -> list[Tool]:
@@ -365,13 +365,19 @@ def python_tools(ns:dict, timeout:float=TIMEOUT,
         "Run Python code in the user's kernel, where their variables are (never assign to theirs unless asked); returns stdout, stderr, the last expression's value and any error."
         # a small model that cannot see the data writes some and computes on it: the computing runs on the user's data
         # never on a question, however often the model sends it: it repeats a call word for word, having read nothing new
-        if (asked is None or asked()) and (names := overwrites(code, ns)):
+        # a variable an earlier run of the agent made is its own: its next try may set it again (the 1.5B's fix of a
+        # failed block was cut to nothing, its `top_customers` kept as the user's)
+        theirs = {k: v for k, v in ns.items() if k not in made}
+        if (asked is None or asked()) and (names := overwrites(code, theirs)):
             held, hold, it = ', '.join(f'`{n}`' for n in names), *(('holds', 'it') if len(names) == 1 else ('hold', 'them'))
-            if not (rest := without_overwrites(code, ns)).strip(): return OVERWRITE_NOTE.format(names=held, hold=hold)
+            if not (rest := without_overwrites(code, theirs)).strip(): return OVERWRITE_NOTE.format(names=held, hold=hold)
             return KEPT_NOTE.format(names=held, hold=hold, it=it) + '\n' + run(rest)
         return run(code)
+    made = set()   # the names runs of run_python added to `ns`
     def run(code):
+        before = set(ns)
         res = run_code(code, ns, timeout)
+        made.update(set(ns) - before)
         if 'Traceback' in (res['error'] or '') and (h := error_hints(code, ns, res['error'])): res['error'] += '\n' + h
         return format_run(res)
     return [Tool(inspect_python, redirect=as_code), Tool(run_python, code=True), Tool(view_file)]

@@ -112,20 +112,25 @@ def test_fits_counts_the_context_not_its_notices(fake, gw, agents):
 
 
 def test_repeats_and_the_budget(fake, fspec, gw, agents):
-    "The same call with the same result gets `REPEAT_NOTICE` (in a row or taking turns), the same failing code `REPEAT_FAILED`, a spent budget `BUDGET_NOTE`."
+    "The same call with the same result gets `REPEAT_NOTICE` (in a row or taking turns) and ends the turn the third time (`SAME_NOTE`), the same failing code `REPEAT_FAILED`, a spent budget `BUDGET_NOTE`."
+    from ramabana.backend import SAME_NOTE
     r = agents(fspec, ns={'v': 1}, base_url=gw.url, budget=4)
     fake.script(*[Reply(tool_calls=[tool_call('inspect_python', {'name': 'v'})]) for _ in range(5)], 'I keep looking at v.')
-    eq(r.ask('what is v?'), 'I keep looking at v.')
+    eq(r.ask('what is v?'), SAME_NOTE.format(n=3))
     results = [m['content'] for m in r.history if m['role'] == 'tool']
-    eq(len(results), 5)
-    assert 'same call' not in results[0] and 'same call 2 times' in results[1] and 'same call 4 times' in results[3], results
-    eq(results[4], BUDGET_NOTE.format(n=4))
-    eq(r.run.calls, 4)
-    looks = [Reply(tool_calls=[tool_call('inspect_python', {'name': n})]) for n in 'vwvwv']   # two calls taking turns
+    eq(len(results), 3)
+    assert 'same call' not in results[0] and 'same call 2 times' in results[1] and 'same call 3 times' in results[2], results
+    fake.replies.clear()
+    r = agents(fspec, ns={'v': 1}, base_url=gw.url, budget=4)
+    fake.script(*[Reply(tool_calls=[tool_call('inspect_python', {'name': n})]) for n in ('v', 'v.real', 'v.imag', 'v.numerator', 'v.denominator')], 'v is 1.')
+    eq(r.ask('what is v?'), 'v is 1.')
+    results = [m['content'] for m in r.history if m['role'] == 'tool']
+    eq((len(results), results[4], r.run.calls), (5, BUDGET_NOTE.format(n=4), 4))
+    looks = [Reply(tool_calls=[tool_call('inspect_python', {'name': n})]) for n in 'vwvw']   # two calls taking turns
     fake.script(*looks, 'v is 1.')
     r = agents(fspec, ns={'v': 1, 'w': 2}, base_url=gw.url)
     eq(r.ask('what is v?'), 'v is 1.')
-    eq(['same call' in m['content'] for m in r.history if m['role'] == 'tool'], [False, False, True, True, True])
+    eq(['same call' in m['content'] for m in r.history if m['role'] == 'tool'], [False, False, True, True])
     fails = [Reply(tool_calls=[tool_call('run_python', {'code': '1/0'})]) for _ in range(2)]   # the same failing code twice
     fake.script(*fails, 'It fails.')
     r = agents(fspec, ns={}, base_url=gw.url, approve='auto')
@@ -138,13 +143,13 @@ def test_air_reminder_and_quiet_backends(fake, fspec, gw, agents):
     "After eight silent calls in a row the model is reminded to say where things stand; a backend that does not narrate is not, and its status names the tool."
     from ramabana.runs import AIR_NOTICE
     q = agents(fspec, ns={'v': 1}, base_url=gw.url)
-    fake.script(*[Reply(tool_calls=[tool_call('inspect_python', {'name': f'v.real{"" if i % 2 else ".real"}'})]) for i in range(8)], 'Done.')
+    fake.script(*[Reply(tool_calls=[tool_call('inspect_python', {'name': 'v' + '.real' * i})]) for i in range(8)], 'Done.')
     eq(q.ask('look around'), 'Done.')
     results = [m['content'] for m in q.history if m['role'] == 'tool']
     assert AIR_NOTICE in results[7] and not any(AIR_NOTICE in x for x in results[:7]), results
     q, said = agents(fspec, ns={'v': 1}, base_url=gw.url), []
     q.backend.narrates = False   # as on a runtime in QUIET_RUNTIMES
-    fake.script(*[Reply(tool_calls=[tool_call('inspect_python', {'name': f'v.real{"" if i % 2 else ".real"}'})]) for i in range(8)], 'Done.')
+    fake.script(*[Reply(tool_calls=[tool_call('inspect_python', {'name': 'v' + '.real' * i})]) for i in range(8)], 'Done.')
     eq(q.ask('look around', on_status=said.append), 'Done.')
     assert not any(AIR_NOTICE in m['content'] for m in q.history if m['role'] == 'tool'), q.history
     eq(said, ['running inspect_python'])
