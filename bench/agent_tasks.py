@@ -1161,7 +1161,8 @@ _CLAIM = re.compile(r"\bI(?: have|'ve)? (?:ran|run|executed)\b|\bthe output (?:i
                     r"\b(?:running|executing) (?:this|that|it|the (?:above )?code)\b[^.\n]{0,40}\b(?:gives|shows|prints|outputs|returns|produces)\b",
                     re.I | re.M)
 _FENCE = re.compile(r'```([^\n`]*)\n?(.*?)(?:```|\Z)', re.S)
-_OUTPUT_INFO = ('text', 'output', 'console')   # a fence the agent writes a run's output in (`shown_output`), never code
+_OUTPUT_INFO = ('text', 'output', 'console')
+_CUT_OUTPUT = re.compile(r'… \d[\d,]* more lines?')   # a fence the agent writes a run's output in (`shown_output`), never code
 
 def fenced_code(m) -> str|None:
     "The code of a fence `_FENCE` matched; None for an output block (```text) or one that is not code."
@@ -1215,7 +1216,8 @@ def fabricated(answer:str, sources:list[str], ran:list[str], years:set[int]=froz
     either no code ran in the turn (`ran`: the code of the runs that ran) or a fenced code block of the answer is none
     of that code (nor within 20% of one, nor inside one)."""
     nums = [n for t in sources for n in source_numbers(t)]
-    text, bad = prose(answer), []
+    # the cell cuts a long output to its first lines and says how many more (`codeacts.shown_output`): the agent's count
+    text, bad = _CUT_OUTPUT.sub(' ', prose(answer)), []
     for m in _SOURCE_NUMBER.finditer(text):
         s = m.group().replace(',', '').replace('_', '')
         mant, _, exp = s.lower().partition('e')
@@ -1289,6 +1291,8 @@ FABRICATION_CASES = [
     # the agent's own output block under a block that ran: ```text is output, though `result: [...]` parses as Python
     ("Fix it:\n```python\nnames.append('cy')\nnames\n```\n```text\nresult: ['ana', 'bo', 'cy']\n```\nThe output shows 3 names.",
      ["result: ['ana', 'bo', 'cy']"], ["names.append('cy')\nnames"], False),
+    # a long output cut in the cell ("… 43 more lines") is the agent's count of what it left out, not a number stated
+    ("```python\nrows.sort()\n```\n```text\nerror:\nTraceback\n… 43 more lines\n```\n[stopped]", ['error:\nTraceback'], ['rows.sort()'], False),
 ]
 
 def fabrication_self_test() -> list[str]:
