@@ -133,14 +133,14 @@ def items_line(obj) -> str|None:
         return f'items: lists of {min(sizes):,} to {max(sizes):,} items, {sum(sizes):,} in all'
     return None
 
-# %% ../nbs/08a_pytools.ipynb #654023d4
+# %% ../nbs/08a_pytools.ipynb #2cece12d
 FRAME_ROWS, FRAME_COLS = 5, 20   # rows of the head, and columns of the head and summary, that `describe` shows
 
 def is_frame(obj) -> bool:
     "Whether `obj` is a pandas DataFrame or Series."
     return type(obj).__module__.split('.')[0] == 'pandas' and type(obj).__name__ in ('DataFrame', 'Series')
 
-def frame_lines(obj) -> list[str]:
+def frame_lines(obj, summary:bool=True) -> list[str]:
     "What `describe` says of a DataFrame or Series: columns and dtypes, missing values, the head, the numeric summary."
     table = type(obj).__name__ == 'DataFrame'
     lines = ['columns: ' + ', '.join(f'{c} ({t})' for c, t in list(obj.dtypes.items())[:FRAME_COLS])] if table else []
@@ -148,13 +148,16 @@ def frame_lines(obj) -> list[str]:
     gaps = ', '.join(f'{c}: {int(n)}' for c, n in na.items() if n) if table else (str(int(na)) if na else '')
     lines.append(f"missing values: {gaps or 'none'}")
     lines.append('head:\n' + (obj.head(FRAME_ROWS).to_string(max_cols=FRAME_COLS) if table else obj.head(FRAME_ROWS).to_string()))
-    try: summary = obj.describe()   # numbers only; a table with no numeric column describes its strings instead
-    except (TypeError, ValueError): summary = None   # nothing it can summarise (an empty table, objects)
-    if summary is not None: lines.append('summary:\n' + (summary.to_string(max_cols=FRAME_COLS) if table else summary.to_string()))
+    if not summary: return lines   # a glance (below) leaves it out: on a large table it is the slow part (a sort a column)
+    try: figures = obj.describe()   # numbers only; a table with no numeric column describes its strings instead
+    except (TypeError, ValueError): figures = None   # nothing it can summarise (an empty table, objects)
+    if figures is not None: lines.append('summary:\n' + (figures.to_string(max_cols=FRAME_COLS) if table else figures.to_string()))
     return lines
 
-# %% ../nbs/08a_pytools.ipynb #be0a837c
-def describe(obj, name:str='') -> str:
+# %% ../nbs/08a_pytools.ipynb #44db1490
+def describe(obj, name:str='',
+             summary:bool=True # a table's numeric summary too
+            ) -> str:
     "A short description of `obj`: type, shape, dtype, length, its numbers, strings or records, repr head, signature and doc."
     t = type(obj)
     lines = [f'{name}: {t.__module__}.{t.__qualname__}' if t.__module__ != 'builtins' else f'{name}: {t.__qualname__}']
@@ -164,7 +167,7 @@ def describe(obj, name:str='') -> str:
     if hasattr(obj, '__len__') and not isinstance(obj, type):
         try: lines.append(f'len: {len(obj)}')
         except TypeError: pass   # `__len__` that refuses (an unsized view): there is no length to show
-    if is_frame(obj): return '\n'.join(lines + frame_lines(obj))   # a table: its columns, gaps, head and summary
+    if is_frame(obj): return '\n'.join(lines + frame_lines(obj, summary))   # a table: its columns, gaps, head and summary
     lines += [l for l in (numbers_line(obj), strings_line(obj), items_line(obj)) if l]
     if callable(obj):
         try: lines.append(f'signature: {getattr(obj, "__name__", name)}{inspect.signature(obj)}')
@@ -411,8 +414,7 @@ GLANCE_NAMES, GLANCE_CHARS, GLANCE_REPR = 3, 600, 240   # the variables a questi
 def glance(v, name:str) -> str:
     "`describe(v, name)` cut to a glance: no numeric summary, a head of three rows, at most `GLANCE_CHARS` characters."
     lines, head = [], None
-    for line in describe(v, name).splitlines():
-        if line == 'summary:': break
+    for line in describe(v, name, summary=False).splitlines():
         if head is not None:
             head += 1
             if head > 4: continue   # the header and three rows
