@@ -106,6 +106,7 @@ class Gateway(Router):
         self.observers: list = []              # called with each finished call's ledger row (`Exchange.finish`)
         if key_store is not None: self.keys.read()   # before the first request: the keys made before this gateway started
         self.limits = Limits(self.keys.tokens(), self.ledger, clock=clock, now=now, shared=rates)   # each limited token's windows and budget
+        self.keys.on_change = self.limits.use   # a stored key made or revoked: its limits change in the same step as the key
         self.refusals = Refusals(self.ledger, now=now)   # what the doors refuse before a call, counted
         self.no_prefill: set[str] = set()      # models that refused a prefill: a cut answer is not offered to them again
         self._readbacks: set = set()           # background tasks in flight: sampling readbacks, looks at the stored keys
@@ -141,9 +142,8 @@ class Gateway(Router):
         task.add_done_callback(self._readbacks.discard)
 
     async def refresh_keys(self, unknown:str|None=None) -> bool:
-        "Read the stored keys now if they changed (for an `unknown` key, its look-up), and give the limits the new set; True when they changed."
-        if changed := await (self.keys.look() if unknown is None else self.keys.look_up(unknown)): self.limits.use(self.keys.tokens())
-        return changed
+        "Read the stored keys now if they changed (for an `unknown` key, its look-up); True when they did (the limits follow them)."
+        return await (self.keys.look() if unknown is None else self.keys.look_up(unknown))
 
     def replay_store(self, task:str) -> ReplayStore:
         "The file where a llama.cpp model's reasoning is kept for `task`."

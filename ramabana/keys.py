@@ -254,8 +254,9 @@ class Keyring:
                  store:KeyStore|None=None,                # the stored keys, if this gateway uses them
                  refresh:float=5.0,                       # seconds between looks at the store
                  clock=time.monotonic,
-                 lookup_gap:float=1.0):                   # seconds between the looks made for keys this ring does not know, at least
-        self.store, self.refresh, self.clock, self.lookup_gap = store, refresh, clock, lookup_gap
+                 lookup_gap:float=1.0,                    # seconds between the looks made for keys this ring does not know, at least
+                 on_change=None):                         # called with `tokens()` in the very step the stored keys change (the limits)
+        self.store, self.refresh, self.clock, self.lookup_gap, self.on_change = store, refresh, clock, lookup_gap, on_change
         self.pepper = store.pepper if store is not None and store.pepper else secrets.token_bytes(32)
         self.fixed: dict[str, tuple] = {}    # digest -> (name, NamedToken|None): the single and declared tokens
         if single: self.fixed[digest(single, self.pepper)] = (None, None)
@@ -291,37 +292,50 @@ class Keyring:
         return {n: tok for n, tok in (*self.fixed.values(), *self.stored.values()) if n is not None and tok is not None}
 
     # the stored keys, read again
-    def read(self) -> bool:
-        "Read the stored keys again if they changed; True when they did."
+    def fetch(self) -> tuple|None:
+        "The stored keys and their version if they changed since the last read (blocking); None if not, or if the store cannot be read."
         self.checked = self.clock()
-        if self.store is None: return False
+        if self.store is None: return None
         try:
             v = self.store.version()
-            if v == self.seen: return False
-            live = self.store.live()
+            return None if v == self.seen else (v, self.store.live())
         except (LedgerError, ConfigError) as e:
             if str(e) != self.problem: log.error('cannot read the stored keys: %s; the last ones read still count', e)
             self.problem = str(e)
-            return False
+            return None
+
+    def take(self, got:tuple|None) -> bool:
+        "Put the keys `fetch` got in force and tell `on_change`, in one step; True when they changed."
+        if got is None: return False
+        v, live = got
         if self.problem: log.warning('the stored keys read again'); self.problem = None
         clash = {tok.name for tok in live.values()} & {n for n, _ in self.fixed.values()}
         if clash: log.warning('stored keys named like declared tokens are left out: %s', ', '.join(sorted(clash)))
         self.stored = {d: (tok.name, tok) for d, tok in live.items() if tok.name not in clash}
         self.seen = v
+        if self.on_change is not None: self.on_change(self.tokens())
         return True
+
+    def read(self) -> bool:
+        "Read the stored keys again if they changed, blocking; True when they did."
+        return self.take(self.fetch())
+
+    async def _read(self) -> bool:
+        "`fetch` in a thread, `take` on the event loop: no request can find a new key before `on_change` put its limits in force."
+        return self.take(await asyncio.to_thread(self.fetch))
 
     def due(self) -> bool:
         "Whether it is time to look at the store again (and no look is under way)."
         return self.store is not None and self._reading is None and self.clock() - self.checked >= self.refresh
 
     async def look(self) -> bool:
-        "`read` in a thread, one at a time; True when the keys changed."
+        "`read` without blocking the loop, one at a time; True when the keys changed."
         if self._reading is not None: return await asyncio.shield(self._reading)
-        self._reading = asyncio.ensure_future(asyncio.to_thread(self.read))
+        self._reading = asyncio.ensure_future(self._read())
         try: return await asyncio.shield(self._reading)
         finally: self._reading = None
 
-# %% ../nbs/05gc_keys.ipynb #f0c14dad
+# %% ../nbs/05gc_keys.ipynb #08a77a70
 @patch
 async def look_up(self:Keyring, key:str) -> bool:
     "For a key `find` does not know: a look at the store begun after now (at most one every `lookup_gap` s); True when the keys changed."
@@ -336,7 +350,7 @@ async def _next_lookup(self:Keyring) -> bool:
     self._lookup = None   # a key presented from now on waits for the next look: this one may read before it was made
     if self._reading is not None: await asyncio.shield(self._reading)
     self.looked = self.clock()
-    fut = self._reading = asyncio.ensure_future(asyncio.to_thread(self.read))   # our own read: a look due now joins it
+    fut = self._reading = asyncio.ensure_future(self._read())   # our own read: a look due now joins it
     try: return await asyncio.shield(fut)
     finally:
         if self._reading is fut: self._reading = None
