@@ -17,6 +17,10 @@ SmolLM2, the model it runs without --model). Prints two tables; `--only restart`
    many answers loop (the runtime's `LoopGuard` stops them) and how many still run to their 512-token limit. The
    setting the embedded model's profile ships is the row marked `*`. Goal: none at the limit.
 
+4. `--only prefill`: the prompt of the warm-up `%load_ext` sends, read by llama-server in the kernel (through the
+   in-process gateway) and by the same llama-server alone (this process posts the same body, the cache off), in
+   turns; tokens/s of each read, and the CPU seconds the kernel process and the server spent during the kernel's read.
+
 3. `--only restart`: the same notebook in a kernel that warms up and answers a question, then shuts down as
    Jupyter's restart does, and a second kernel that does the same; once with `llamacpp.saved_slots_mib = 0` (the
    server's slot is not saved) and once with slots saved. For each kernel: what its warm-up read and how long it
@@ -143,6 +147,58 @@ def restart(saved_mib:int, model:str='smollm2') -> list[dict]:
         finally: k.shutdown(now=False)   # as Jupyter's restart does: a shutdown request, its exit handlers run
     return ledger_turns(tmp/'data'/'ledger.sqlite', purpose=None)
 
+DUMP_WARM_BODY = """
+import json, ramabana.magic as _m
+_be = _m.session().get_agent().backend
+_body, _extra = _be.request_body(_be._messages(hist=[{'role': 'user', 'content': _m.session().ahead()}]), 'warmup', 1, True, False, None)
+open(%r, 'w').write(json.dumps({**_body, **(_extra or {})}))
+"""
+
+def cpu_seconds(p) -> float:
+    "User and system CPU seconds of psutil process `p` so far (0 when it is gone)."
+    import psutil
+    try: t = p.cpu_times(); return t.user + t.system
+    except psutil.Error: return 0.0
+
+def prefill(model:str='qwen2.5-coder-1.5b', rounds:int=2) -> list[list]:
+    "Per round: the warm-up's prompt read in a kernel and the same body read by the server alone: tokens, tokens/s, CPU s."
+    import httpx, psutil
+    from ramabana import llamaserver
+    from ramabana.core import resolve
+    rows = []
+    for r in range(rounds):
+        tmp = Path(tempfile.mkdtemp(prefix='nbprefill-'))
+        nb = tmp/'sales.ipynb'
+        cells = [cell(i, *c) for i, c in enumerate(CELLS)]
+        write_nb(nb, cells)
+        env = {**os.environ, 'RAMABANA_CONFIG': str(config(tmp, model, '\n[llamacpp]\nsaved_slots_mib = 0\n')),
+               'RAMABANA_DATA_DIR': str(tmp/'data'), 'RAMABANA_TASK_DIR': str(tmp/'tasks'), 'JPY_SESSION_NAME': str(nb)}
+        env.pop('RAMABANA_MODEL_DEFAULT', None); env.pop('RAMABANA_SAVE_HOOK', None)
+        k = Kernel(env, tmp)
+        try:
+            for c in cells:
+                if c['cell_type'] == 'code': k.run(c['source'], cell_id=c['id'])
+            k.run('import os; os.environ["RAMABANA_AGENT_WARM"] = "false"\n%load_ext ramabana')   # the warm-up is started below, measured
+            k.run('import ramabana.magic as _m, ramabana.llamaserver as _ls; _be = _m.session().get_agent().backend; _ls.server_url(_be.spec)\n'
+                  f'open({str(tmp/"server.pid")!r}, "w").write(str(_ls.running(_be.spec).pid))')   # the server up, nothing read yet
+            procs = {'kernel': psutil.Process(k.pid), 'server': psutil.Process(int((tmp/'server.pid').read_text()))}
+            before = {n: cpu_seconds(p) for n, p in procs.items()}
+            k.run('os.environ["RAMABANA_AGENT_WARM"] = "true"; _m.session().warm().join()')
+            spent = {n: cpu_seconds(p) - before[n] for n, p in procs.items()}
+            k.run(DUMP_WARM_BODY % str(tmp/'warm.json'))
+        finally: k.shutdown(now=False)
+        w = ledger_turns(tmp/'data'/'ledger.sqlite', purpose=None)[0]
+        kernel_tps = w['evaluated_tokens'] / (w['prefill_ms'] / 1000)
+        body = {**json.loads((tmp/'warm.json').read_text()), 'stream': False, 'cache_prompt': False, 'max_tokens': 1, 'model': model}
+        for k in ('stream_options', 'reasoning_budget_tokens'): body.pop(k, None)   # the gateway's own fields: the server needs neither
+        url = llamaserver.server_url(resolve(model))
+        try: t = httpx.post(url + '/v1/chat/completions', json=body, timeout=600).json()['timings']
+        finally: llamaserver.stop_all()
+        rows.append([f'round {r + 1}', f"{w['evaluated_tokens']:,}", f'{kernel_tps:.1f}', f"{t['prompt_n']:,}",
+                     f"{t['prompt_per_second']:.1f}", f"{kernel_tps / t['prompt_per_second']:.2f}",
+                     f"{spent['kernel']:.1f}", f"{spent['server']:.1f}", f"{w['prefill_ms'] / 1000:.1f}"])
+    return rows
+
 def restart_table(off:list, on:list) -> str:
     "Per kernel: its warm-up's prompt, cached and read tokens and seconds, and its question's seconds to the answer."
     from ramabana.core import format_table
@@ -219,13 +275,19 @@ def loops(setting:dict) -> tuple[int, int]:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--only', choices=('turns', 'loops', 'restart'))
+    ap.add_argument('--only', choices=('turns', 'loops', 'restart', 'prefill'))
     ap.add_argument('--model', default='smollm2', help='the model of the turns table (the loops table is SmolLM2\'s)')
     ap.add_argument('--ledgers', nargs=2, metavar=('BEFORE', 'AFTER'), help="print the turns table from two earlier runs' ledger.sqlite")
     a = ap.parse_args()
     if a.ledgers: print(turn_table(*map(ledger_turns, a.ledgers))); return
     from ramabana import llamaserver
     llamaserver.setup(progress=True, model=a.model)
+    if a.only == 'prefill':
+        from ramabana.core import format_table
+        print(f'4. the warm-up prompt of the 14-cell notebook ({a.model}), read in a kernel and by the server alone\n')
+        print(format_table(prefill(a.model), ['', 'kernel: read', 'tok/s', 'alone: read', 'tok/s', 'kernel/alone',
+                                              'kernel CPU s', 'server CPU s', 'read s']))
+        return
     if a.only == 'restart':
         print(f'3. a kernel restart on the 14-cell notebook ({a.model}, greedy): each kernel warms up, then one question\n')
         print(restart_table(restart(0, a.model), restart(2048, a.model)))
