@@ -21,6 +21,9 @@ SmolLM2, the model it runs without --model). Prints two tables; `--only restart`
    in-process gateway) and by the same llama-server alone (this process posts the same body, the cache off), in
    turns; tokens/s of each read, and the CPU seconds the kernel process and the server spent during the kernel's read.
 
+   `--only answers` runs the `after` questions alone and prints what the cell showed, and when: the first thing, the
+   answer's own words (after the output of its last code action), the end; and whether the answer names the truth.
+
 3. `--only restart`: the same notebook in a kernel that warms up and answers a question, then shuts down as
    Jupyter's restart does, and a second kernel that does the same; once with `llamacpp.saved_slots_mib = 0` (the
    server's slot is not saved) and once with slots saved. For each kernel: what its warm-up read and how long it
@@ -29,7 +32,7 @@ SmolLM2, the model it runs without --model). Prints two tables; `--only restart`
 Every question decodes greedily, so a run is repeatable on one machine; another CPU may pick other kernels, and
 other answers.
 """
-import argparse, json, os, tempfile, time
+import argparse, json, os, re, tempfile, time
 from pathlib import Path
 from ramabana import kernel
 
@@ -84,7 +87,29 @@ class Kernel(kernel.Kernel):
     def run(self, code, cell_id=None, timeout=600):
         ex = super().run(code, timeout, cell_id, grace=None)
         if ex.timed_out: raise TimeoutError(f'{code[:40]!r} did not finish in {timeout} s')
+        self.last = ex
         return ex.messages
+
+OUTPUT_END = re.compile(r'```(?:text)?\n.*?\n```\s*', re.S)   # a shown output block, closed
+
+def seen_times(ex) -> dict:
+    "What the cell showed and when (seconds from sending it): the first thing, the answer's own words, the end; and the answer."
+    first = words = None
+    shown = {}   # display id -> its text/plain as last shown, in order of first showing
+    times = []   # (time, the answer's text so far): the cell's text after each display message
+    for t, m in ex.msgs:
+        if m['header']['msg_type'] not in ('display_data', 'update_display_data'): continue
+        if (m['content'].get('metadata') or {}).get('ramabana') != 'answer': continue
+        did = (m['content'].get('transient') or {}).get('display_id') or id(m)
+        shown[did] = (m['content'].get('data') or {}).get('text/plain', '')
+        if first is None and shown[did].strip(): first = t - ex.sent
+        times.append((t - ex.sent, ''.join(shown.values())))
+    answer = times[-1][1] if times else ''
+    # the answer's own words begin after the last output block it shows (a code action's output), or at once
+    start = max((m.end() for m in OUTPUT_END.finditer(answer)), default=0)
+    head = answer[start:].strip()[:12]   # its first words, wherever the cell showed them first (inside a block too)
+    words = next((t for t, text in times if head and head in text[start:]), None)
+    return dict(first=first, words=words, end=(ex.idle or ex.msgs[-1][0]) - ex.sent if ex.msgs else None, answer=answer)
 
 def config(tmp, model='smollm2', extra=''):
     "A config with `model` as the default, decoding greedily (the rest of its profile as shipped)."
@@ -122,8 +147,20 @@ def turns(send_changes:bool, model:str='smollm2') -> list[dict]:
             cells.append(cell(100 + q, 'code', f'%%ram\n{question}'))   # the asking cell, saved as JupyterLab would
             write_nb(nb, cells)
             k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')
+            SEEN.append(seen_times(k.last))
     finally: k.shutdown(now=True)
     return ledger_turns(tmp/'data'/'ledger.sqlite')
+
+SEEN: list[dict] = []   # what each question of the last `turns` showed, and when (`seen_times`)
+RIGHT = [r'Mar', r'655', r'May', r'655', r'(?s)(?=.*\bMar)(?=.*\b(?:low|least|small|fewest|worst))']   # a right answer to each of QUESTIONS matches (the notebook's truth)
+
+def seen_table(seen:list) -> str:
+    "Per question of `turns`: seconds to the first thing shown, to the answer's own words, to the end, and whether it is right."
+    from ramabana.core import format_table
+    f = lambda x: '-' if x is None else f'{x:.1f}'
+    rows = [[f'{i + 1}. {q[:32]}', f(s['first']), f(s['words']), f(s['end']), 'yes' if re.search(r, s['answer']) else 'no']
+            for i, (q, s, r) in enumerate(zip(QUESTIONS, seen, RIGHT))]
+    return format_table(rows, ['question', 'first shown s', 'answer words s', 'end s', 'right'])
 
 def restart(saved_mib:int, model:str='smollm2') -> list[dict]:
     "Two kernels on one notebook, the second started after the first shut down as Jupyter's restart does: the ledger rows of their warm-ups and questions."
@@ -275,13 +312,19 @@ def loops(setting:dict) -> tuple[int, int]:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--only', choices=('turns', 'loops', 'restart', 'prefill'))
+    ap.add_argument('--only', choices=('turns', 'answers', 'loops', 'restart', 'prefill'))
     ap.add_argument('--model', default='smollm2', help='the model of the turns table (the loops table is SmolLM2\'s)')
     ap.add_argument('--ledgers', nargs=2, metavar=('BEFORE', 'AFTER'), help="print the turns table from two earlier runs' ledger.sqlite")
     a = ap.parse_args()
     if a.ledgers: print(turn_table(*map(ledger_turns, a.ledgers))); return
     from ramabana import llamaserver
     llamaserver.setup(progress=True, model=a.model)
+    if a.only == 'answers':
+        turns(True, a.model)
+        print(f'1b. five %%ram questions on a 14-cell notebook ({a.model}, greedy, after the %load_ext warm-up), as the cell '
+              'showed them: the first thing shown, the answer\'s own words (after the last output a code action showed), the '
+              'end, and whether the answer names the truth\n')
+        print(seen_table(SEEN)); return
     if a.only == 'prefill':
         from ramabana.core import format_table
         print(f'4. the warm-up prompt of the 14-cell notebook ({a.model}), read in a kernel and by the server alone\n')
@@ -298,6 +341,9 @@ def main():
               'the ledger; new = this prompt less the previous question\'s last prompt and answer; first shown = the first '
               'step\'s first token, a tool call or the answer; answer = the answer\'s first token)\n')
         print(turn_table(before, after))
+        print('\n1b. the same questions (after) as the cell showed them: the first thing shown, the answer\'s own words (after '
+              'the last output a code action showed), the end, and whether the answer names the truth\n')
+        print(seen_table(SEEN[len(QUESTIONS):]))
         print()
     if a.only != 'turns':
         from ramabana.core import format_table, BUILTIN_MODELS

@@ -273,7 +273,7 @@ def request_body(self:GatewayBackend, messages:list, purpose:str, max_tokens:int
     if not think: extra['reasoning_budget_tokens'] = 0   # the gateway turns it into each provider's way of not thinking
     return body, extra
 
-# %% ../nbs/08_backend.ipynb #a1277f54
+# %% ../nbs/08_backend.ipynb #07df07fe
 @patch
 def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True,
           think:bool=True, # False: ask the model not to think (a summary, a one-shot question)
@@ -337,11 +337,13 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     said = ''.join(text)
     if notes.dropped and (k := len(said) - len(said.rstrip())):   # the space that led to a dropped notice goes with it
         yield Discard(k); text[:] = [said.rstrip()]
-    if fence is not None and not self._cancel.is_set() and fence.end(complete=asm.finish != 'length'):
-        if prefill and not fence.parses:   # made to start a block, it answered in words inside it: that is its answer
-            yield Discard(len(''.join(text))); yield (said := fence.code)
-            msg = asm.message(said); msg['model'] = writer(self.spec)
-            return msg, asm.usage
+    ended = fence is not None and not self._cancel.is_set() and fence.end(complete=asm.finish != 'length')
+    # made to start a block, it answered in words inside it, closed or left open: the words are its answer, without the fence
+    if prefill and fence is not None and not self._cancel.is_set() and (not fence.parses if ended else asm.finish != 'length'):
+        yield Discard(len(''.join(text))); yield (said := fence.code.strip() if ended else ''.join(text)[len(prefill):].strip())
+        msg = asm.message(said); msg['model'] = writer(self.spec)
+        return msg, asm.usage
+    if ended:
         self._blocks += 1
         msg = asm.message(fence.prose)
         msg.update(tool_calls=[code_call(fence.code, self._blocks)], model=writer(self.spec))

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from fastcore.basics import patch
 from .core import RamabanaError, format_table, get, resolve, price_of, usd
 from .notebook import (Seen, find_notebook, session_path, read_notebook, nb_cells, merge_history, current_cells,
-                               block_of, shown_path, notebook_changes, changes_block, omit, seen_after, asking_cell,
+                               block_of, shown_path, notebook_changes, changes_block, worth_telling, omit, seen_after, asking_cell,
                                set_compact, ramabana_cell, NotebookError)
 from .display import (CellView, TerminalShow, TurnResult, ipython_show, tool_line, run_turn, say, why,
                               default_confirm, calls_table, refusals_table, ledger_rows, clip)
@@ -175,10 +175,10 @@ def context(self:Session, question:str, notebook:bool=True) -> tuple[str, Callab
         return block
     seen = self.seen
     if self.send_changes and seen is not None and seen.path == key and agent.holds_contexts(seen.sent):
-        changes = notebook_changes(seen.cells, cells)
-        if not (ch := changes_block(shown, changes)): return '', fresh
-        if estimate_tokens(ch) < estimate_tokens(block_of(shown, cells)) and agent.fits(question, ch):
-            self.seen = Seen(key, seen_after(seen.cells, cells, changes), seen.sent + [ch])
+        if not (changes := notebook_changes(seen.cells, cells)): return '', fresh
+        ch = changes_block(shown, worth_telling(changes, cells))   # '' when only a question was added at the end
+        if not ch or (estimate_tokens(ch) < estimate_tokens(block_of(shown, cells)) and agent.fits(question, ch)):
+            self.seen = Seen(key, seen_after(seen.cells, cells, changes), seen.sent + ([ch] if ch else []))
             return ch, fresh
     return fresh(), fresh
 

@@ -18,7 +18,8 @@ from .runtime import safe_repr, estimate_tokens
 __all__ = ['MAX_OUTPUT', 'MAX_TRACEBACK', 'COMPACT_MODES', 'NotebookError', 'session_path', 'find_notebook', 'trim_middle',
            'error_text', 'output_text', 'cell_mode', 'read_notebook', 'nb_cells', 'ramabana_cell', 'merge_history',
            'set_compact', 'apply_overrides', 'asking_cell', 'shown_path', 'current_cells', 'asking_source', 'block_of',
-           'notebook_context', 'with_question', 'notebook_changes', 'changes_block', 'omit', 'seen_after', 'Seen']
+           'notebook_context', 'with_question', 'notebook_changes', 'changes_block', 'omit', 'seen_after', 'Seen',
+           'worth_telling']
 
 # %% ../nbs/09a_notebook.ipynb #ac2623b2
 class NotebookError(RamabanaError):
@@ -299,3 +300,10 @@ class Seen:
     path: str                                   # the notebook file, resolved
     cells: list                                 # the cells as `current_cells` gave them when last sent
     sent: list = field(default_factory=list)    # the contexts sent since the last whole block, oldest first
+
+# %% ../nbs/09a_notebook.ipynb #c3798dba
+def worth_telling(changes:list[dict], cells:list[dict]) -> list[dict]:
+    "`changes` less a new asking cell with only the kernel's unsaved runs after it in `cells`: the question after the block says it."
+    ids = [c['id'] for c in cells]
+    def at_end(c): return all(i.startswith('run-') for i in ids[ids.index(c['id']) + 1:])
+    return [c for c in changes if not (c.get('asking') and c['change'] == 'new' and c['id'] in ids and at_end(c))]

@@ -20,7 +20,7 @@ __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'F
            'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'KERNEL_NAMES', 'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR',
            'repr_head', 'shape_of', 'access_hint', 'numbers_line', 'strings_line', 'items_line', 'is_frame',
            'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code', 'format_run', 'used_names', 'error_hints',
-           'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools', 'kernel_line', 'glance',
+           'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools', 'users', 'kernel_line', 'glance',
            'glances']
 
 # %% ../nbs/08a_pytools.ipynb #45e6e883
@@ -385,9 +385,16 @@ def python_tools(ns:dict, timeout:float=TIMEOUT,
         return format_run(res)
     return [Tool(inspect_python, redirect=as_code), Tool(run_python, code=True), Tool(view_file)]
 
-# %% ../nbs/08a_pytools.ipynb #e8883440
+# %% ../nbs/08a_pytools.ipynb #84b95a19
 KERNEL_NAMES = 30   # the newest variables a turn names
 _NOT_THE_USERS = {'In', 'Out', 'exit', 'quit', 'get_ipython'}   # IPython's own names in a kernel's namespace
+
+def users(ns:dict) -> list[tuple]:
+    "The user's variables in kernel namespace `ns`, oldest first: no modules or classes, no builtin under its own name."
+    return [(k, v) for k, v in ns.items() if not k.startswith('_') and k not in _NOT_THE_USERS
+            and not isinstance(v, (types.ModuleType, type))
+            # IPython puts its own `open` (a wrapper of the builtin) in every kernel's namespace
+            and inspect.unwrap(v) is not getattr(builtins, k, None)]
 
 def _what(v) -> str:
     "What value `v` is, in a few words."
@@ -403,9 +410,7 @@ def _what(v) -> str:
 
 def kernel_line(ns:dict, n:int=KERNEL_NAMES) -> str:
     "One line naming the user's variables in `ns` and what each is (the newest `n`); '' when there are none."
-    mine = [(k, v) for k, v in ns.items() if not k.startswith('_') and k not in _NOT_THE_USERS
-            and not isinstance(v, (types.ModuleType, type))]
-    if not mine: return ''
+    if not (mine := users(ns)): return ''
     return 'Variables in the kernel: ' + ', '.join(f'{k} ({_what(v)})' for k, v in mine[-n:])
 
 # %% ../nbs/08a_pytools.ipynb #3689efe3
@@ -433,8 +438,7 @@ def _named(name:str, prompt:str) -> bool:
 
 def glances(prompt:str, ns:dict, n:int=GLANCE_NAMES) -> str:
     "A glance at each of the user's variables `prompt` names (the first `n` it names; functions left out); '' for none."
-    mine = [k for k, v in ns.items() if not k.startswith('_') and k not in _NOT_THE_USERS and not callable(v)
-            and not isinstance(v, (types.ModuleType, type))]
+    mine = [k for k, v in users(ns) if not callable(v)]
     named = sorted((prompt.find(k), k) for k in mine if _named(k, prompt))[:n]
     if not named: return ''
     return 'What the kernel holds for the names you used:\n' + '\n\n'.join(glance(ns[k], k) for _, k in named)

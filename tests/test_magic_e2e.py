@@ -165,6 +165,19 @@ test_eq(now[:len(before)], before + [])   # the conversation so far, unchanged
 msg = now[-1]['content']
 assert msg.startswith('<notebook-changes path=') and '<cell id="c2" change="edited">\\nnorth = load(2024)\\n</cell>' in msg, msg
 ''', cell_id='ask')
+    # a new question cell at the end is no change to tell: the question alone, and the next change still comes
+    kernel.check('''
+nb3['cells'].append({'id': 'ask2', 'cell_type': 'code', 'metadata': {}, 'outputs': [], 'execution_count': None, 'source': '%%ram\\nand then?'})
+write_json_atomic(nbp, nb3)
+fake.script('Then nothing.')
+with capture_output() as c: get_ipython().run_cell_magic('ram', '', 'and then?')
+test_eq(fake.last.json['messages'][-1]['content'], 'and then?' + notices_block('and then?'))
+nb3['cells'][2]['source'] = 'north = load(2025)'; write_json_atomic(nbp, nb3)
+fake.script('Now 2025.')
+with capture_output() as c: get_ipython().run_cell_magic('ram', '', 'and now?')
+msg = fake.last.json['messages'][-1]['content']
+assert msg.startswith('<notebook-changes path=') and 'change="edited"' in msg and 'ask2' not in msg, msg
+''', cell_id='ask2')
     # a cell left out is one `read_cell` away
     kernel.check('''
 read_cell = M.cell_reader(s)
