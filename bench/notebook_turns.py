@@ -24,10 +24,10 @@ SmolLM2, the model it runs without --model). Prints two tables; `--only restart`
    `--only answers` runs the `after` questions alone and prints what the cell showed, and when: the first thing, the
    answer's own words (after the output of its last code action), the end; and whether the answer names the truth.
 
-3. `--only restart`: the same notebook in a kernel that warms up and answers a question, then shuts down as
-   Jupyter's restart does, and a second kernel that does the same; once with `llamacpp.saved_slots_mib = 0` (the
-   server's slot is not saved) and once with slots saved. For each kernel: what its warm-up read and how long it
-   took, and how long its question took to the answer's first token.
+3. `--only restart`: the same notebook in a kernel that loads ramabana and is asked a question at once (it waits for
+   the warm-up), then shuts down as Jupyter's restart does, and a second kernel that does the same; once with
+   `llamacpp.saved_slots_mib = 0` (the server's slot is not saved) and once with slots saved. For each kernel: what its
+   warm-up read and how long it took, and the seconds from `%load_ext` to the answer's words and to its end.
 
 Every question decodes greedily, so a run is repeatable on one machine; another CPU may pick other kernels, and
 other answers.
@@ -177,10 +177,11 @@ def restart(saved_mib:int, model:str='smollm2') -> list[dict]:
     for q, question in enumerate(QUESTIONS[1:3]):
         k = Kernel(env, tmp)
         try:
-            k.run('%load_ext ramabana')
-            k.run('import ramabana.magic as _m\nif _m.session().warming: _m.session().warming.join()')
             cells.append(cell(100 + q, 'code', f'%%ram\n{question}')); write_nb(nb, cells)
-            k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')
+            loaded = time.monotonic()
+            k.run('%load_ext ramabana')
+            k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')   # at once: the question waits for the warm-up
+            SEEN.append(dict(seen_times(k.last), since_load=k.last.sent - loaded))
         finally: k.shutdown(now=False)   # as Jupyter's restart does: a shutdown request, its exit handlers run
     return ledger_turns(tmp/'data'/'ledger.sqlite', purpose=None)
 
@@ -197,7 +198,7 @@ def cpu_seconds(p) -> float:
     try: t = p.cpu_times(); return t.user + t.system
     except psutil.Error: return 0.0
 
-def prefill(model:str='qwen2.5-coder-1.5b', rounds:int=2) -> list[list]:
+def prefill(model:str="qwen2.5-coder-1.5b", rounds:int=3) -> list[list]:
     "Per round: the warm-up's prompt read in a kernel and the same body read by the server alone: tokens, tokens/s, CPU s."
     import httpx, psutil
     from ramabana import llamaserver
@@ -236,8 +237,8 @@ def prefill(model:str='qwen2.5-coder-1.5b', rounds:int=2) -> list[list]:
                      f"{spent['kernel']:.1f}", f"{spent['server']:.1f}", f"{w['prefill_ms'] / 1000:.1f}"])
     return rows
 
-def restart_table(off:list, on:list) -> str:
-    "Per kernel: its warm-up's prompt, cached and read tokens and seconds, and its question's seconds to the answer."
+def restart_table(off:list, on:list, seen:list) -> str:
+    "Per kernel: its warm-up's prompt, cached and read tokens and seconds, and its question's seconds to the answer's words (`seen`, in order)."
     from ramabana.core import format_table
     def kernels(rows):
         ks, cur = [], None
@@ -248,11 +249,11 @@ def restart_table(off:list, on:list) -> str:
     out = []
     for name, rows in (('saving off', off), ('saving on', on)):
         for i, (w, steps) in enumerate(kernels(rows)):
-            qs = by_question(steps)
-            ans = (sum(r['total_ms'] for r in qs[0][:-1]) + qs[0][-1]['ttft_ms']) / 1000 if qs else float('nan')
+            s = seen.pop(0)
             out.append([name, f'kernel {i + 1}', f"{w['prompt_tokens']:,}", f"{w['cached_tokens'] or 0:,}",
-                        f"{w['evaluated_tokens'] or 0:,}", f"{w['total_ms'] / 1000:.1f}", f'{ans:.1f}'])
-    return format_table(out, ['', '', 'warm-up prompt', 'cached', 'read', 'warm-up s', 'question: answer s'])
+                        f"{w['evaluated_tokens'] or 0:,}", f"{w['total_ms'] / 1000:.1f}", f"{s['since_load'] + s['words']:.1f}",
+                        f"{s['since_load'] + s['end']:.1f}"])
+    return format_table(out, ['', '', 'warm-up prompt', 'cached', 'read', 'warm-up s', 'answer words s', 'end s'])
 
 def by_question(rows:list) -> list[list]:
     "The ledger rows of each question: its steps, up to and including the answer (a step that did not end in tool calls)."
@@ -333,7 +334,8 @@ def main():
         return
     if a.only == 'restart':
         print(f'3. a kernel restart on the 14-cell notebook ({a.model}, greedy): each kernel warms up, then one question\n')
-        print(restart_table(restart(0, a.model), restart(2048, a.model)))
+        off, on = restart(0, a.model), restart(2048, a.model)
+        print(restart_table(off, on, list(SEEN)))
         return
     if a.only != 'loops':
         before, after = turns(False, a.model), turns(True, a.model)
