@@ -178,10 +178,10 @@ def restart(saved_mib:int, model:str='smollm2') -> list[dict]:
         k = Kernel(env, tmp)
         try:
             cells.append(cell(100 + q, 'code', f'%%ram\n{question}')); write_nb(nb, cells)
-            loaded = time.monotonic()
+            loaded, wall = time.monotonic(), time.time()
             k.run('%load_ext ramabana')
-            k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')   # at once: the question waits for the warm-up
-            SEEN.append(dict(seen_times(k.last), since_load=k.last.sent - loaded))
+            k.run(f'%%ram\n{question}', cell_id=f'c{100 + q}')   # at once: a question before the warm-up waits for it
+            SEEN.append(dict(seen_times(k.last), since_load=k.last.sent - loaded, wall=wall))
         finally: k.shutdown(now=False)   # as Jupyter's restart does: a shutdown request, its exit handlers run
     return ledger_turns(tmp/'data'/'ledger.sqlite', purpose=None)
 
@@ -238,22 +238,20 @@ def prefill(model:str="qwen2.5-coder-1.5b", rounds:int=3) -> list[list]:
     return rows
 
 def restart_table(off:list, on:list, seen:list) -> str:
-    "Per kernel: its warm-up's prompt, cached and read tokens and seconds, and its question's seconds to the answer's words (`seen`, in order)."
+    "Per kernel (`seen`, in order): what its calls read (the warm-up's and the question's), and the seconds from `%load_ext` to the answer's words and end."
+    import datetime as dt
     from ramabana.core import format_table
-    def kernels(rows):
-        ks, cur = [], None
-        for r in rows:
-            if r['purpose'] == 'warmup': cur = [r, []]; ks.append(cur)
-            elif cur is not None: cur[1].append(r)
-        return ks
     out = []
     for name, rows in (('saving off', off), ('saving on', on)):
-        for i, (w, steps) in enumerate(kernels(rows)):
-            s = seen.pop(0)
-            out.append([name, f'kernel {i + 1}', f"{w['prompt_tokens']:,}", f"{w['cached_tokens'] or 0:,}",
-                        f"{w['evaluated_tokens'] or 0:,}", f"{w['total_ms'] / 1000:.1f}", f"{s['since_load'] + s['words']:.1f}",
+        ks = [seen.pop(0), seen.pop(0)]
+        at = lambda r: dt.datetime.fromisoformat(r['time']).timestamp()
+        for i, s in enumerate(ks):
+            mine = [r for r in rows if s['wall'] <= at(r) < (ks[i + 1]['wall'] if i + 1 < len(ks) else float('inf'))]
+            w = next((r for r in mine if r['purpose'] == 'warmup'), None)
+            out.append([name, f'kernel {i + 1}', f"{w['prompt_tokens']:,}" if w else '-', f"{w['cached_tokens'] or 0:,}" if w else '-',
+                        f"{sum(r['evaluated_tokens'] or 0 for r in mine):,}", f"{s['since_load'] + s['words']:.1f}",
                         f"{s['since_load'] + s['end']:.1f}"])
-    return format_table(out, ['', '', 'warm-up prompt', 'cached', 'read', 'warm-up s', 'answer words s', 'end s'])
+    return format_table(out, ['', '', 'warm-up prompt', 'cached', 'read in all', 'answer words s', 'end s'])
 
 def by_question(rows:list) -> list[list]:
     "The ledger rows of each question: its steps, up to and including the answer (a step that did not end in tool calls)."
