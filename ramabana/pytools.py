@@ -390,11 +390,9 @@ KERNEL_NAMES = 30   # the newest variables a turn names
 _NOT_THE_USERS = {'In', 'Out', 'exit', 'quit', 'get_ipython'}   # IPython's own names in a kernel's namespace
 
 def users(ns:dict) -> list[tuple]:
-    "The user's variables in kernel namespace `ns`, oldest first: no modules or classes, no builtin under its own name."
+    "The user's variables in kernel namespace `ns`, oldest first: no modules or classes, nor IPython's `In`, `Out` and the like."
     return [(k, v) for k, v in ns.items() if not k.startswith('_') and k not in _NOT_THE_USERS
-            and not isinstance(v, (types.ModuleType, type))
-            # IPython puts its own `open` (a wrapper of the builtin) in every kernel's namespace
-            and inspect.unwrap(v) is not getattr(builtins, k, None)]
+            and not isinstance(v, (types.ModuleType, type))]
 
 def _what(v) -> str:
     "What value `v` is, in a few words."
