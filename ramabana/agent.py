@@ -257,7 +257,7 @@ def _approve(self:Agent, tool:Tool, args:dict):
     self._emit('on_tool', {'name': tool.name, 'arguments': json.dumps(args, ensure_ascii=False), 'inline': self.backend.acts_in_code}, None)
     return self.approvals(tool, args)
 
-# %% ../nbs/08b_agent.ipynb #254c47c0
+# %% ../nbs/08b_agent.ipynb #9ead3573
 @patch
 def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text, picture bytes)
         on_text:Callable|None=None,      # called with each piece of the answer
@@ -281,9 +281,11 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
     try:
         with run_context(run):
             drops = self._drops
-            self.maybe_compact(sent)
+            compacted = self.maybe_compact(sent)
             if refresh is not None and self._drops != drops:   # what `context` built on went with the old history
-                context = refresh(); sent = self.message(prompt, context)
+                context = refresh()
+            if compacted or self._drops != drops:   # and what the turn left out as held may have gone with it
+                text, sent = self._turn_text(prompt), self.message(prompt, context)
             if context and isinstance(text, str):   # where this turn's message lands (after a resumed conversation not applied yet)
                 be = self.backend
                 self._contexts.append((len(be.live_hist), text, context))
