@@ -16,12 +16,12 @@ from .runs import current_run
 from .conversation import Tool
 
 # %% auto #0
-__all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'FRAME_COLS', 'MISSING_MODULE', 'VIEW_N',
-           'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'KERNEL_NAMES', 'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR',
-           'repr_head', 'shape_of', 'access_hint', 'numbers_line', 'strings_line', 'items_line', 'is_frame',
-           'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code', 'format_run', 'used_names', 'error_hints',
-           'view_file', 'overwrites', 'without_overwrites', 'as_code', 'python_tools', 'users', 'kernel_line', 'glance',
-           'glances']
+__all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'FRAME_COLS', 'NOTHING_TO_RUN', 'MISSING_MODULE',
+           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'KERNEL_NAMES', 'TEXT_VALUES', 'TEXT_LINE',
+           'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR', 'repr_head', 'shape_of', 'access_hint', 'numbers_line',
+           'strings_line', 'items_line', 'is_frame', 'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code',
+           'format_run', 'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code',
+           'python_tools', 'users', 'kernel_line', 'text_line', 'glance', 'named_columns', 'glances']
 
 # %% ../nbs/08a_pytools.ipynb #45e6e883
 REPR_HEAD = 600
@@ -216,12 +216,16 @@ def _interrupt(tid:int, exc=_TimedOut):
     "Raise `exc` in thread `tid` at its next bytecode (code in native calls sees it when they return)."
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(exc))
 
-# %% ../nbs/08a_pytools.ipynb #187a973e
+# %% ../nbs/08a_pytools.ipynb #d45ad6a9
+NOTHING_TO_RUN = 'nothing ran: the code holds only comments; write the statements that compute the answer'
+
 def run_code(code:str, ns:dict, timeout:float=TIMEOUT) -> dict:
     "Run `code` in `ns` on a worker thread; stdout, stderr, the final expression's value, and any error."
     res = dict(stdout='', stderr='', result=None, error=None)
     try: body, last = _last_expr(code)
     except SyntaxError as e: res['error'] = f'SyntaxError: {e.msg} (line {e.lineno})'; return res
+    # a block of comments alone is an answer dressed as code: "ran" with no output, it read as computed
+    if not ast.parse(code).body: res['error'] = NOTHING_TO_RUN; return res
     def work():
         out, err = _Tee(threading.get_ident(), sys.stdout), _Tee(threading.get_ident(), sys.stderr)
         old = sys.stdout, sys.stderr
@@ -411,17 +415,37 @@ def kernel_line(ns:dict, n:int=KERNEL_NAMES) -> str:
     if not (mine := users(ns)): return ''
     return 'Variables in the kernel: ' + ', '.join(f'{k} ({_what(v)})' for k, v in mine[-n:])
 
-# %% ../nbs/08a_pytools.ipynb #3689efe3
-GLANCE_NAMES, GLANCE_CHARS, GLANCE_REPR = 3, 600, 240   # the variables a question names that a turn shows; characters a glance, and its repr, take at most
+# %% ../nbs/08a_pytools.ipynb #e559b980
+TEXT_VALUES, TEXT_LINE = 6, 200   # the values of a text column a glance lists, and the characters its line takes at most
+_NUMBER_TEXT = re.compile(r'\s*[-+]?[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*%?\s*')
+_DATE_TEXT = re.compile(r'\s*\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\s*')
 
-def glance(v, name:str) -> str:
-    "`describe(v, name)` cut to a glance: no numeric summary, a head of three rows, at most `GLANCE_CHARS` characters."
+def text_line(col, name:str) -> str|None:
+    "What text column `col` holds, in one line: its values and their counts when few, else a few; text that reads as numbers or dates says so."
+    vals = col.dropna()
+    if not len(vals) or not all(type(v) is str for v in vals.head(200)): return None
+    counts = vals.value_counts()
+    sample = vals.head(200)
+    reads = next((f' holding {what} as text' for what, rx in (('numbers', _NUMBER_TEXT), ('dates', _DATE_TEXT))
+                  if sample.map(lambda v: rx.fullmatch(v) is not None).mean() >= 0.9), '')
+    if len(counts) <= TEXT_VALUES: shown = ', '.join(f'{v!r} ×{n}' for v, n in counts.items())
+    else: shown = 'e.g. ' + ', '.join(map(repr, vals.drop_duplicates().head(TEXT_VALUES // 2))) + ', …'
+    line = f'{name}: text{reads}, {len(counts):,} distinct: {shown}'
+    return line if len(line) <= TEXT_LINE else line[:TEXT_LINE - 2] + ' …'
+
+# %% ../nbs/08a_pytools.ipynb #9ffe3cef
+GLANCE_NAMES, GLANCE_CHARS, GLANCE_REPR = 3, 900, 240   # the variables a question names that a turn shows; characters a glance, and its repr, take at most
+
+def glance(v, name:str, columns:list|tuple=()) -> str:
+    "`describe(v, name)` cut to a glance: no numeric summary, a head of three rows, `text_line` of each of `columns`, at most `GLANCE_CHARS` characters."
     lines, head = [], None
     for line in describe(v, name, summary=False).splitlines():
         if head is not None:
             head += 1
             if head > 4: continue   # the header and three rows
-        if line == 'head:': head = 0
+        if line == 'head:':
+            head = 0
+            lines += [l for c in columns if (l := text_line(v[c], str(c)))]   # the values the question is about, before the head
         if line.startswith('repr: ') and len(line) > GLANCE_REPR: line = line[:GLANCE_REPR - 2] + ' …'   # the items' shape shows in a few
         lines.append(line)
     text = '\n'.join(lines)
@@ -434,9 +458,19 @@ def _named(name:str, prompt:str) -> bool:
     if f'`{name}`' in prompt: return True
     return name.lower() not in _SHORT_WORDS and re.search(rf'(?<![\w.]){re.escape(name)}(?!\w)', prompt) is not None
 
+def named_columns(frame, prompt:str) -> list:
+    "The columns of DataFrame `frame` that `prompt` names (a plural, or `e-mail` for `email`, names one too)."
+    words = prompt + '\n' + prompt.replace('-', '')
+    return [c for c in frame.columns if isinstance(c, str) and len(c) > 2 and
+            (f'`{c}`' in prompt or re.search(rf'(?<![\w.]){re.escape(c)}(?:e?s)?(?!\w)', words, re.I) is not None)]
+
 def glances(prompt:str, ns:dict, n:int=GLANCE_NAMES) -> str:
-    "A glance at each of the user's variables `prompt` names (the first `n` it names; functions left out); '' for none."
-    mine = [k for k, v in users(ns) if not callable(v)]
-    named = sorted((prompt.find(k), k) for k in mine if _named(k, prompt))[:n]
-    if not named: return ''
-    return 'What the kernel holds for the names you used:\n' + '\n\n'.join(glance(ns[k], k) for _, k in named)
+    "A glance at each of the user's variables `prompt` names, or a table whose columns it names (the first `n`; functions left out); '' for none."
+    seen = []
+    for k, v in users(ns):
+        if callable(v): continue
+        cols = named_columns(v, prompt) if is_frame(v) and type(v).__name__ == 'DataFrame' else []
+        at = [i for i in [prompt.find(k) if _named(k, prompt) else -1] + [prompt.lower().find(c.lower()) for c in cols] if i >= 0]
+        if _named(k, prompt) or cols: seen.append((min(at, default=len(prompt)), k, cols))
+    if not seen: return ''
+    return 'What the kernel holds for the names you used:\n' + '\n\n'.join(glance(ns[k], k, cols) for _, k, cols in sorted(seen)[:n])
