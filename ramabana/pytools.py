@@ -21,7 +21,8 @@ __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'F
            'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR', 'repr_head', 'shape_of', 'access_hint', 'numbers_line',
            'strings_line', 'items_line', 'is_frame', 'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code',
            'format_run', 'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code',
-           'python_tools', 'users', 'kernel_line', 'text_line', 'glance', 'named_columns', 'glances']
+           'python_tools', 'users', 'kernel_line', 'text_kind', 'text_line', 'glance', 'named_columns', 'glances',
+           'dated']
 
 # %% ../nbs/08a_pytools.ipynb #45e6e883
 REPR_HEAD = 600
@@ -420,17 +421,22 @@ TEXT_VALUES, TEXT_LINE = 6, 200   # the values of a text column a glance lists, 
 _NUMBER_TEXT = re.compile(r'\s*[-+]?[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*%?\s*')
 _DATE_TEXT = re.compile(r'\s*\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\s*')
 
+def text_kind(col) -> str|None:
+    "None when column `col` is not text; else 'numbers' or 'dates' when its first values are written as such, or ''."
+    sample = col.dropna().head(200)
+    if not len(sample) or not all(type(v) is str for v in sample): return None
+    return next((what for what, rx in (('numbers', _NUMBER_TEXT), ('dates', _DATE_TEXT))
+                 if sample.map(lambda v: rx.fullmatch(v) is not None).mean() >= 0.9), '')
+
 def text_line(col, name:str) -> str|None:
     "What text column `col` holds, in one line: its values and their counts when few, else a few; text that reads as numbers or dates says so."
+    if (kind := text_kind(col)) is None: return None
     vals = col.dropna()
-    if not len(vals) or not all(type(v) is str for v in vals.head(200)): return None
     counts = vals.value_counts()
-    sample = vals.head(200)
-    reads = next((f' holding {what} as text' for what, rx in (('numbers', _NUMBER_TEXT), ('dates', _DATE_TEXT))
-                  if sample.map(lambda v: rx.fullmatch(v) is not None).mean() >= 0.9), '')
-    if len(counts) <= TEXT_VALUES: shown = ', '.join(f'{v!r} ×{n}' for v, n in counts.items())
-    else: shown = 'e.g. ' + ', '.join(map(repr, vals.drop_duplicates().head(TEXT_VALUES // 2))) + ', …'
-    line = f'{name}: text{reads}, {len(counts):,} distinct: {shown}'
+    if counts.iloc[0] > 1 or len(counts) <= TEXT_VALUES:   # the most common, with their counts: variants of one value show
+        shown = ', '.join(f'{v!r} ×{n}' for v, n in counts.head(TEXT_VALUES).items()) + (', …' if len(counts) > TEXT_VALUES else '')
+    else: shown = 'e.g. ' + ', '.join(map(repr, vals.head(TEXT_VALUES // 2))) + ', …'   # all different: a few
+    line = f"{name}: text{f' ({kind} written as text)' if kind else ''}, {len(counts):,} distinct: {shown}"
     return line if len(line) <= TEXT_LINE else line[:TEXT_LINE - 2] + ' …'
 
 # %% ../nbs/08a_pytools.ipynb #9ffe3cef
@@ -473,4 +479,9 @@ def glances(prompt:str, ns:dict, n:int=GLANCE_NAMES) -> str:
         at = [i for i in [prompt.find(k) if _named(k, prompt) else -1] + [prompt.lower().find(c.lower()) for c in cols] if i >= 0]
         if _named(k, prompt) or cols: seen.append((min(at, default=len(prompt)), k, cols))
     if not seen: return ''
-    return 'What the kernel holds for the names you used:\n' + '\n\n'.join(glance(ns[k], k, cols) for _, k, cols in sorted(seen)[:n])
+    return 'What the kernel holds for the names you used:\n' + '\n\n'.join(glance(ns[k], k, cols + dated(ns[k], cols)) for _, k, cols in sorted(seen)[:n])
+
+def dated(v, named:list) -> list:
+    "The columns of table `v` besides `named` that hold dates written as text: a question of months or hours needs to know."
+    if type(v).__name__ != 'DataFrame' or not is_frame(v): return []
+    return [c for c in v.columns if c not in named and text_kind(v[c]) == 'dates']
