@@ -332,9 +332,9 @@ def _without_context(m:dict, text:str) -> dict:
 def _turn_text(self:Agent, prompt):
     "The prompt as the history keeps it: for a model acting in code the kernel's names and a glance at those it uses; its notices."
     if not isinstance(prompt, str): return prompt
-    seen = [kernel_line(self.ns), glances(prompt, self.ns)] if self.backend.acts_in_code else []
     # what an earlier message of the conversation holds word for word is not read again (a follow-up's prefill is its wait)
     held = '\n'.join(m['content'] for m in self.backend.live_hist if m.get('role') == 'user' and isinstance(m.get('content'), str))
+    seen = [kernel_line(self.ns), glances(prompt, self.ns, held=held)] if self.backend.acts_in_code else []
     return prompt + ''.join(f'\n\n{s}' for s in seen if s and s not in held) + notices_block(prompt)
 
 @patch

@@ -22,7 +22,7 @@ __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'F
            'strings_line', 'items_line', 'is_frame', 'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code',
            'format_run', 'used_names', 'error_hints', 'view_file', 'overwrites', 'without_overwrites', 'as_code',
            'python_tools', 'users', 'kernel_line', 'text_kind', 'text_line', 'glance', 'named_columns', 'glances',
-           'dated']
+           'unheld', 'dated']
 
 # %% ../nbs/08a_pytools.ipynb #45e6e883
 REPR_HEAD = 600
@@ -470,7 +470,9 @@ def named_columns(frame, prompt:str) -> list:
     return [c for c in frame.columns if isinstance(c, str) and len(c) > 2 and
             (f'`{c}`' in prompt or re.search(rf'(?<![\w.]){re.escape(c)}(?:e?s)?(?!\w)', words, re.I) is not None)]
 
-def glances(prompt:str, ns:dict, n:int=GLANCE_NAMES) -> str:
+def glances(prompt:str, ns:dict, n:int=GLANCE_NAMES,
+            held:str='' # what the conversation already shows: a variable glanced there gets only its new lines
+           ) -> str:
     "A glance at each of the user's variables `prompt` names, or a table whose columns it names (the first `n`; functions left out); '' for none."
     seen = []
     for k, v in users(ns):
@@ -479,7 +481,16 @@ def glances(prompt:str, ns:dict, n:int=GLANCE_NAMES) -> str:
         at = [i for i in [prompt.find(k) if _named(k, prompt) else -1] + [prompt.lower().find(c.lower()) for c in cols] if i >= 0]
         if _named(k, prompt) or cols: seen.append((min(at, default=len(prompt)), k, cols))
     if not seen: return ''
-    return 'What the kernel holds for the names you used:\n' + '\n\n'.join(glance(ns[k], k, cols + dated(ns[k], cols)) for _, k, cols in sorted(seen)[:n])
+    blocks = [b for _, k, cols in sorted(seen)[:n] if (b := unheld(glance(ns[k], k, cols + dated(ns[k], cols)), held))]
+    return 'What the kernel holds for the names you used:\n' + '\n\n'.join(blocks) if blocks else ''
+
+def unheld(block:str, held:str) -> str:
+    "Glance `block` less what `held` shows of the same variable: '' when it shows all; its first line and new lines when some."
+    have = set(held.splitlines())
+    first, *rest = block.splitlines()
+    if first not in have: return block   # not glanced before: its lines are news, whatever else showed the same words
+    new = [l for l in rest if l not in have]
+    return '\n'.join([first] + new) if new else ''
 
 def dated(v, named:list) -> list:
     "The columns of table `v` besides `named` that hold dates written as text: a question of months or hours needs to know."
