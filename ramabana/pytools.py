@@ -17,7 +17,7 @@ from .conversation import Tool
 
 # %% auto #0
 __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'FRAME_COLS', 'NOTHING_TO_RUN', 'MISSING_MODULE',
-           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'KERNEL_NAMES', 'TEXT_VALUES', 'TEXT_LINE',
+           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'KERNEL_NAMES', 'TEXT_VALUES', 'TEXT_LINE', 'TEXT_ROWS',
            'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR', 'repr_head', 'shape_of', 'access_hint', 'numbers_line',
            'strings_line', 'items_line', 'is_frame', 'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code',
            'format_run', 'used_names', 'error_hints', 'column_hint', 'view_file', 'overwrites', 'without_overwrites',
@@ -429,8 +429,9 @@ def kernel_line(ns:dict, n:int=KERNEL_NAMES) -> str:
     if not (mine := users(ns)): return ''
     return 'Variables in the kernel: ' + ', '.join(f'{k} ({_what(v)})' for k, v in mine[-n:])
 
-# %% ../nbs/08a_pytools.ipynb #e559b980
+# %% ../nbs/08a_pytools.ipynb #c90b0fac
 TEXT_VALUES, TEXT_LINE = 6, 200   # the values of a text column a glance lists, and the characters its line takes at most
+TEXT_ROWS = 100_000   # rows a text line counts: a glance is read before every first question, and counting is not free
 _NUMBER_TEXT = re.compile(r'\s*[-+]?[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*%?\s*')
 _DATE_TEXT = re.compile(r'\s*\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\s*')
 
@@ -444,12 +445,12 @@ def text_kind(col) -> str|None:
 def text_line(col, name:str) -> str|None:
     "What text column `col` holds, in one line: its values and their counts when few, else a few; text that reads as numbers or dates says so."
     if (kind := text_kind(col)) is None: return None
-    vals = col.dropna()
-    counts = vals.value_counts()
+    vals = col.head(TEXT_ROWS).dropna()
+    counts, part = vals.value_counts(), f' in the first {TEXT_ROWS:,} rows' if len(col) > TEXT_ROWS else ''
     if counts.iloc[0] > 1 or len(counts) <= TEXT_VALUES:   # the most common, with their counts: variants of one value show
-        shown = ', '.join(f'{v!r} ×{n}' for v, n in counts.head(TEXT_VALUES).items()) + (', …' if len(counts) > TEXT_VALUES else '')
+        shown = ', '.join(f'{v!r} ×{n:,}' for v, n in counts.head(TEXT_VALUES).items()) + (', …' if len(counts) > TEXT_VALUES else '')
     else: shown = 'e.g. ' + ', '.join(map(repr, vals.head(TEXT_VALUES // 2))) + ', …'   # all different: a few
-    line = f"{name}: text{f' ({kind} written as text)' if kind else ''}, {len(counts):,} distinct: {shown}"
+    line = f"{name}: text{f' ({kind} written as text)' if kind else ''}, {len(counts):,} distinct{part}: {shown}"
     return line if len(line) <= TEXT_LINE else line[:TEXT_LINE - 2] + ' …'
 
 # %% ../nbs/08a_pytools.ipynb #9ffe3cef
