@@ -57,7 +57,8 @@ stops the llama-server it started; one it could not stop is ended by its pid fil
 How to read the table (one per model):
 
     task / kind / tool?   the task, its kind, and whether it NEEDS a tool (its answer is not in the prompt)
-    solved                yes when the check against the kernel's truth passed; no, with the reason in `why not`
+    solved                yes when the check against the kernel's truth passed (on the answer less its code blocks:
+                          its words and outputs); no, with the reason in `why not`
     fabricated            yes when the answer shows output that no execution of this turn produced (below), with the
                           numbers at fault; no; '-' when the turn did not end (no answer, a turn error, a
                           timeout: a cut answer can end in half a number), which the summary does not count
@@ -125,6 +126,14 @@ class TaskFailed(Exception):
 # ---------------------------------------------------------------------------------------------------------- checks
 # A check takes (answer, truth, verified) and returns (solved, why). `truth` is what the task's truth code computed in
 # the kernel before the question; `verified` what its verify code computed after the turn (code tasks), else None.
+# It reads the answer without its ```python blocks (`without_code`): code is not a claim, and a list of every month
+# in the code that finds the missing one is not an answer naming them all (12-07: one task, missing_month, flips).
+
+_CODE_BLOCK = re.compile(r'```python\n.*?(?:```|\Z)', re.S)
+
+def without_code(answer:str) -> str:
+    "`answer` less its ```python blocks (an unclosed one to the end): the words and outputs a check judges."
+    return _CODE_BLOCK.sub('', answer)
 
 _NUMBER = re.compile(r'(?<![\w.])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?')
 _WORDS = {w: i for i, w in enumerate('zero one two three four five six seven eight nine ten eleven twelve thirteen '
@@ -1137,7 +1146,7 @@ def run_task(task:Task, model:str, args, root:Path) -> dict:
         if turn['answer'] is None:   # the magic refused before any turn (an unknown model, a bad flag): its stderr says why
             raise TaskFailed(f"no turn: {clip(' '.join(ex.stderr().split()), 200) or ex.error or 'nothing said'}")
         rec['verified'] = verified = verify(k, task, truth) if task.verify else None
-        rec['solved'], rec['why'] = task.check(rec['answer'], truth, verified)
+        rec['solved'], rec['why'] = task.check(without_code(rec['answer']), truth, verified)
         if not rec['solved'] and rec['text_calls']:   # the likeliest cause, worth seeing in the table
             rec['why'] = f"wrote a tool call as text ({', '.join(rec['text_calls'])}); {rec['why']}"
     except TaskFailed as e: rec['why'] = str(e)

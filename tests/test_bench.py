@@ -79,3 +79,16 @@ def test_fabricated_definition():
     import runpy
     ns = runpy.run_path(str(BENCH/'agent_tasks.py'), run_name='bench_smoke')
     assert ns['fabrication_self_test']() == []
+
+def test_checks_read_words_and_outputs():
+    "The eval's checks judge an answer less its code: every month listed in the code that finds the missing one is no claim."
+    import runpy
+    ns = runpy.run_path(str(BENCH/'agent_tasks.py'), run_name='bench_smoke')
+    months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
+    truth = {'answer': ['Jul', 'July'], 'candidates': [[m] for m in months]}
+    answer = (f"```python\nmonths = {months}\nprint([m for m in months if m not in sales])\n```\n"
+              "```text\nstdout:\n['Jul']\n```\n\nJul is missing.")
+    check, judged = ns['expect_missing'](), ns['without_code'](answer)
+    assert 'Dec' not in judged and "['Jul']" in judged and judged.endswith('Jul is missing.')
+    assert check(judged, truth, None) == (True, '') and not check(answer, truth, None)[0]
+    assert ns['without_code']("```python\nx = 1") == ''   # a block left open runs to the end
