@@ -447,7 +447,8 @@ def text_line(col, name:str) -> str|None:
     if (kind := text_kind(col)) is None: return None
     vals = col.head(TEXT_ROWS).dropna()
     counts, part = vals.value_counts(), f' in the first {TEXT_ROWS:,} rows' if len(col) > TEXT_ROWS else ''
-    if counts.iloc[0] > 1 or len(counts) <= TEXT_VALUES:   # the most common, with their counts: variants of one value show
+    if kind == 'dates': shown = f'from {min(counts.index)!r} to {max(counts.index)!r}'   # ISO text sorts as the dates do
+    elif counts.iloc[0] > 1 or len(counts) <= TEXT_VALUES:   # the most common, with their counts: variants of one value show
         shown = ', '.join(f'{v!r} ×{n:,}' for v, n in counts.head(TEXT_VALUES).items()) + (', …' if len(counts) > TEXT_VALUES else '')
     else: shown = 'e.g. ' + ', '.join(map(repr, vals.head(TEXT_VALUES // 2))) + ', …'   # all different: a few
     line = f"{name}: text{f' ({kind} written as text)' if kind else ''}, {len(counts):,} distinct{part}: {shown}"
