@@ -346,7 +346,7 @@ def _reset(s:Session):
     if s.agent is not None: s.agent.reset()
     return Report('conversation cleared')
 
-# %% ../nbs/09_magic.ipynb #d83230a3
+# %% ../nbs/09_magic.ipynb #38a67763
 @subcommand('calls', '[N] [--refused]', 'the newest N (10) model calls from the ledger; --refused: the requests refused before a call')
 def _calls(s:Session, *args:str):
     refused, rest = '--refused' in args, [a for a in args if a != '--refused']
@@ -357,7 +357,7 @@ def _calls(s:Session, *args:str):
     if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= 10_000: raise MagicError(f'calls takes a number from 1 to 10000, got {n!r}')
     be = s.agent.backend if s.agent is not None else None
     url = getattr(be, 'url', None) if be is not None and be.ready else None   # the gateway this conversation uses
-    rows = ledger_rows(int(n), url, be.api_key if url else None, refused=refused)
+    rows = ledger_rows(int(n), url or get('gateway.url'), be.api_key if url else None, refused=refused, ledger_url=get('ledger.url'))
     return Report(refusals_table(rows) if refused else calls_table(rows))
 
 # %% ../nbs/09_magic.ipynb #58c4fd1d
