@@ -8,7 +8,7 @@ Docs: https://ramabana.github.io/ramabana/admin.html.md"""
 # %% ../nbs/05kb_admin.ipynb #ce635c1a
 from __future__ import annotations
 import asyncio, datetime as dt, hmac, os, time
-from .core import ConfigError, get
+from .core import SETTINGS, ConfigError
 from .errors import GatewayError, InvalidRequest, keep_secret
 from .chat import json_bytes
 from .doors import check_auth, read_json
@@ -18,7 +18,7 @@ from .limits import budget_period
 from .redisrates import RedisUnavailable
 
 # %% auto #0
-__all__ = ['KEY_FIELDS', 'spent_since', 'rates_now', 'usage', 'admin_check', 'in_store', 'admin_routes']
+__all__ = ['ADMIN_ENVS', 'KEY_FIELDS', 'spent_since', 'rates_now', 'usage', 'admin_check', 'in_store', 'admin_routes']
 
 # %% ../nbs/05kb_admin.ipynb #99308311
 def _json(obj, status:int=200):
@@ -67,18 +67,21 @@ async def usage(request):
                          'left': max(0.0, tok.budget_usd - spent - b['held'])}
     return _json(out)
 
-# %% ../nbs/05kb_admin.ipynb #92431936
-def admin_check(gw, request, admin_token:str|None):
+# %% ../nbs/05kb_admin.ipynb #561a6c7b
+ADMIN_ENVS = (SETTINGS['gateway.admin_token_env'].default, SETTINGS['gateway.key_secret_env'].default)
+
+def admin_check(gw, request, admin_token:str|None,
+                envs:tuple=ADMIN_ENVS):   # the variables of the admin token and of the server secret, named in errors
     "The store, for a request that carries the admin token; 404 when there is no admin token, 401 for any other key."
     if not admin_token:
-        raise GatewayError(f'{request.url.path}: the admin API is off (set {get("gateway.admin_token_env")} where the gateway runs)',
+        raise GatewayError(f'{request.url.path}: the admin API is off (set {envs[0]} where the gateway runs)',
                            status=404, code='not_found')
     got = request.headers.get('authorization', '')
     got = got[7:].strip() if got.lower().startswith('bearer ') else ''
     if not hmac.compare_digest(got.encode(), admin_token.encode()):
         raise InvalidRequest('the admin API needs "Authorization: Bearer <admin token>"', status=401, code='invalid_api_key')
     if gw.keys.store is None:
-        raise InvalidRequest(f'this gateway keeps no stored keys: set {get("gateway.key_secret_env")} where it runs',
+        raise InvalidRequest(f'this gateway keeps no stored keys: set {envs[1]} where it runs',
                              status=409, code='no_key_store')
     return gw.keys.store
 
@@ -95,19 +98,19 @@ async def in_store(gw, fn, *args, **kw):
 # %% ../nbs/05kb_admin.ipynb #65c5f703
 def _actor(request) -> str: return f'admin-api@{request.client.host if request.client else "unknown"}'
 
-# %% ../nbs/05kb_admin.ipynb #5dade3c2
+# %% ../nbs/05kb_admin.ipynb #d44eeee0
 KEY_FIELDS = ('name', 'models', 'rpm', 'tpm', 'max_parallel', 'budget_usd', 'budget_period', 'expires')
 
-def admin_routes(admin_token:str|None) -> list:
+def admin_routes(admin_token:str|None, envs:tuple=ADMIN_ENVS) -> list:
     "(path, endpoint, method) of `/v1/ramabana/usage` and of the keys' routes, these guarded by `admin_token` (None: 404)."
     keep_secret(value=admin_token)
     async def list_keys(request):
         gw = request.app.state.gateway
-        store = admin_check(gw, request, admin_token)
+        store = admin_check(gw, request, admin_token, envs)
         return _json({'object': 'list', 'data': await in_store(gw, store.records)})
     async def add_key(request):
         gw = request.app.state.gateway
-        store = admin_check(gw, request, admin_token)
+        store = admin_check(gw, request, admin_token, envs)
         body = await read_json(request, gw.max_body)
         if not isinstance(body, dict) or not isinstance(body.get('name'), str):
             raise InvalidRequest("the body should be a JSON object with the key's 'name'", param='name')
@@ -119,17 +122,17 @@ def admin_routes(admin_token:str|None) -> list:
         return _json({'name': body['name'], 'key': key}, 201)
     async def show_key(request):
         gw, name = request.app.state.gateway, request.path_params['name']
-        store = admin_check(gw, request, admin_token)
+        store = admin_check(gw, request, admin_token, envs)
         recs = [r for r in await in_store(gw, store.records) if r['name'] == name]
         if not recs: raise InvalidRequest(f"there is no stored key named '{name}'", status=404, code='not_found')
         return _json({**recs[0], 'audit': await in_store(gw, store.audit, name)})
     async def revoke_key(request):
         gw, name = request.app.state.gateway, request.path_params['name']
-        await in_store(gw, admin_check(gw, request, admin_token).revoke, name, _actor(request))
+        await in_store(gw, admin_check(gw, request, admin_token, envs).revoke, name, _actor(request))
         return _json({'name': name, 'revoked': True})
     async def rotate_key(request):
         gw, name = request.app.state.gateway, request.path_params['name']
-        key = await in_store(gw, admin_check(gw, request, admin_token).rotate, name, _actor(request))
+        key = await in_store(gw, admin_check(gw, request, admin_token, envs).rotate, name, _actor(request))
         return _json({'name': name, 'key': key})
     return [('/v1/ramabana/usage', usage, 'GET'), ('/v1/ramabana/keys', list_keys, 'GET'), ('/v1/ramabana/keys', add_key, 'POST'),
             ('/v1/ramabana/keys/{name}', show_key, 'GET'), ('/v1/ramabana/keys/{name}', revoke_key, 'DELETE'),

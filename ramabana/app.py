@@ -13,7 +13,12 @@ from .core import ConfigError, ModelSpec, env_name, get, is_loopback, load_confi
 from .errors import GatewayError, InvalidRequest, RedactFilter, UpstreamUnavailable, internal_error, log
 from .chat import json_bytes
 from .threadserver import ThreadServer, bind
-from .gateway import Gateway
+from .gateway import Gateway, GatewayConfig
+from .failover import Timeouts
+from .keys import KeyStore
+from .ledger import Ledger
+from .pgledger import open_ledger
+from .redisrates import RedisRates
 from .routing import context_window
 from .doors import CHAT_DOOR, Door, check_auth, count_unauthorized, error_response, read_json, serve_door
 from .dialects import MessagesDoor, ResponsesDoor, count_tokens
@@ -21,10 +26,11 @@ from .telemetry import call_tracer, metrics_for
 from .admin import admin_routes
 
 # %% auto #0
-__all__ = ['CALL_FILTERS', 'access_log', 'DOOR_PATHS', 'DOORS', 'GC_THRESHOLDS', 'model_capabilities', 'model_entry',
-           'list_models', 'get_model', 'health', 'prometheus_metrics', 'list_calls', 'tokenize', 'access_line',
-           'log_access', 'configure_logging', 'door_endpoint', 'make_app', 'GatewayApp', 'listen_url', 'check_bind',
-           'check_workers', 'gateway_token', 'GatewayServer', 'start_gateway', 'tune_gc', 'app_from_settings', 'serve']
+__all__ = ['CALL_FILTERS', 'access_log', 'DOOR_PATHS', 'DOORS', 'GATEWAY_KEYS', 'GC_THRESHOLDS', 'model_capabilities',
+           'model_entry', 'list_models', 'get_model', 'health', 'prometheus_metrics', 'list_calls', 'tokenize',
+           'access_line', 'log_access', 'configure_logging', 'door_endpoint', 'make_app', 'GatewayApp', 'listen_url',
+           'check_bind', 'check_workers', 'gateway_token', 'gateway_config', 'named_tokens', 'key_store',
+           'gateway_from_settings', 'GatewayServer', 'start_gateway', 'tune_gc', 'app_from_settings', 'serve']
 
 # %% ../nbs/05k_app.ipynb #85a6e111
 async def model_capabilities(gw:Gateway, spec:ModelSpec) -> dict|None:
@@ -182,7 +188,7 @@ def door_endpoint(door:Door):
     endpoint.__name__ = door.name.replace('/', '_') or 'door'
     return endpoint
 
-# %% ../nbs/05k_app.ipynb #ba15e7ff
+# %% ../nbs/05k_app.ipynb #c6994ae7
 def make_app(gw:Gateway,
              metrics:bool=True,            # count every call for `GET /metrics` (off: no route, and no cost)
              admin_token:str|None=None     # the admin API's token; None: from the variable `gateway.admin_token_env` names
@@ -213,7 +219,8 @@ def make_app(gw:Gateway,
                Route('/v1/messages/count_tokens', count_tokens, methods=['POST'])]
     if metrics: routes.append(Route('/metrics', guarded(prometheus_metrics), methods=['GET']))
     admin_token = admin_token if admin_token is not None else os.environ.get(get('gateway.admin_token_env') or '')
-    routes += [Route(path, guarded(f), methods=[method]) for path, f, method in admin_routes(admin_token)]
+    envs = (get('gateway.admin_token_env'), get('gateway.key_secret_env'))   # named in the admin API's errors
+    routes += [Route(path, guarded(f), methods=[method]) for path, f, method in admin_routes(admin_token, envs)]
     tracer = call_tracer()
     if log_access not in gw.observers: gw.observers.append(log_access)   # a level check a call while the log is off
     @contextlib.asynccontextmanager
@@ -270,6 +277,46 @@ def gateway_token(token:str|None=None) -> str|None:
     "The gateway's bearer token: `token`, else the variable `gateway.token_env` names; None without one."
     return token or os.environ.get(get('gateway.token_env') or '') or None
 
+# %% ../nbs/05k_app.ipynb #da6bd154
+GATEWAY_KEYS = {'reasoning_history': 'inference', 'trust_client': 'inference', 'structured_output': 'task', 'max_body_mib': 'gateway',
+                'readback': 'gateway', 'retries': 'gateway', 'retry_base': 'gateway', 'max_retry_wait': 'gateway',
+                'breaker_failures': 'gateway', 'breaker_cooldown': 'gateway', 'breaker_rate': 'gateway',
+                'breaker_window': 'gateway', 'keys_refresh': 'gateway'}   # `GatewayConfig` field -> the table of its setting
+
+def gateway_config(**kw) -> GatewayConfig:
+    "A `GatewayConfig` as ramabana's settings say; `kw` overrides its fields."
+    timeouts = Timeouts(*(get(f'gateway.{k}_timeout') for k in Timeouts._fields))
+    return GatewayConfig(**{**{n: get(f'{t}.{n}') for n, t in GATEWAY_KEYS.items()}, 'timeouts': timeouts, **kw})
+
+# %% ../nbs/05k_app.ipynb #c1851223
+def named_tokens() -> dict[str, tuple]:
+    "`[gateway.tokens]` with their secrets from the environment: NAME -> (secret, model patterns or None)."
+    res = {}
+    for name, t in load_config().tokens.items():
+        if not (secret := os.environ.get(t.env)):
+            raise ConfigError(f"gateway.tokens.{name}: the environment variable {t.env} that should hold its "
+                              "secret is not set")
+        res[name] = (secret, t.models)
+    return res
+
+# %% ../nbs/05k_app.ipynb #b2774204
+def key_store(ledger:Ledger) -> KeyStore:
+    "The stored keys in `ledger`, with the server secret from the variable `gateway.key_secret_env` names (None when unset)."
+    var = get('gateway.key_secret_env')
+    secret = os.environ.get(var or '')
+    return KeyStore(ledger, secret.encode() if secret else None, secret_env=var)
+
+def gateway_from_settings(**kw) -> Gateway:
+    "A gateway configured from ramabana's settings; `kw` overrides them (`GatewayConfig` fields by name, or what `Gateway` takes)."
+    config = gateway_config(**{k: kw.pop(k) for k in list(kw) if k in GatewayConfig.__dataclass_fields__})
+    if 'tokens' not in kw: kw['tokens'] = named_tokens()
+    if 'limits' not in kw: kw['limits'] = load_config().tokens
+    if 'rates' not in kw and (url := get('limits.redis')): kw['rates'] = RedisRates(url, get('limits.redis_down'))
+    if 'ledger' not in kw: kw['ledger'] = open_ledger(get('ledger.url'))
+    if 'key_store' not in kw and os.environ.get(get('gateway.key_secret_env') or ''):   # stored keys: the server secret is set
+        kw['key_store'] = key_store(kw['ledger'])
+    return Gateway(config, **kw)
+
 # %% ../nbs/05k_app.ipynb #1838ca42
 class GatewayServer:
     "A gateway served by uvicorn on a background thread (threadserver's `ThreadServer`)."
@@ -302,10 +349,10 @@ class GatewayServer:
     def __exit__(self, *exc): self.stop()
     def __repr__(self): return f'GatewayServer({self.url!r})'
 
-# %% ../nbs/05k_app.ipynb #be9d288a
+# %% ../nbs/05k_app.ipynb #c945376d
 def start_gateway(host:str='127.0.0.1', port:int=0, **kw) -> GatewayServer:
     "A gateway from the settings (`kw` overrides them), served on a background thread; `port=0` picks a free one."
-    return GatewayServer(Gateway.from_settings(**kw), host, port).start()
+    return GatewayServer(gateway_from_settings(**kw), host, port).start()
 
 # %% ../nbs/05k_app.ipynb #e8393b45
 GC_THRESHOLDS = (10_000, 10, 10)   # Python's default collects the youngest generation every 700 net allocations
@@ -315,15 +362,15 @@ def tune_gc() -> None:
     gc.freeze()   # modules, settings, the catalog: alive until the process ends, yet traversed by every full collection
     gc.set_threshold(*GC_THRESHOLDS)
 
-# %% ../nbs/05k_app.ipynb #8fe7d510
+# %% ../nbs/05k_app.ipynb #cf65c3e2
 def app_from_settings():
     "The gateway app from the settings and the environment: what each worker of `serve(workers=N)` runs."
     configure_logging()   # `serve` left its level in the environment
-    app = make_app(Gateway.from_settings(token=gateway_token()))
+    app = make_app(gateway_from_settings(token=gateway_token()))
     tune_gc()   # a worker is the gateway's own process
     return app
 
-# %% ../nbs/05k_app.ipynb #a9b7ca9f
+# %% ../nbs/05k_app.ipynb #1b1120bf
 def serve(host:str|None=None, port:int|None=None, token:str|None=None,
           workers:int=1, # processes answering on the one port
           log_level:str|None=None # debug, info (a line per call), warning or error; default the `gateway.log_level` setting
@@ -339,7 +386,7 @@ def serve(host:str|None=None, port:int|None=None, token:str|None=None,
     level = configure_logging(log_level)
     # uvicorn's own access log stays off: ours says more, per call, and the same from every worker
     kw = dict(host=host, port=port, log_level='warning' if level in ('info', 'debug') else level, access_log=False, lifespan='on')
-    gw = Gateway.from_settings(token=token)   # also checks the settings before any worker starts
+    gw = gateway_from_settings(token=token)   # also checks the settings before any worker starts
     more = f', {workers} workers' if workers > 1 else ''
     note = f' (bearer token required{more})' if token else f' ({workers} workers)' if more else ''
     print(f'ramabana gateway on {listen_url(host, port)}{note}', flush=True)

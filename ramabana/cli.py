@@ -7,7 +7,7 @@ Docs: https://ramabana.github.io/ramabana/cli.html.md"""
 # %% ../nbs/10_cli.ipynb #c16daa99
 from __future__ import annotations
 import os, sys, argparse, json, time, datetime as dt
-from .core import LOG_LEVELS, RamabanaError, ConfigError, config_table, format_table, load_config, config_path
+from .core import LOG_LEVELS, RamabanaError, ConfigError, config_table, format_table, get, load_config, config_path
 from .sampling import sampling_tables
 
 # %% auto #0
@@ -289,7 +289,7 @@ def cmd_demo(a):
     print(f'ramabana demo: asking about {demo_notebook()}\n> {q}\n', flush=True)
     return ask_notebook(q, demo_notebook(), a.model, run_cells=True)
 
-# %% ../nbs/10_cli.ipynb #53aecfa1
+# %% ../nbs/10_cli.ipynb #19c39e4c
 @command('serve', 'run the OpenAI-compatible gateway in the foreground',
          (['--host'], dict(default=None, help='address to bind (default: the gateway.host setting)')),
          (['--port'], dict(type=int, default=None, help='port (default: the gateway.port setting)')),
@@ -299,7 +299,6 @@ def cmd_demo(a):
          (['--log-level'], dict(default=None, choices=LOG_LEVELS, help='what it logs to stderr: info adds a line per call '
                                                                         '(default: the gateway.log_level setting, warning)')))
 def cmd_serve(a):
-    from ramabana.core import get
     from ramabana.app import serve, check_bind, gateway_token
     check_models(load_config())   # a config that does not read is said now, not to every client later
     # --port is checked by check_listen, in the words of a port; the setting's own range check names config or env
@@ -336,14 +335,14 @@ def cmd_setup(a):
     res = setup(progress=True, model=a.model)   # also checks the binary runs and the weights' sha256, fetching damaged ones again
     print(f"llama-server: {res['server']}" + (f"\nmodel: {res['model']}" if res['model'] else ''))
 
-# %% ../nbs/10_cli.ipynb #8bcfd490
+# %% ../nbs/10_cli.ipynb #264c3660
 @command('calls', 'the newest model calls from the ledger', (['n'], dict(nargs='?', type=int, default=10, help='how many (default 10)')),
          (['--refused'], dict(action='store_true', help='the requests refused before a call (401, 403, 429), the latest first')),
          (['--json'], dict(action='store_true', help='the rows as JSON, every column, for scripts')))
 def cmd_calls(a):
     from ramabana.display import calls_table, ledger_rows, refusals_table
     if not 1 <= a.n <= 10_000: raise RamabanaError(f'N should be from 1 to 10000, got {a.n}')
-    rows = ledger_rows(a.n, refused=a.refused)
+    rows = ledger_rows(a.n, get('gateway.url'), refused=a.refused, ledger_url=get('ledger.url'))
     if a.json: print(json.dumps(rows, indent=1, default=str))
     else: print(refusals_table(rows) if a.refused else calls_table(rows))
 
@@ -355,20 +354,19 @@ def since_day(s:str|None) -> str|None:
     try: return dt.date.fromisoformat(s).isoformat()
     except ValueError: raise RamabanaError(f'--since should be a date, YYYY-MM-DD (a UTC day), got {s!r}') from None
 
-# %% ../nbs/10_cli.ipynb #e89a6619
+# %% ../nbs/10_cli.ipynb #eabd1c72
 @command('spend', 'what the calls in the ledger cost, by gateway token, model or UTC day',
          (['--by'], dict(choices=('token', 'model', 'day'), default='model',
                          help='group by the gateway token that made the calls, the model that answered, or the UTC day (default: model)')),
          (['--since'], dict(metavar='DATE', help='only calls from DATE (YYYY-MM-DD) on, from 00:00 UTC; default: every call')))
 def cmd_spend(a):
-    from ramabana.core import get
     from ramabana.display import spend_table
     from ramabana.ledger import default_path
     from ramabana.pgledger import open_ledger
     since = since_day(a.since)
     rows = []
     if get('ledger.url') or default_path().exists():   # no ledger file yet: nothing spent, and none is made
-        led = open_ledger()
+        led = open_ledger(get('ledger.url'))
         try: rows = led.spend(a.by, since)
         finally: led.close()
     if not rows: print(f'no calls since {since} (UTC)' if since else 'no calls recorded yet')
@@ -393,7 +391,7 @@ def key_rows(recs:list[dict], now:float) -> str:
             for r in recs]
     return format_table(rows, ['name', 'state', 'models', 'rpm', 'tpm', 'max parallel', 'budget USD', 'expires (UTC)', 'made (UTC)'])
 
-# %% ../nbs/10_cli.ipynb #938d97ec
+# %% ../nbs/10_cli.ipynb #5660c792
 @command('token', "make, list, show, revoke or rotate the gateway's stored keys (no restart: gateways see it within seconds)",
          (['action'], dict(choices=('add', 'list', 'show', 'revoke', 'rotate'), help='what to do')),
          (['name'], dict(nargs='?', help='the key (all but list)')),
@@ -403,12 +401,13 @@ def key_rows(recs:list[dict], now:float) -> str:
          (['--budget'], dict(metavar='USD/PERIOD', help='dollars a UTC day or month, like 5/day')),
          (['--expires'], dict(help='30d, a date (2027-01-31: the end of that UTC day) or an ISO time')))
 def cmd_token(a):
-    from ramabana.keys import KeyStore, actor, expires_at
+    from ramabana.app import key_store
+    from ramabana.keys import actor, expires_at
     from ramabana.pgledger import open_ledger
     if a.action != 'list' and not a.name: raise ConfigError(f'ramabana token {a.action} needs the name of a key')
-    led = open_ledger()
+    led = open_ledger(get('ledger.url'))
     try:
-        ks, now = KeyStore.from_settings(led), time.time()
+        ks, now = key_store(led), time.time()
         if a.action == 'list':
             recs = ks.records()
             print(key_rows(recs, now) if recs else 'no stored keys yet: ramabana token add NAME')
@@ -435,11 +434,11 @@ def show_key(ks, led, name:str, now:float):
         print(f"{dt.datetime.fromtimestamp(e['time'], dt.timezone.utc):%Y-%m-%d %H:%M:%S} {e['action']} by {e['actor']}"
               + (f" {json.dumps(e['detail'], sort_keys=True)}" if e['detail'] else ''))
 
-# %% ../nbs/10_cli.ipynb #ae538774
+# %% ../nbs/10_cli.ipynb #6e149d53
 @command('status', "each model's circuit at the running gateway: closed, open or half-open")
 def cmd_status(a):
     from ramabana.display import circuits_table, gateway_health
-    h = gateway_health()
+    h = gateway_health(get('gateway.url') or f"http://{get('gateway.host')}:{get('gateway.port')}/v1")   # else where `ramabana serve` listens
     if e := h.get('config_error'): print(f'config: {e} (serving the last config that read)')
     print(circuits_table(h.get('circuits') or {}))
 

@@ -11,7 +11,7 @@ from fastcore.basics import patch
 import os, re, sys, json, time, queue, threading
 from dataclasses import dataclass
 from typing import Any, Callable
-from .core import RamabanaError, format_table, get, usd
+from .core import RamabanaError, format_table, usd
 from .ledger import LedgerError, retries_text
 
 # %% auto #0
@@ -340,16 +340,18 @@ def gateway_json(url:str, path:str, params:dict|None=None, token:str|None=None, 
                   + ' '.join(str(e.get('message') if isinstance(e, dict) else e or body).split())[:200])
     return body
 
-# %% ../nbs/09c_display.ipynb #38d5621d
-def ledger_rows(n:int=10, url:str|None=None, token:str|None=None, refused:bool=False) -> list[dict]:
-    "The newest `n` ledger rows (`refused`: refusal rows), newest first: from the gateway at `url`, else `gateway.url`, else the in-process one, else the ledger."
+# %% ../nbs/09c_display.ipynb #24d00dde
+def ledger_rows(n:int=10, url:str|None=None, token:str|None=None, refused:bool=False,
+                ledger_url:str|None=None # the shared ledger's URL (`ledger.url`); None: the SQLite file
+               ) -> list[dict]:
+    "The newest `n` ledger rows (`refused`: refusal rows), newest first: from the gateway at `url`, else the in-process one, else the ledger."
     from ramabana.backend import local_gateway_url
-    url = url or get('gateway.url') or local_gateway_url()
+    url = url or local_gateway_url()
     if url: return gateway_json(url, '/calls', {'limit': n, **({'refused': 'true'} if refused else {})}, token).get('data') or []
     from ramabana.ledger import default_path
     from ramabana.pgledger import open_ledger
-    if not get('ledger.url') and not default_path().exists(): return []
-    led = open_ledger()
+    if not ledger_url and not default_path().exists(): return []
+    led = open_ledger(ledger_url)
     try: return led.refusals(n) if refused else led.recent(n)
     finally: led.close()
 
@@ -408,15 +410,14 @@ def spend_table(rows:list[dict], by:str='model') -> str:
                  usd(tot('cost_usd')), n(tot('unpriced'))))
     return format_table(body, (SPEND_HEADS[by], 'calls', 'in', 'out', 'failed', 'USD', 'unpriced'))
 
-# %% ../nbs/09c_display.ipynb #eb1adc14
-def gateway_health(url:str|None=None, token:str|None=None) -> dict:
-    "`/health` of the gateway at `url` (default: `gateway.url`, else where `ramabana serve` listens): its circuits, and a config that does not read."
+# %% ../nbs/09c_display.ipynb #3a233418
+def gateway_health(url:str, token:str|None=None) -> dict:
+    "`/health` of the gateway at `url`: its circuits, and a config that does not read."
     from ramabana.upstream import server_root
-    url = url or get('gateway.url') or f"http://{get('gateway.host')}:{get('gateway.port')}/v1"
     return gateway_json(server_root(url), '/health', token=token, err=RamabanaError)
 
-# %% ../nbs/09c_display.ipynb #f923bdb8
-def gateway_circuits(url:str|None=None, token:str|None=None) -> dict:
+# %% ../nbs/09c_display.ipynb #79e95fed
+def gateway_circuits(url:str, token:str|None=None) -> dict:
     "The circuits of the gateway at `url` (`gateway_health`'s)."
     return gateway_health(url, token).get('circuits') or {}
 

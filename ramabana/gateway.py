@@ -11,7 +11,7 @@ import asyncio, collections, contextlib, dataclasses, fnmatch, json, os, re, tim
 from dataclasses import dataclass, field
 from typing import AsyncIterator
 from fastcore.basics import patch
-from .core import ModelSpec, ConfigError, get, load_config, task_dir, NamedToken
+from .core import ModelSpec, ConfigError, task_dir, NamedToken
 from .core import PURPOSE_HEADER, TASK_HEADER, DISCARD_HEADER, CHUNK_KEY
 from .errors import (CircuitOpen, ContextOverflow, GatewayError, InvalidRequest, UpstreamError,
                              UpstreamUnavailable, keep_secret, log)
@@ -22,14 +22,13 @@ from .replay import ReplayStore, prepare_history, store_for
 from .upstream import Call, Capabilities, Upstream, flattened
 from .routing import Router, context_window, prefill_caps, retirement, sampling_ladder
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
-from .pgledger import open_ledger
 from .limits import Admission, Limits, Refusals
 from .keys import Keyring, KeyStore
 from .redisrates import RedisRates
 
 # %% auto #0
-__all__ = ['DISCARD', 'GatewayConfig', 'named_tokens', 'Gateway', 'Target', 'Exchange', 'wants_usage', 'check_model_allowed',
-           'server_of', 'skipped', 'not_asked', 'prompt_figures', 'usage_tokens']
+__all__ = ['DISCARD', 'GatewayConfig', 'Gateway', 'Target', 'Exchange', 'wants_usage', 'check_model_allowed', 'server_of',
+           'skipped', 'not_asked', 'prompt_figures', 'usage_tokens']
 
 # %% ../nbs/05h_gateway.ipynb #f6600762
 @dataclass(frozen=True)
@@ -58,31 +57,11 @@ class GatewayConfig:
         if self.readback not in ('managed', 'all', 'off'):
             raise ConfigError(f"readback should be managed, all or off, got {self.readback!r}")
 
-    @classmethod
-    def from_settings(cls, **kw) -> GatewayConfig:
-        "The settings as ramabana's settings say; `kw` overrides them."
-        names = ('reasoning_history', 'structured_output', 'trust_client', 'max_body_mib', 'readback', 'retries', 'retry_base',
-                 'max_retry_wait', 'breaker_failures', 'breaker_cooldown', 'breaker_rate', 'breaker_window', 'keys_refresh')
-        where = {'reasoning_history': 'inference', 'trust_client': 'inference', 'structured_output': 'task'}
-        s = {n: get(f"{where.get(n, 'gateway')}.{n}") for n in names}
-        return cls(**{**s, 'timeouts': Timeouts.from_settings(), **kw})
-
-# %% ../nbs/05h_gateway.ipynb #7565bbc2
-def named_tokens() -> dict[str, tuple]:
-    "`[gateway.tokens]` with their secrets from the environment: NAME -> (secret, model patterns or None)."
-    res = {}
-    for name, t in load_config().tokens.items():
-        if not (secret := os.environ.get(t.env)):
-            raise ConfigError(f"gateway.tokens.{name}: the environment variable {t.env} that should hold its "
-                              "secret is not set")
-        res[name] = (secret, t.models)
-    return res
-
-# %% ../nbs/05h_gateway.ipynb #86f42970
+# %% ../nbs/05h_gateway.ipynb #51de2701
 class Gateway(Router):
     "State shared by all requests: settings, catalog, upstreams, ledger, keys and limits."
     def __init__(self, config:GatewayConfig|None=None, *,
-                 ledger:Ledger|None=None,                # the ledger; default `open_ledger()` (`ledger.url`, else SQLite)
+                 ledger:Ledger|None=None,                # the ledger; default the SQLite file (`open_ledger` picks by `ledger.url`)
                  models:dict[str, ModelSpec]|None=None,  # extra or replacement catalog entries
                  tokens:dict[str, tuple]|None=None,      # named tokens: NAME -> (secret, model patterns or None)
                  limits:dict|None=None,                  # named tokens' limits: NAME -> `NamedToken` (rpm, tpm, max_parallel, budget)
@@ -102,7 +81,7 @@ class Gateway(Router):
         declared = {n: (s, (limits or {}).get(n) or NamedToken(n, '', pats)) for n, (s, pats) in (tokens or {}).items()}
         # every key a client may present, in one model: the single token, the declared ones, the stored ones
         self.keys = Keyring(cfg.token, declared, key_store, refresh=cfg.keys_refresh, clock=clock)
-        self.ledger = ledger if ledger is not None else open_ledger()
+        self.ledger = ledger if ledger is not None else Ledger()
         self.observers: list = []              # called with each finished call's ledger row (`Exchange.finish`)
         if key_store is not None: self.keys.read()   # before the first request: the keys made before this gateway started
         self.limits = Limits(self.keys.tokens(), self.ledger, clock=clock, now=now, shared=rates)   # each limited token's windows and budget
@@ -113,18 +92,6 @@ class Gateway(Router):
         self._seen: dict = {}                  # (task, purpose, model) -> message fingerprints of the previous request
         self._sent = collections.Counter()     # server -> requests sent to it (attempts), for the readback
         self._inflight = collections.Counter() # server -> requests to it not yet ended
-
-    @classmethod
-    def from_settings(cls, **kw) -> Gateway:
-        "A gateway configured from ramabana's settings; `kw` overrides them (settings by name, or what `Gateway` takes)."
-        settings = {k: kw.pop(k) for k in list(kw) if k in GatewayConfig.__dataclass_fields__}
-        if 'tokens' not in kw: kw['tokens'] = named_tokens()
-        if 'limits' not in kw: kw['limits'] = load_config().tokens
-        if 'rates' not in kw and (url := get('limits.redis')): kw['rates'] = RedisRates(url, get('limits.redis_down'))
-        if 'key_store' not in kw and os.environ.get(get('gateway.key_secret_env') or ''):   # stored keys: the server secret is set
-            kw['ledger'] = kw.get('ledger') or open_ledger()
-            kw['key_store'] = KeyStore.from_settings(kw['ledger'])
-        return cls(GatewayConfig.from_settings(**settings), **kw)
 
     async def aclose(self):
         "Close the upstreams and the shared HTTP client (the ledger belongs to whoever made it)."

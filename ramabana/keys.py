@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio, datetime as dt, getpass, hashlib, hmac, json, logging, os, re, secrets, socket, time
 from typing import NamedTuple
 from fastcore.basics import patch
-from .core import ConfigError, NamedToken, RamabanaError, get, token_limits
+from .core import SETTINGS, ConfigError, NamedToken, RamabanaError, token_limits
 from .ledger import Ledger, LedgerError
 
 log = logging.getLogger('ramabana.keys')
@@ -127,17 +127,12 @@ class KeyStore:
     def __init__(self,
                  ledger:Ledger,              # whose store holds the keys (SQLite or PostgreSQL)
                  pepper:bytes|None=None,     # the server secret; None: reading only
-                 now=time.time):             # Unix seconds: when a change happened, whether a key has expired
-        self.ledger, self.pepper, self.now = ledger, pepper, now
+                 now=time.time,              # Unix seconds: when a change happened, whether a key has expired
+                 secret_env:str=SETTINGS['gateway.key_secret_env'].default):   # the variable the secret comes from, named in errors
+        self.ledger, self.pepper, self.now, self.secret_env = ledger, pepper, now, secret_env
         self._ready = False
 
     def __repr__(self): return f'KeyStore({self.ledger.path!r})'
-
-    @classmethod
-    def from_settings(cls, ledger:Ledger, **kw) -> KeyStore:
-        "A store on `ledger` with the server secret from the variable `gateway.key_secret_env` names (None when unset)."
-        secret = os.environ.get(get('gateway.key_secret_env') or '')
-        return cls(ledger, secret.encode() if secret else None, **kw)
 
     def tx(self, body, *args):
         "Run `body(cursor, placeholder, *args)` in one transaction, the tables made first."
@@ -151,7 +146,7 @@ class KeyStore:
     # the server secret, checked against the store
     def _checked(self, cur, mark):
         "The server secret, checked against the store's record of it (recorded now if there is none)."
-        var = get('gateway.key_secret_env')
+        var = self.secret_env
         if self.pepper is None:
             raise ConfigError(f'stored keys need the server secret in {var}: the same long random value on every gateway '
                               "sharing this ledger (python -c 'import secrets; print(secrets.token_urlsafe(32))')")

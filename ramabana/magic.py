@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 from fastcore.basics import patch
-from .core import RamabanaError, format_table, get, resolve, price_of, usd
+from .core import RamabanaError, format_table, get, load_config, resolve, price_of, usd
 from .notebook import (Seen, find_notebook, session_path, read_notebook, nb_cells, merge_history, current_cells,
                                block_of, shown_path, notebook_changes, changes_block, worth_telling, omit, seen_after, asking_cell,
                                set_compact, ramabana_cell, NotebookError)
 from .display import (CellView, TerminalShow, TurnResult, ipython_show, tool_line, run_turn, say, why,
                               default_confirm, calls_table, refusals_table, ledger_rows, clip)
 from .record import turn_code, is_action, agent_cell, landed_before
+from .serverext import saved_by_server
 
 # %% auto #0
 __all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'cell_reader',
@@ -255,7 +256,7 @@ def subcommand(name:str, args:str, help:str):
     def deco(f): SUBCOMMANDS[name] = (f, args, help); return f
     return deco
 
-# %% ../nbs/09_magic.ipynb #dba30986
+# %% ../nbs/09_magic.ipynb #a0c0978f
 def model_named(name:str):
     "The model called `name`; when no known name is close to it, the error lists them all."
     from ramabana.core import UnknownModel, catalog, config_path
@@ -267,7 +268,7 @@ def model_named(name:str):
         raise MagicError(f"unknown model '{name}'; the models are {', '.join(names)} (add others in {config_path()})") from None
     if spec.profile:   # `NAME:PROFILE`: a profile nobody defined fails here, naming those there are
         from ramabana.sampling import rungs_for, sampling_tables
-        rungs_for(spec, sampling_tables())
+        rungs_for(spec, sampling_tables(load_config()))
     return spec
 
 # %% ../nbs/09_magic.ipynb #387c54ab
@@ -346,7 +347,7 @@ def _reset(s:Session):
     if s.agent is not None: s.agent.reset()
     return Report('conversation cleared')
 
-# %% ../nbs/09_magic.ipynb #d83230a3
+# %% ../nbs/09_magic.ipynb #38a67763
 @subcommand('calls', '[N] [--refused]', 'the newest N (10) model calls from the ledger; --refused: the requests refused before a call')
 def _calls(s:Session, *args:str):
     refused, rest = '--refused' in args, [a for a in args if a != '--refused']
@@ -357,16 +358,16 @@ def _calls(s:Session, *args:str):
     if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= 10_000: raise MagicError(f'calls takes a number from 1 to 10000, got {n!r}')
     be = s.agent.backend if s.agent is not None else None
     url = getattr(be, 'url', None) if be is not None and be.ready else None   # the gateway this conversation uses
-    rows = ledger_rows(int(n), url, be.api_key if url else None, refused=refused)
+    rows = ledger_rows(int(n), url or get('gateway.url'), be.api_key if url else None, refused=refused, ledger_url=get('ledger.url'))
     return Report(refusals_table(rows) if refused else calls_table(rows))
 
-# %% ../nbs/09_magic.ipynb #58c4fd1d
+# %% ../nbs/09_magic.ipynb #60857203
 @subcommand('explain', '', 'where each sampling value for the current model comes from')
 def _explain(s:Session):
     from ramabana.sampling import sampling_for_request, explain, rungs_for, sampling_tables
     spec = s.spec()
     body = {'model': spec.name, 'messages': [{'role': 'user', 'content': '.'}]}
-    ladder = rungs_for(spec, sampling_tables())   # the profile a `NAME:PROFILE` chose, and config.toml's global rung
+    ladder = rungs_for(spec, sampling_tables(load_config()))   # the profile a `NAME:PROFILE` chose, and config.toml's global rung
     return explain(sampling_for_request(body, model=spec, trust_client=get('inference.trust_client'), **ladder), model=spec.name)
 
 # %% ../nbs/09_magic.ipynb #8db459a1
@@ -381,7 +382,7 @@ def _approve(s:Session, mode:str|None=None):
         if s.agent is not None: s.agent.approvals.set('code', mode)
     return Report(f'approvals: {mode}')
 
-# %% ../nbs/09_magic.ipynb #89ebe00c
+# %% ../nbs/09_magic.ipynb #adaddd4a
 def _set_mode(mode):
     def f(s:Session, cell_id:str|None=None):
         path = s.notebook()
@@ -395,7 +396,7 @@ def _set_mode(mode):
             if ramabana_cell(next(c['source'] for c in cells if c['id'] == cell_id)):   # a cell of its own: it would mark itself
                 raise MagicError(f'this cell holds only %ram commands, so the setting would apply to nothing: put `%ram {mode}` '
                                  f'on the first line of the cell it is for, or name that cell: %ram {mode} CELL_ID')
-        where = set_compact(path, cell_id, mode)
+        where = set_compact(path, cell_id, mode, at_save=saved_by_server(os.environ))   # the server writes it at save, when it said so
         return Report(f'cell {cell_id}: {mode} ({where})')
     return f
 

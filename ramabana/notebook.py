@@ -158,21 +158,21 @@ _overrides: dict[tuple[str, str], str] = {}   # (notebook path, cell id) -> mode
 
 def _key(path) -> str: return str(Path(path).resolve())
 
-# %% ../nbs/09a_notebook.ipynb #604a5dea
+# %% ../nbs/09a_notebook.ipynb #bf8b3dbe
 def set_compact(path:Path|str, # the notebook file
                 cell_id:str, # the cell's id (or `cell-N` for a notebook without ids)
                 mode:str, # keep, auto or discard
-                at_save:bool|None=None # leave the file to the server's save (default: when a server said it does)
+                at_save:bool=False # leave the file to the server's save (the magic passes `saved_by_server`)
                ) -> str:
     "Record `mode` for the cell, in this kernel at once and in the notebook's cell metadata; where it went."
-    from ramabana.serverext import MarksError, note_mark, saved_by_server
+    from ramabana.serverext import MarksError, note_mark
     if mode not in COMPACT_MODES: raise NotebookError(f"compaction should be one of {', '.join(COMPACT_MODES)}, got {mode!r}")
     nb = read_notebook(path)
     ids = [c.get('id') or f'cell-{i}' for i, c in enumerate(nb['cells'])]
     if cell_id not in ids:
         if not cell_id.startswith('run-'): raise NotebookError(f"no cell '{cell_id}' in {path}")
         where = 'this kernel only: the cell is not in the saved notebook'
-    elif saved_by_server() if at_save is None else at_save:
+    elif at_save:
         try: note_mark(path, cell_id, mode)
         except MarksError as e: raise NotebookError(str(e)) from None
         where = 'written into the notebook when it is next saved'

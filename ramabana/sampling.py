@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, NamedTuple, Sequence
 from fastcore.basics import patch
-from .core import ConfigError, ModelSpec, format_table, Config, load_config, catalog
+from .core import ConfigError, ModelSpec, format_table, Config, catalog
 
 # %% auto #0
 __all__ = ['I32_MAX', 'U32_MAX', 'HOSTED_EFFORTS', 'FIELDS', 'COUPLED', 'CLIENT_AUTHORITATIVE', 'ALIASES', 'LOCAL_RUNTIMES',
@@ -597,12 +597,11 @@ def _stored(t, where:str, hosted:bool=True) -> InferenceConfig:
     "A stored table as a rung; an empty table is an empty config (a profile that changes nothing still exists)."
     return _rung(t, where, hosted) or InferenceConfig()
 
-# %% ../nbs/01_sampling.ipynb #7b9f1b70
+# %% ../nbs/01_sampling.ipynb #538a894b
 _checked: dict = {}
 
-def sampling_tables(cfg:Config|None=None) -> SamplingTables:
-    "Check every sampling table of config.toml (once per text of the file) and return the global rung and profiles."
-    cfg = cfg or load_config()
+def sampling_tables(cfg:Config) -> SamplingTables:
+    "Check every sampling table of the config file `cfg` (once per text of the file) and return the global rung and profiles."
     key = (str(cfg.path), json.dumps([cfg.sampling, cfg.models], sort_keys=True, default=str))
     if key in _checked: return _checked[key]
     where = lambda *t: f"{cfg.path}: [{'.'.join(map(_toml_key, t))}]"

@@ -25,10 +25,10 @@ def marks_path() -> Path:
     "Where pending marks wait for the next save: `data_dir()/marks.json`."
     return data_dir()/'marks.json'
 
-# %% ../nbs/09b_serverext.ipynb #5ed0d820
-def saved_by_server(env:dict|None=None) -> bool:
-    "Whether this process was started by a Jupyter server that writes pending marks at save."
-    return (os.environ if env is None else env).get(SAVE_HOOK_ENV) == '1'
+# %% ../nbs/09b_serverext.ipynb #f7f8cbbe
+def saved_by_server(env:dict) -> bool:
+    "Whether the process of environment `env` (the magic's `os.environ`) was started by a Jupyter server that writes pending marks at save."
+    return env.get(SAVE_HOOK_ENV) == '1'
 
 # %% ../nbs/09b_serverext.ipynb #6757abb1
 def _nb_key(path) -> str: return str(Path(path).resolve())

@@ -9,8 +9,11 @@
 - @patch: the share of exported cells that are `@patch` methods
 - long prose: markdown cells over 300 words
 - module lines: lines of each module in ramabana/ (the generated `_modidx.py` aside)
+- settings read: the modules of ramabana/ that read a setting, by calling core's `get`, `setting` or `load_config`,
+  or `resolve` or `catalog` without handing them the config, or by reading a `RAMABANA_*` variable of `os.environ` (core,
+  which defines them, and the generated `_modidx.py` aside; the test doubles too, which are no product module)
 """
-import json, re, sys
+import ast, json, re, sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +44,40 @@ def measure(nb):
             if k == 'code' and s.strip() and not s.lstrip().startswith('#| hide'): with_ex += 1; break
     return dict(defs=defs, with_ex=with_ex, patches=patches, exported=exp, long_md=long_md)
 
+READERS = {'get', 'setting', 'resolve', 'catalog', 'load_config'}   # core's functions that read the settings
+DOUBLES = {'testing', 'llama_double', 'cassettes', 'fault_server', 'hosted_doubles', 'hosted_base', 'openai_double',
+           'anthropic_double', 'gemini_double', 'ollama_double'}
+
+CONFIG_AT = {'catalog': 0, 'resolve': 1}   # where these take a `Config`: handed one, they read nothing themselves
+
+def given_config(call, name) -> bool:
+    "Whether `call` of core's `name` is handed the config it works from (so it reads no setting itself)."
+    at = CONFIG_AT.get(name)
+    return at is not None and (len(call.args) > at or any(k.arg == 'cfg' for k in call.keywords))
+
+def reads_settings(path) -> bool:
+    "Whether the module at `path` calls one of core's `READERS` or reads a `RAMABANA_*` environment variable."
+    tree = ast.parse(path.read_text())
+    from_core = {a.asname or a.name: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                 and n.module in ('core', 'ramabana.core') for a in n.names if a.name in READERS}
+    consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+              for t in n.targets if isinstance(t, ast.Name)}
+    environ = lambda e: any(isinstance(x, ast.Attribute) and x.attr == 'environ' for x in ast.walk(e))   # os.environ, not a mapping passed in
+    def ramabana_var(k):
+        v = k.value if isinstance(k, ast.Constant) else consts.get(k.id) if isinstance(k, ast.Name) else None
+        return isinstance(v, str) and v.startswith('RAMABANA_')
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in from_core and not given_config(n, from_core[n.func.id]): return True
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args and ramabana_var(n.args[0])
+            and (n.func.attr == 'getenv' or n.func.attr == 'get' and environ(n.func.value))): return True
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and ramabana_var(n.slice) and environ(n.value): return True
+    return False
+
+def settings_readers() -> list:
+    "The modules of ramabana/ that read settings (`reads_settings`), core, the index and the doubles aside."
+    return [p.stem for p in sorted((ROOT/'ramabana').glob('*.py'))
+            if p.stem not in {'core', '_modidx', '__init__'} | DOUBLES and reads_settings(p)]
+
 def main():
     worst = int(sys.argv[sys.argv.index('--worst') + 1]) if '--worst' in sys.argv else None
     rows = {nb.stem: measure(nb) for nb in sorted((ROOT/'nbs').glob('*.ipynb'))}
@@ -56,5 +93,7 @@ def main():
     big = [(p.name, n) for p in sorted((ROOT/'ramabana').glob('*.py')) if p.name != '_modidx.py'
            and (n := len(p.read_text().splitlines())) > 700]
     print('modules over 700 lines:', ', '.join(f'{a} {b}' for a, b in big) or 'none')
+    readers = settings_readers()
+    print(f"settings read in {len(readers)} modules: {', '.join(readers)} (goal: at most 4, with core 5)")
 
 if __name__ == '__main__': main()
