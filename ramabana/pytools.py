@@ -245,6 +245,7 @@ def run_code(code:str, ns:dict, timeout:float=TIMEOUT) -> dict:
         finally:
             if sys.stdout is out: sys.stdout, sys.stderr = old
             res['stdout'], res['stderr'] = out.buf.getvalue(), err.buf.getvalue()
+    figures = _figures()
     th, run = threading.Thread(target=work, name='ramabana-run_python', daemon=True), current_run()
     th.start()
     end = time.monotonic() + timeout
@@ -258,7 +259,14 @@ def run_code(code:str, ns:dict, timeout:float=TIMEOUT) -> dict:
     if th.is_alive():   # in a native call: the pending exception stops it when the call returns; the turn does not wait
         why = 'stopped: the user cancelled the turn, but the code' if stopped else f'still running after {timeout:g} s and'
         res['error'] = f'{why} could not be interrupted (it is in native code); it goes on in the background until that call returns'
+    # a figure a failed run began is half drawn, and the next try would draw on it (bars twice): it goes with the failure
+    if res['error'] and (plt := sys.modules.get('matplotlib.pyplot')):
+        for n in set(plt.get_fignums()) - figures: plt.close(n)
     return res
+
+def _figures() -> set:
+    "The numbers of the open matplotlib figures, when pyplot is loaded (it is never imported here)."
+    return set(plt.get_fignums()) if (plt := sys.modules.get('matplotlib.pyplot')) else set()
 
 # %% ../nbs/08a_pytools.ipynb #7fa3c951
 def format_run(res:dict) -> str:
