@@ -10,7 +10,7 @@ import json, math, types, copy, threading, inspect, typing
 from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
-from .core import ModelSpec, get, LOCAL_RUNTIMES
+from .core import ModelSpec, SETTINGS, LOCAL_RUNTIMES
 from .runtime import estimate_tokens, CHARS_PER_TOKEN, margin, answer_only, Usage
 from .runs import current_run
 from .compaction import msg_tokens, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
@@ -107,13 +107,13 @@ class Backend:
                  sp:str='',                      # the system prompt
                  tools:tuple=(),                 # functions or `Tool`s the model may call
                  approve:Callable|None=None,     # `approve(tool, args) -> True | refusal text`; None allows every call
-                 tool_max_len:int|None=None,     # characters of a tool result the model sees; None: `agent.tool_max_len`
+                 tool_max_len:int=SETTINGS['agent.tool_max_len'].default, # characters of a tool result the model sees
                  shared:bool=False,              # another conversation uses the same engine: do not close it
                  task:str|None=None,             # the task whose directory holds spilled text and the session
                  spill:bool=True,                # write whatever is cut to a file the note names
                  **kw):                          # engine options
         self.spec, self.sp, self.tools, self.approve, self.shared, self.task = spec, sp, [as_tool(t) for t in tools], approve, shared, task
-        self.tool_max_len = tool_max_len if tool_max_len is not None else get('agent.tool_max_len')
+        self.tool_max_len = tool_max_len
         self.save = spill_to(task) if spill else None
         self.kw, self.hist, self.problems, self.note, self.turn_error = kw, [], [], 'not started', ''
         self.purpose = 'turn'   # of the call being made
