@@ -131,7 +131,8 @@ class SessionFile:
 AGENT_KEYS = {'model': 'model.default', 'summariser': 'model.oneshot', 'approve': 'agent.approve',
               'max_steps': 'agent.max_steps', 'tool_max_len': 'agent.tool_max_len', 'effort': 'effort',
               'auto_compact': 'compaction.auto', 'strategy': 'compaction.strategy', 'reserve': 'window.reserve',
-              'keep_recent': 'window.keep_recent', 'gateway_url': 'gateway.url', 'token_env': 'gateway.token_env'}
+              'keep_recent': 'window.keep_recent', 'image_tokens': 'window.image_tokens', 'margin': 'window.margin',
+              'gateway_url': 'gateway.url', 'token_env': 'gateway.token_env'}
 
 @dataclass(frozen=True)
 class AgentConfig:
@@ -146,14 +147,16 @@ class AgentConfig:
     strategy: str = 'summary'                            # how compaction is done: summary or surgical
     reserve: int|None = None                             # tokens held back below the window; None: `RESERVE`
     keep_recent: int|None = None                         # tokens of recent conversation compaction keeps; None: `KEEP_RECENT`
+    image_tokens: int|None = None                        # tokens a picture counts for; None: `IMG_TOKENS`
+    margin: float|None = None                            # factor on an estimate checking a fit; None: `EST_MARGIN`
     gateway_url: str|None = None                         # a running gateway; None: one started in-process
     token_env: str = SETTINGS['gateway.token_env'].default   # the variable holding the gateway's token (named in errors)
     file: Config = field(default_factory=lambda: Config(Path('config.toml'), {}, {}))   # config.toml as read (empty: the built-in models)
 
     def backend_kw(self) -> dict:
         "The keywords `make_backend` takes from this config."
-        return dict(max_steps=self.max_steps, effort=self.effort, tool_max_len=self.tool_max_len,
-                    base_url=self.gateway_url, token_env=self.token_env)
+        return dict(max_steps=self.max_steps, effort=self.effort, tool_max_len=self.tool_max_len, base_url=self.gateway_url,
+                    token_env=self.token_env, img_tokens=self.image_tokens, margin=self.margin)
 
     def spec(self, model:str|ModelSpec|None=None) -> ModelSpec:
         "`model` (a name, or None: `self.model`) as a `ModelSpec` from the built-in models and `file`'s."
@@ -426,7 +429,7 @@ def _summariser(self:Agent):
     if not m: return None
     name = m.name if isinstance(m, ModelSpec) else m
     if self._sum_be is None or self._sum_be.spec.name != name:
-        try: new = make_backend(self.config.spec(m), task=self.task, **{k: v for k, v in self.kw.items() if k in ('base_url', 'token_env')})
+        try: new = make_backend(self.config.spec(m), task=self.task, **{k: v for k, v in self.kw.items() if k in self.config.backend_kw()})
         except RamabanaError as e:   # a misconfigured summary model must not stop the conversation: compact surgically
             self.backend.problem(f'summary model unavailable ({e}); compacting surgically')
             return None

@@ -281,7 +281,7 @@ def gateway_token(token:str|None=None) -> str|None:
 GATEWAY_KEYS = {'reasoning_history': 'inference', 'trust_client': 'inference', 'structured_output': 'task', 'max_body_mib': 'gateway',
                 'readback': 'gateway', 'retries': 'gateway', 'retry_base': 'gateway', 'max_retry_wait': 'gateway',
                 'breaker_failures': 'gateway', 'breaker_cooldown': 'gateway', 'breaker_rate': 'gateway',
-                'breaker_window': 'gateway', 'keys_refresh': 'gateway'}   # `GatewayConfig` field -> the table of its setting
+                'breaker_window': 'gateway', 'keys_refresh': 'gateway', 'image_tokens': 'window'}   # `GatewayConfig` field -> the table of its setting
 
 def gateway_config(**kw) -> GatewayConfig:
     "A `GatewayConfig` as ramabana's settings say; `kw` overrides its fields."

@@ -50,6 +50,7 @@ class GatewayConfig:
     readback: str = 'managed'          # sampling readback after llama.cpp calls: managed, all, or off
     readback_timeout: float = 5.0      # seconds a sampling readback may take
     keys_refresh: float = 5.0          # seconds between looks at the stored keys
+    image_tokens: int|None = None      # what a picture counts for in a budget's bound; None: the runtime's `IMG_TOKENS`
 
     def __post_init__(self):
         if self.reasoning_history not in ('auto', 'keep', 'drop'):
@@ -84,7 +85,7 @@ class Gateway(Router):
         self.ledger = ledger if ledger is not None else Ledger()
         self.observers: list = []              # called with each finished call's ledger row (`Exchange.finish`)
         if key_store is not None: self.keys.read()   # before the first request: the keys made before this gateway started
-        self.limits = Limits(self.keys.tokens(), self.ledger, clock=clock, now=now, shared=rates)   # each limited token's windows and budget
+        self.limits = Limits(self.keys.tokens(), self.ledger, clock=clock, now=now, shared=rates, img_tokens=cfg.image_tokens)   # each limited token's windows and budget
         self.keys.on_change = self.limits.use   # a stored key made or revoked: its limits change in the same step as the key
         self.refusals = Refusals(self.ledger, now=now)   # what the doors refuse before a call, counted
         self.no_prefill: set[str] = set()      # models that refused a prefill: a cut answer is not offered to them again
