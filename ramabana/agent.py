@@ -11,7 +11,8 @@ import json, time, uuid, base64
 from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
-from .core import RamabanaError, ModelSpec, resolve, get, task_dir, append_jsonl
+from .core import RamabanaError, ModelSpec, Config, SETTINGS, resolve, task_dir, append_jsonl
+from dataclasses import dataclass, field
 from .runs import Run, run_context
 from .runtime import notices_block, prompt_notices, Q_NOTICE, ACTION_NOTICE, Usage, estimate_tokens
 from .compaction import Compactor
@@ -21,8 +22,9 @@ from .claims import failure
 from .pytools import python_tools, kernel_line, glances, TIMEOUT
 
 # %% auto #0
-__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'SP', 'CODE_SP', 'REPEAT_AFTER', 'REPEAT_NOTICE', 'REPEAT_FAILED',
-           'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'SessionFile', 'new_task', 'Agent']
+__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'AGENT_KEYS', 'SP', 'CODE_SP', 'REPEAT_AFTER', 'REPEAT_NOTICE',
+           'REPEAT_FAILED', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'SessionFile',
+           'AgentConfig', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -43,11 +45,11 @@ class Approvals:
     "Per-tool approval modes (auto | ask | deny); code-running tools ask unless told otherwise."
     def __init__(self,
                  modes:dict|None=None,       # tool name -> mode
-                 code:str|None=None,         # mode of code-running tools; None reads `agent.approve`
+                 code:str=SETTINGS['agent.approve'].default, # mode of code-running tools (`AgentConfig.approve`)
                  default:str='auto',         # mode of the other tools
                  ask:Callable|None=ask_input): # `ask(name, args) -> answer` (None: nobody could be asked); None: `ask` calls are declined
         self.modes, self.ask = {}, ask
-        self.code, self.default = self._check(code if code is not None else get('agent.approve')), self._check(default)
+        self.code, self.default = self._check(code), self._check(default)
         for k, v in (modes or {}).items(): self.set(k, v)
 
     def _check(self, mode):
@@ -125,6 +127,41 @@ class SessionFile:
             elif r.get('op') == 'reset': hist = list(r['hist'])
         return hist
 
+# %% ../nbs/08b_agent.ipynb #a2a26269
+AGENT_KEYS = {'model': 'model.default', 'summariser': 'model.oneshot', 'approve': 'agent.approve',
+              'max_steps': 'agent.max_steps', 'tool_max_len': 'agent.tool_max_len', 'effort': 'effort',
+              'auto_compact': 'compaction.auto', 'strategy': 'compaction.strategy', 'reserve': 'window.reserve',
+              'keep_recent': 'window.keep_recent', 'image_tokens': 'window.image_tokens', 'margin': 'window.margin',
+              'gateway_url': 'gateway.url', 'token_env': 'gateway.token_env'}
+
+@dataclass(frozen=True)
+class AgentConfig:
+    "What an agent's settings say (`AGENT_KEYS`), and config.toml's models its names resolve against."
+    model: str = SETTINGS['model.default'].default       # the model of an agent given none
+    summariser: str|None = None                          # the model that writes summaries; None: surgical compaction
+    approve: str = SETTINGS['agent.approve'].default     # mode of code-running tools
+    max_steps: int = SETTINGS['agent.max_steps'].default # tool steps per turn
+    tool_max_len: int = SETTINGS['agent.tool_max_len'].default   # characters of a tool result the model sees
+    effort: str|None = None                              # reasoning effort asked of a Claude model; None: `CLAUDE_EFFORT`
+    auto_compact: bool = True                            # compact on crossing the threshold
+    strategy: str = 'summary'                            # how compaction is done: summary or surgical
+    reserve: int|None = None                             # tokens held back below the window; None: `RESERVE`
+    keep_recent: int|None = None                         # tokens of recent conversation compaction keeps; None: `KEEP_RECENT`
+    image_tokens: int|None = None                        # tokens a picture counts for; None: `IMG_TOKENS`
+    margin: float|None = None                            # factor on an estimate checking a fit; None: `EST_MARGIN`
+    gateway_url: str|None = None                         # a running gateway; None: one started in-process
+    token_env: str = SETTINGS['gateway.token_env'].default   # the variable holding the gateway's token (named in errors)
+    file: Config = field(default_factory=lambda: Config(Path('config.toml'), {}, {}))   # config.toml as read (empty: the built-in models)
+
+    def backend_kw(self) -> dict:
+        "The keywords `make_backend` takes from this config."
+        return dict(max_steps=self.max_steps, effort=self.effort, tool_max_len=self.tool_max_len, base_url=self.gateway_url,
+                    token_env=self.token_env, img_tokens=self.image_tokens, margin=self.margin)
+
+    def spec(self, model:str|ModelSpec|None=None) -> ModelSpec:
+        "`model` (a name, or None: `self.model`) as a `ModelSpec` from the built-in models and `file`'s."
+        return model if isinstance(model, ModelSpec) else resolve(model or self.model, self.file)
+
 # %% ../nbs/08b_agent.ipynb #97f56864
 SP = ("You are ramabana, an assistant inside the user's Jupyter notebook. Your tools work in the user's running Python "
       "kernel: inspect_python shows a variable, run_python runs code (the user may decline), view_file reads a file.\n"
@@ -154,31 +191,33 @@ def new_task() -> str:
     "A fresh task name: the time, and a random suffix."
     return time.strftime('chat-%Y%m%d-%H%M%S-') + uuid.uuid4().hex[:6]
 
-# %% ../nbs/08b_agent.ipynb #4a649d2d
+# %% ../nbs/08b_agent.ipynb #ad02d206
 class Agent:
     "A conversation with a model that can inspect and run Python in a namespace, with approvals and sessions."
     def __init__(self,
-                 model:str|ModelSpec|None=None,  # a model name or spec; None: `model.default`
+                 model:str|ModelSpec|None=None,  # a model name or spec; None: `config.model`
                  ns:dict|None=None,              # the namespace the Python tools work in
                  task:str|None=None,             # the task (session and spilled files); an existing one resumes
                  sp:str|None=None,               # the system prompt; None: `SP`, or `CODE_SP` for a model acting in code
                  sp_more:str='',                 # said after the system prompt, whichever it is (what the notebook block is)
                  tools:tuple=(),                 # more tools: functions or `Tool`s
-                 approve:str|None=None,          # mode of code-running tools: auto | ask | deny; None: `agent.approve`
+                 approve:str|None=None,          # mode of code-running tools: auto | ask | deny; None: `config.approve`
                  ask:Callable|None=ask_input,    # `ask(tool_name, args) -> answer`, how the user is asked
                  budget:int|None=None,           # tool calls per turn; None: `max_steps`
-                 compactor:Compactor|None=None,  # None: from the `compaction.*` settings
-                 summariser:str|ModelSpec|None=None, # model for summaries; None: `model.oneshot`; none set: surgical
+                 compactor:Compactor|None=None,  # None: one as `config` says
+                 summariser:str|ModelSpec|None=None, # model for summaries; None: `config.summariser`; none: surgical
                  timeout:float=TIMEOUT,          # seconds `run_python` may take
                  resume:bool=True,               # continue the task's saved session when there is one
-                 **kw):                          # passed to `make_backend`
-        self.ns = ns if ns is not None else {}
-        self.task, self.sp, self.sp_more, self.kw, self.budget = task or new_task(), sp, sp_more, kw, budget
-        self.approvals = Approvals(code=approve, ask=ask)
+                 config:AgentConfig|None=None,   # the settings (None: each its default)
+                 **kw):                          # passed to `make_backend`, over `config.backend_kw()`
+        self.ns, self.config = ns if ns is not None else {}, config or AgentConfig()
+        c = self.config
+        self.task, self.sp, self.sp_more, self.kw, self.budget = task or new_task(), sp, sp_more, {**c.backend_kw(), **kw}, budget
+        self.approvals = Approvals(code=approve or c.approve, ask=ask)
         self._question = False   # this turn asks a question (the user's variables are then read, never replaced)
         self.tools = python_tools(self.ns, timeout, asked=lambda: self._question) + [t if isinstance(t, Tool) else Tool(t) for t in tools]
-        self.compactor = compactor or Compactor(auto=get('compaction.auto'), strategy=get('compaction.strategy'))
-        self.summariser_model = summariser if summariser is not None else get('model.oneshot')
+        self.compactor = compactor or Compactor(c.reserve, c.keep_recent, auto=c.auto_compact, strategy=c.strategy)
+        self.summariser_model = summariser if summariser is not None else c.summariser
         self.session = SessionFile(task_dir(self.task)/'session.jsonl')
         self.run, self.runs, self._prior, self._cb, self._sum_be = None, [], Usage(), {}, None
         self._contexts, self._drops = [], 0   # messages holding a context: (index, their text without it, the context)
@@ -187,7 +226,7 @@ class Agent:
         self._saved = len(h) if resume and h else 0
 
     def _make(self, model) -> Backend:
-        spec = model if isinstance(model, ModelSpec) else resolve(model)
+        spec = self.config.spec(model)
         sp = self.sp if self.sp is not None else CODE_SP if spec.acts == 'code' else SP
         if self.sp_more: sp = f'{sp}\n\n{self.sp_more}'   # after a `switch`, the new model's prompt gets it too
         be = make_backend(spec, sp=sp, tools=self.tools, approve=self._approve, task=self.task, **self.kw)
@@ -382,7 +421,7 @@ def tool_first(self:Agent, prompt,
     # a question about an error the prompt shows is answered from the traceback; forced, the model chases names in it
     return 'look' if Q_NOTICE in notices and not error_shown else None
 
-# %% ../nbs/08b_agent.ipynb #162d04cb
+# %% ../nbs/08b_agent.ipynb #ed0dd6d0
 @patch
 def _summariser(self:Agent):
     "A `summariser(prompt, sp)` on the summary model, or None (surgical) when there is none."
@@ -390,7 +429,7 @@ def _summariser(self:Agent):
     if not m: return None
     name = m.name if isinstance(m, ModelSpec) else m
     if self._sum_be is None or self._sum_be.spec.name != name:
-        try: new = make_backend(m, task=self.task, **{k: v for k, v in self.kw.items() if k == 'base_url'})
+        try: new = make_backend(self.config.spec(m), task=self.task, **{k: v for k, v in self.kw.items() if k in self.config.backend_kw()})
         except RamabanaError as e:   # a misconfigured summary model must not stop the conversation: compact surgically
             self.backend.problem(f'summary model unavailable ({e}); compacting surgically')
             return None

@@ -9,7 +9,7 @@ Docs: https://ramabana.github.io/ramabana/app.html.md"""
 from __future__ import annotations
 import asyncio, contextlib, gc, logging, os, shutil, socket, sys, tempfile, threading
 from dataclasses import asdict
-from .core import ConfigError, ModelSpec, env_name, get, is_loopback, load_config
+from .core import ConfigError, ModelSpec, config_path, env_name, get, is_loopback, load_config
 from .errors import GatewayError, InvalidRequest, RedactFilter, UpstreamUnavailable, internal_error, log
 from .chat import json_bytes
 from .threadserver import ThreadServer, bind
@@ -19,18 +19,19 @@ from .keys import KeyStore
 from .ledger import Ledger
 from .pgledger import open_ledger
 from .redisrates import RedisRates
-from .routing import context_window
+from .routing import ConfigFile, context_window
 from .doors import CHAT_DOOR, Door, check_auth, count_unauthorized, error_response, read_json, serve_door
 from .dialects import MessagesDoor, ResponsesDoor, count_tokens
 from .telemetry import call_tracer, metrics_for
 from .admin import admin_routes
 
 # %% auto #0
-__all__ = ['CALL_FILTERS', 'access_log', 'DOOR_PATHS', 'DOORS', 'GATEWAY_KEYS', 'GC_THRESHOLDS', 'model_capabilities',
-           'model_entry', 'list_models', 'get_model', 'health', 'prometheus_metrics', 'list_calls', 'tokenize',
-           'access_line', 'log_access', 'configure_logging', 'door_endpoint', 'make_app', 'GatewayApp', 'listen_url',
-           'check_bind', 'check_workers', 'gateway_token', 'gateway_config', 'named_tokens', 'key_store',
-           'gateway_from_settings', 'GatewayServer', 'start_gateway', 'tune_gc', 'app_from_settings', 'serve']
+__all__ = ['CALL_FILTERS', 'access_log', 'DOOR_PATHS', 'DOORS', 'GATEWAY_KEYS', 'SETTINGS_FILE', 'GC_THRESHOLDS',
+           'model_capabilities', 'model_entry', 'list_models', 'get_model', 'health', 'prometheus_metrics',
+           'list_calls', 'tokenize', 'access_line', 'log_access', 'configure_logging', 'door_endpoint', 'make_app',
+           'GatewayApp', 'listen_url', 'check_bind', 'check_workers', 'gateway_token', 'gateway_config',
+           'config_file_path', 'named_tokens', 'key_store', 'gateway_from_settings', 'GatewayServer', 'start_gateway',
+           'tune_gc', 'app_from_settings', 'serve']
 
 # %% ../nbs/05k_app.ipynb #85a6e111
 async def model_capabilities(gw:Gateway, spec:ModelSpec) -> dict|None:
@@ -281,12 +282,23 @@ def gateway_token(token:str|None=None) -> str|None:
 GATEWAY_KEYS = {'reasoning_history': 'inference', 'trust_client': 'inference', 'structured_output': 'task', 'max_body_mib': 'gateway',
                 'readback': 'gateway', 'retries': 'gateway', 'retry_base': 'gateway', 'max_retry_wait': 'gateway',
                 'breaker_failures': 'gateway', 'breaker_cooldown': 'gateway', 'breaker_rate': 'gateway',
-                'breaker_window': 'gateway', 'keys_refresh': 'gateway'}   # `GatewayConfig` field -> the table of its setting
+                'breaker_window': 'gateway', 'keys_refresh': 'gateway', 'image_tokens': 'window'}   # `GatewayConfig` field -> the table of its setting
 
 def gateway_config(**kw) -> GatewayConfig:
     "A `GatewayConfig` as ramabana's settings say; `kw` overrides its fields."
     timeouts = Timeouts(*(get(f'gateway.{k}_timeout') for k in Timeouts._fields))
     return GatewayConfig(**{**{n: get(f'{t}.{n}') for n, t in GATEWAY_KEYS.items()}, 'timeouts': timeouts, **kw})
+
+# %% ../nbs/05k_app.ipynb #b37fda83
+_PATHS: dict = {}   # (RAMABANA_CONFIG, XDG_CONFIG_HOME) -> the config file's path they name
+
+def config_file_path() -> str:
+    "Where config.toml is now: `config_path()`, worked out again only when `RAMABANA_CONFIG` or `XDG_CONFIG_HOME` changed."
+    env = (os.environ.get('RAMABANA_CONFIG'), os.environ.get('XDG_CONFIG_HOME'))
+    if (p := _PATHS.get(env)) is None: p = _PATHS[env] = str(config_path())
+    return p
+
+SETTINGS_FILE = ConfigFile(config_file_path, load_config)   # the config file a gateway from the settings reads, live
 
 # %% ../nbs/05k_app.ipynb #c1851223
 def named_tokens() -> dict[str, tuple]:
@@ -299,7 +311,7 @@ def named_tokens() -> dict[str, tuple]:
         res[name] = (secret, t.models)
     return res
 
-# %% ../nbs/05k_app.ipynb #b2774204
+# %% ../nbs/05k_app.ipynb #ab66bc76
 def key_store(ledger:Ledger) -> KeyStore:
     "The stored keys in `ledger`, with the server secret from the variable `gateway.key_secret_env` names (None when unset)."
     var = get('gateway.key_secret_env')
@@ -309,6 +321,7 @@ def key_store(ledger:Ledger) -> KeyStore:
 def gateway_from_settings(**kw) -> Gateway:
     "A gateway configured from ramabana's settings; `kw` overrides them (`GatewayConfig` fields by name, or what `Gateway` takes)."
     config = gateway_config(**{k: kw.pop(k) for k in list(kw) if k in GatewayConfig.__dataclass_fields__})
+    kw.setdefault('config_file', SETTINGS_FILE)
     if 'tokens' not in kw: kw['tokens'] = named_tokens()
     if 'limits' not in kw: kw['limits'] = load_config().tokens
     if 'rates' not in kw and (url := get('limits.redis')): kw['rates'] = RedisRates(url, get('limits.redis_down'))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os, re, json, dataclasses, base64, socket, weakref, threading, contextlib, collections
 from typing import Callable
 from fastcore.basics import patch
-from .core import ModelSpec, resolve, get, is_loopback
+from .core import ModelSpec, SETTINGS, is_loopback
 from .core import PURPOSE_HEADER, TASK_HEADER, DISCARD_HEADER, CHUNK_KEY
 from .runtime import ThinkFilter, Usage, THINK_OPEN, LoopGuard, LOOP_NOTE
 from .compaction import media_bytes
@@ -75,10 +75,10 @@ def local_gateway_url() -> str|None: return LOCAL_GATEWAY.url
 # %% ../nbs/08_backend.ipynb #ddf5b6b8
 def stop_local_gateway() -> bool: return LOCAL_GATEWAY.stop()
 
-# %% ../nbs/08_backend.ipynb #47420a3a
+# %% ../nbs/08_backend.ipynb #509e895b
 def gateway_url(base_url:str|None=None) -> str:
-    "Where to send requests: `base_url`, else the `gateway.url` setting, else the in-process gateway."
-    return (base_url or get('gateway.url') or local_gateway().url).rstrip('/')
+    "Where to send requests: `base_url` (the agent's `gateway.url` setting), else the in-process gateway."
+    return (base_url or local_gateway().url).rstrip('/')
 
 # %% ../nbs/08_backend.ipynb #883d4839
 def task_header(task:str) -> str:
@@ -125,34 +125,34 @@ def _openai_client(spec=None, base_url=None, api_key=None, timeout=None):
     c.ramabana_abort = socks.abort if socks is not None else None
     return c
 
-# %% ../nbs/08_backend.ipynb #e74f0142
-CLAUDE_EFFORT = 'high'   # what the agent asks a Claude reasoning model for, unless RAMABANA_EFFORT (the `effort` setting) says
+# %% ../nbs/08_backend.ipynb #a49cd601
+CLAUDE_EFFORT = 'high'   # what the agent asks a Claude reasoning model for, unless its `effort` (the `effort` setting) says
 
 def _delta_dict(ch) -> dict:
     "A streamed chunk (SDK object or dict) as a plain dict."
     if isinstance(ch, dict): return ch
     return ch.model_dump(exclude_none=True) if hasattr(ch, 'model_dump') else dict(ch)
 
-# %% ../nbs/08_backend.ipynb #3b17d6c9
+# %% ../nbs/08_backend.ipynb #6967dd02
 class GatewayBackend(Backend):
     "The `Backend` that reaches every model, local or hosted, through ramabana's gateway with the `openai` SDK."
     kind = 'gateway'
     carries_pictures = True
     def __init__(self, *a,
-                 max_steps:int|None=None,    # tool steps per turn; None: `agent.max_steps`
-                 base_url:str|None=None,     # the gateway; None: `gateway.url`, else one started in-process
+                 max_steps:int=SETTINGS['agent.max_steps'].default,   # tool steps per turn
+                 base_url:str|None=None,     # the gateway; None: one started in-process
                  api_key:str|None=None,      # the gateway's token; None: the variable `gateway.token_env` names
+                 token_env:str=SETTINGS['gateway.token_env'].default,  # that variable, as errors name it
                  timeout:float=600.0,        # seconds the SDK waits for a response
                  think:bool|None=None,       # the template opens `<think>` for the model; None: read `/props` if possible
                  progress:bool=True,         # ask for prompt progress events
                  max_tokens:int|None=None,   # cap on each reply (a small local model may otherwise loop to its window)
-                 effort:str|None=None,       # reasoning effort asked of a Claude reasoning model; None: the `effort` setting
+                 effort:str|None=None,       # reasoning effort asked of a Claude reasoning model; None: `CLAUDE_EFFORT`
                  **kw):
         super().__init__(*a, **kw)
         self.max_tokens = max_tokens
         claude = self.spec.runtime == 'anthropic' and self.spec.reasoning
-        self.effort = (effort or get('effort') or CLAUDE_EFFORT) if claude else effort
-        self.max_steps = max_steps if max_steps is not None else get('agent.max_steps')
+        self.effort, self.max_steps, self.token_env = (effort or CLAUDE_EFFORT) if claude else effort, max_steps, token_env
         self.base_url, self.api_key, self.timeout, self.think, self.progress = base_url, api_key, timeout, think, progress
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
         self._blocks = 0   # code blocks the turn's steps wrote (a model acting in code)
@@ -605,7 +605,7 @@ def _close(self:GatewayBackend):
     if (c := getattr(self, 'client', None)) is not None and callable(getattr(c, 'close', None)): c.close()
     if self._tok is not None: self._tok.close(); self._tok = None   # the tokenizer's connections too
 
-# %% ../nbs/08_backend.ipynb #26c1262c
+# %% ../nbs/08_backend.ipynb #30de55ff
 def _overflow(e) -> bool:
     body = getattr(e, 'body', None)
     code = (body.get('code') if isinstance(body, dict) else None) or getattr(e, 'code', None)
@@ -621,7 +621,7 @@ def _recover(self:GatewayBackend, e) -> bool:
 
 @patch
 def _explain(self:GatewayBackend, e:BaseException) -> str:
-    x = explain_error(e, self.spec, getattr(self, 'url', ''), self.timeout)
+    x = explain_error(e, self.spec, getattr(self, 'url', ''), self.timeout, self.token_env)
     return str(x) if x is not e else why_failed(e)
 
 # %% ../nbs/08_backend.ipynb #cd1ba6cc
@@ -672,8 +672,7 @@ def _model_entry(self:GatewayBackend) -> dict:
     if not isinstance(entry, dict): return {}
     return {**entry, 'capabilities': c if isinstance(c := entry.get('capabilities'), dict) else {}}
 
-# %% ../nbs/08_backend.ipynb #f3c424cd
-def make_backend(spec:ModelSpec|str|None=None, **kw) -> Backend:
-    "The backend for `spec` (a `ModelSpec` or a model name; None is `model.default`)."
-    if not isinstance(spec, ModelSpec): spec = resolve(spec)
+# %% ../nbs/08_backend.ipynb #9eb492cb
+def make_backend(spec:ModelSpec, **kw) -> Backend:
+    "The backend for `spec`."
     return GatewayBackend(spec, **kw)

@@ -7,7 +7,7 @@ Docs: https://ramabana.github.io/ramabana/callerrors.html.md"""
 # %% ../nbs/07g_callerrors.ipynb #5f697ed4
 from __future__ import annotations
 import os, re
-from .core import RamabanaError, ModelSpec, get
+from .core import RamabanaError, ModelSpec, SETTINGS
 
 # %% auto #0
 __all__ = ['BackendError', 'NotRunning', 'CallFailed', 'Unreachable', 'TooLong', 'Throttled', 'NotAuthorised', 'explain_error']
@@ -64,6 +64,7 @@ def explain_error(e:BaseException, # what the SDK raised
                   spec:ModelSpec, # the model called
                   url:str='', # the gateway called
                   timeout:float|None=None, # the client's timeout, seconds
+                  token_env:str=SETTINGS['gateway.token_env'].default, # the variable holding the gateway's token
                  ) -> BaseException:
     "The SDK's exception `e` as the most specific `CallFailed`, its message one sentence; `e` itself when it is not the SDK's."
     try: import openai
@@ -102,7 +103,7 @@ def explain_error(e:BaseException, # what the SDK raised
         return Throttled(f'{_server(spec)} is overloaded ({bare}); {when}')
     if status == 401 or code == 'invalid_api_key' or (status == 400 and 'API key not valid' in msg):   # Gemini: a 400
         if 'Authorization: Bearer' in msg:   # the gateway's own check, not the provider's
-            return NotAuthorised(f"the gateway at {url} needs its token: set {get('gateway.token_env')}")
+            return NotAuthorised(f"the gateway at {url} needs its token: set {token_env}")
         env = spec.api_key_env
         if env and not os.environ.get(env): return NotAuthorised(f'{env} is not set; {name} needs it')
         return NotAuthorised(f'{_server(spec)} refused the API key' + (f' in {env}' if env else '') + f' ({bare}); check it')

@@ -111,17 +111,16 @@ class _Tee:
         self.drained.wait(5.0)
         return bytes(self.buf[-MAX_KEEP:])
 
-# %% ../nbs/02a_capture.ipynb #349d6569
+# %% ../nbs/02a_capture.ipynb #c7d66608
 class captured:
     "Copy what is written to descriptors 1 and 2 into `text`, while the output still reaches the terminal."
     def __init__(self, fds:tuple=(1, 2), # descriptors to tee
-                 enabled:bool|None=None): # None: on unless `RAMABANA_NO_NATIVE_CAPTURE=1`
+                 enabled:bool=True): # False: run the block uncaptured
         self.fds, self.enabled = tuple(fds), enabled
         self.out, self.active, self._tees, self._locked = {fd: b'' for fd in self.fds}, False, [], False
 
     def __enter__(self):
-        on = self.enabled if self.enabled is not None else os.environ.get('RAMABANA_NO_NATIVE_CAPTURE') != '1'
-        if not on or not _capture_lock.acquire(timeout=LOCK_WAIT): return self
+        if not self.enabled or not _capture_lock.acquire(timeout=LOCK_WAIT): return self
         self._locked = True
         try:
             _flush_py(); _fflush_c()  # what was written before the block is not ours
@@ -153,10 +152,10 @@ class captured:
     @property
     def problems(self): return interesting(self.text)
 
-# %% ../nbs/02a_capture.ipynb #b82092c9
-def capture(fn, *a, **kw):
+# %% ../nbs/02a_capture.ipynb #d5f90fb9
+def capture(fn, *a, enabled:bool=True, **kw):
     "Call `fn` and return `(result, problems)`; an exception carries them out as `native_output`."
-    cap = captured()
+    cap = captured(enabled=enabled)
     try:
         with cap: res = fn(*a, **kw)
     except Exception as e:  # any failure of `fn` is re-raised as it is, only carrying the captured output along

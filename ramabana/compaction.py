@@ -10,9 +10,9 @@ import re, json, html, base64, hashlib, binascii
 from pathlib import Path
 from typing import Callable, NamedTuple
 from fastcore.basics import patch
-from .core import ConfigError, get, task_dir
+from .core import ConfigError, task_dir
 from .runtime import estimate_tokens, threshold, should_compact, halvings, answer_only, CHARS_PER_TOKEN
-from .runtime import img_tokens, margin, IMG_TOKENS, EST_MARGIN
+from .runtime import IMG_TOKENS, EST_MARGIN
 from .chat import content_text
 
 # %% auto #0
@@ -459,15 +459,15 @@ def media_bytes(p) -> tuple[bytes, str]:
         return b, f'.{fmt}' if fmt and _suffix(b) == '.bin' else _suffix(b)
     return json.dumps(p, default=str).encode(), '.json'
 
-# %% ../nbs/03_compaction.ipynb #837ed408
-def msg_tokens(m, count=None) -> int:
-    "One message's tokens: its text, its reasoning, its tool calls' names and arguments, and `img_tokens()` per picture."
+# %% ../nbs/03_compaction.ipynb #8cbb491d
+def msg_tokens(m, count=None, img:int=IMG_TOKENS) -> int:
+    "One message's tokens: its text, its reasoning, its tool calls' names and arguments, and `img` per picture."
     c = m.get('content') if isinstance(m, dict) else m
     pics = sum(map(is_media, c)) if isinstance(c, (list, tuple)) else 0
     calls = sum(estimate_tokens(n + (a if isinstance(a, str) else json.dumps(a, default=str)), count) for n, a in tool_rows(m))
     r = m.get('reasoning_content') if isinstance(m, dict) else None
     thought = estimate_tokens(r, count) if isinstance(r, str) else 0
-    return estimate_tokens(msg_text(m), count) + thought + calls + (pics * img_tokens() if pics else 0)   # config only read when needed
+    return estimate_tokens(msg_text(m), count) + thought + calls + pics * img
 
 # %% ../nbs/03_compaction.ipynb #c53955eb
 HOW_TO_READ = 'read it in parts with view_file(path, start=N)'
@@ -506,11 +506,11 @@ def _note_part(parts, note):
     "`note` as a part in the style of `parts`."
     return {'type': 'text', 'text': note} if any(isinstance(p, dict) for p in parts) else note
 
-# %% ../nbs/03_compaction.ipynb #3ff2ee2b
-def fit_content(c, room:int, save, how:str='', count=None, tail:int=0):
+# %% ../nbs/03_compaction.ipynb #23d083e6
+def fit_content(c, room:int, save, how:str='', count=None, tail:int=0, img:int=IMG_TOKENS):
     "Content `c` within `room` tokens: the newest pictures that fit stay, the rest are saved and named; long text becomes an excerpt."
     if isinstance(c, str) or c is None: return excerpt(c or '', room, save, how, count, tail)
-    parts, it = list(c), img_tokens()
+    parts, it = list(c), img
     est = lambda p: estimate_tokens(_part_text(p), count)
     pics = [i for i, p in enumerate(parts) if is_media(p)]
     text_t = sum(est(p) for p in parts if not is_media(p))
@@ -534,10 +534,10 @@ def fit_content(c, room:int, save, how:str='', count=None, tail:int=0):
             out[i] = {**out[i], 'text': cut} if isinstance(out[i], dict) else cut
     return out + ([_note_part(parts, note)] if note else [])
 
-# %% ../nbs/03_compaction.ipynb #4bd5e646
+# %% ../nbs/03_compaction.ipynb #216a9f22
 TRIMMED = '[tool result trimmed to make room]'
 
-def trim_hist(hist:list, need:int, count=None, keep:int=2, save=None, how:str='') -> int:
+def trim_hist(hist:list, need:int, count=None, keep:int=2, save=None, how:str='', img:int=IMG_TOKENS) -> int:
     "Free about `need` tokens from `hist` in place, oldest tool results then oldest pictures, the last `keep` messages whole."
     freed, end = 0, max(0, len(hist) - keep)
     for i in range(end):
@@ -546,45 +546,38 @@ def trim_hist(hist:list, need:int, count=None, keep:int=2, save=None, how:str=''
         if msg_role(m) != 'tool' or not (t := msg_text(m)) or t == TRIMMED or t.startswith('[… '): continue
         new = omitted(len(t), save(t.encode(), '.txt'), how) if save else TRIMMED
         if len(new) >= len(t): continue
-        before, c = msg_tokens(m, count), m.get('content')
+        before, c = msg_tokens(m, count, img), m.get('content')
         if isinstance(c, (list, tuple)): new = [_note_part(c, new)] + [p for p in c if is_media(p)]   # pictures go later, saved
         hist[i] = {**m, 'content': new}
-        freed += before - msg_tokens(hist[i], count)
+        freed += before - msg_tokens(hist[i], count, img)
     for i in range(end):
         if freed >= need: return freed
         m = hist[i]
         c = m.get('content') if isinstance(m, dict) else None
         if not isinstance(c, (list, tuple)) or not any(map(is_media, c)): continue
-        before, parts = msg_tokens(m, count), []
+        before, parts = msg_tokens(m, count, img), []
         for p in c:
             if not is_media(p): parts.append(p); continue
             note = f'[picture left out to make room; saved at {save(*media_bytes(p))}]' if save else '[picture left out to make room]'
             parts.append(_note_part(c, note))
         hist[i] = {**m, 'content': parts}
-        freed += before - msg_tokens(hist[i], count)
+        freed += before - msg_tokens(hist[i], count, img)
     return freed
 
-# %% ../nbs/03_compaction.ipynb #0187368e
+# %% ../nbs/03_compaction.ipynb #d4a77268
 class Compactor:
     "Decide when to compact a backend's conversation, and do it."
     def __init__(self,
-                 reserve:int|None=None,      # None reads config.toml's `window.reserve`, else `RESERVE`, each time
-                 keep_recent:int|None=None,  # None reads `window.keep_recent`, else `KEEP_RECENT`
+                 reserve:int|None=None,      # tokens held back below the window; None: `RESERVE`
+                 keep_recent:int|None=None,  # tokens of recent conversation kept; None: `KEEP_RECENT`
                  auto:bool=True,             # compact on crossing the threshold
                  kernel_alive:bool=True,     # what the reorientation note may promise
                  on_compact:Callable|None=None,  # called with each new summary
                  strategy:str='summary'):    # 'summary' (a model writes it) or 'surgical' (no model)
         if strategy not in ('summary', 'surgical'): raise ConfigError(f"compaction strategy should be 'summary' or 'surgical', got {strategy!r}")
-        self.reserve, self._keep_recent, self.auto, self.strategy = reserve, keep_recent, auto, strategy
+        self.reserve, self.keep_recent, self.auto, self.strategy = reserve, KEEP_RECENT if keep_recent is None else keep_recent, auto, strategy
         self.kernel_alive, self.on_compact = kernel_alive, on_compact
         self.count, self.last, self.note = 0, '', 'not compacted'
-
-    @property
-    def keep_recent(self) -> int:
-        "Tokens of recent conversation to keep: the argument, else `window.keep_recent`, else `KEEP_RECENT`."
-        if self._keep_recent is not None: return self._keep_recent
-        v = get('window.keep_recent')
-        return KEEP_RECENT if v is None else v
 
     def budget(self, ctx:int=0, overhead:int=0) -> int:
         "Tokens of recent conversation that survive: `keep_recent`, at most half of what `ctx` holds besides `overhead`."
@@ -593,22 +586,23 @@ class Compactor:
 
     def due(self, backend) -> bool:
         "Whether `auto` is on and `backend` has crossed its compaction threshold."
-        return bool(self.auto) and should_compact(backend.used_tokens, backend.spec.ctx, self.reserve)  # None: `threshold` reads the setting
+        return bool(self.auto) and should_compact(backend.used_tokens, backend.spec.ctx, self.reserve)
 
-# %% ../nbs/03_compaction.ipynb #04329102
+# %% ../nbs/03_compaction.ipynb #7d15077a
 def _count(backend): return getattr(backend, 'count_tokens', None)
+def _img(backend): return getattr(backend, 'img_tokens', IMG_TOKENS)
 
 @patch
 def overhead(self:Compactor, backend, sizes=None) -> int:
     "What `backend`'s window holds besides its conversation (system prompt, tool schemas), by subtraction."
-    if sizes is None: sizes = [msg_tokens(m, _count(backend)) for m in backend.hist or []]
+    if sizes is None: sizes = [msg_tokens(m, _count(backend), _img(backend)) for m in backend.hist or []]
     return max(0, (getattr(backend, 'used_tokens', 0) or 0) - sum(sizes))
 
 @patch
 def _plan(self:Compactor, backend) -> tuple[list, list, int, int]:
     "`split`'s two parts, the `budget` it measured them against, and the room left for the summary (each message counted once)."
     msgs, count = list(backend.hist or []), _count(backend)
-    sizes = [msg_tokens(m, count) for m in msgs]
+    sizes = [msg_tokens(m, count, _img(backend)) for m in msgs]
     over = self.overhead(backend, sizes)
     budget = self.budget(backend.spec.ctx, over)
     room = min(budget, max(MIN_COMPACT, sum(sizes) // 2))

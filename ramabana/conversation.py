@@ -10,8 +10,8 @@ import json, math, types, copy, threading, inspect, typing
 from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
-from .core import ModelSpec, get, LOCAL_RUNTIMES
-from .runtime import estimate_tokens, CHARS_PER_TOKEN, margin, answer_only, Usage
+from .core import ModelSpec, SETTINGS, LOCAL_RUNTIMES
+from .runtime import estimate_tokens, CHARS_PER_TOKEN, IMG_TOKENS, EST_MARGIN, answer_only, Usage
 from .runs import current_run
 from .compaction import msg_tokens, trim_hist, fit_content, excerpt, spill as spill_to, HOW_TO_READ
 from .callerrors import BackendError, NotRunning
@@ -107,13 +107,16 @@ class Backend:
                  sp:str='',                      # the system prompt
                  tools:tuple=(),                 # functions or `Tool`s the model may call
                  approve:Callable|None=None,     # `approve(tool, args) -> True | refusal text`; None allows every call
-                 tool_max_len:int|None=None,     # characters of a tool result the model sees; None: `agent.tool_max_len`
+                 tool_max_len:int=SETTINGS['agent.tool_max_len'].default, # characters of a tool result the model sees
                  shared:bool=False,              # another conversation uses the same engine: do not close it
                  task:str|None=None,             # the task whose directory holds spilled text and the session
                  spill:bool=True,                # write whatever is cut to a file the note names
+                 img_tokens:int|None=None,       # tokens a picture counts for (`window.image_tokens`); None: `IMG_TOKENS`
+                 margin:float|None=None,         # factor on an estimate checking a fit (`window.margin`); None: `EST_MARGIN`
                  **kw):                          # engine options
         self.spec, self.sp, self.tools, self.approve, self.shared, self.task = spec, sp, [as_tool(t) for t in tools], approve, shared, task
-        self.tool_max_len = tool_max_len if tool_max_len is not None else get('agent.tool_max_len')
+        self.tool_max_len = tool_max_len
+        self.img_tokens, self.margin = IMG_TOKENS if img_tokens is None else img_tokens, EST_MARGIN if margin is None else margin
         self.save = spill_to(task) if spill else None
         self.kw, self.hist, self.problems, self.note, self.turn_error = kw, [], [], 'not started', ''
         self.purpose = 'turn'   # of the call being made
@@ -199,8 +202,8 @@ class Backend:
 # %% ../nbs/07f_conversation.ipynb #6ed3bc4d
 @patch
 def pending_tokens(self:Backend, msg) -> int:
-    "Tokens `msg` will add to the conversation; each picture or recording counts `img_tokens()`."
-    return msg_tokens(user_msg(msg), self._counter())
+    "Tokens `msg` will add to the conversation; each picture or recording counts `img_tokens`."
+    return msg_tokens(user_msg(msg), self._counter(), self.img_tokens)
 
 @patch
 def _counter(self:Backend):
@@ -227,7 +230,7 @@ def window_tokens(self:Backend) -> int:
     msgs = self.hist if self.ready or self._pending is None else self._pending
     c = self._counter()
     tools = estimate_tokens(json.dumps([t.schema for t in self.tools]), c) if self.tools else 0
-    return estimate_tokens(self.sp, c) + tools + sum(msg_tokens(m, c) for m in msgs)
+    return estimate_tokens(self.sp, c) + tools + sum(msg_tokens(m, c, self.img_tokens) for m in msgs)
 
 @patch(as_prop=True)
 def used_tokens(self:Backend) -> int:
@@ -235,7 +238,7 @@ def used_tokens(self:Backend) -> int:
     if self._reported is None or not self.ready: return self.window_tokens
     n, k = self._reported
     if k > len(self.hist): return self.window_tokens
-    return n + sum(msg_tokens(m, self._counter()) for m in self.hist[k:])
+    return n + sum(msg_tokens(m, self._counter(), self.img_tokens) for m in self.hist[k:])
 
 @patch(as_prop=True)
 def pct_full(self:Backend) -> float:
@@ -247,7 +250,7 @@ def fits(self:Backend, msg) -> bool:
     "Whether the conversation plus `msg` still fits, keeping back the reply reserve; ctx=0 fits anything."
     ctx = self.spec.ctx
     if not ctx: return True
-    return self.used_tokens + math.ceil(self.pending_tokens(msg) * margin()) + reply_reserve(ctx) <= ctx
+    return self.used_tokens + math.ceil(self.pending_tokens(msg) * self.margin) + reply_reserve(ctx) <= ctx
 
 # %% ../nbs/07f_conversation.ipynb #deb41134
 class Discard(str):
@@ -327,8 +330,8 @@ def _fit_prompt(self:Backend, prompt:str, sp:str='', max_tokens:int|None=None) -
     if not ctx: return prompt
     room = ctx - max(reply_reserve(ctx), max_tokens or 0) - self.count_tokens(sp) - 16   # 16: the template's markers
     if room <= 0: return ''
-    if math.ceil(self.count_tokens(prompt) * margin()) <= room: return prompt
-    keep = int(room / margin() * CHARS_PER_TOKEN)
+    if math.ceil(self.count_tokens(prompt) * self.margin) <= room: return prompt
+    keep = int(room / self.margin * CHARS_PER_TOKEN)
     return prompt[-keep:] if keep > 0 else ''
 
 @patch
@@ -413,7 +416,7 @@ def revise_last_assistant(self:Backend, text:str):
 @patch
 def trim(self:Backend, need:int, how:str='') -> int:
     "Free about `need` tokens from old tool results and pictures; what was freed."
-    freed = trim_hist(self.hist, need, self._counter(), keep=2, save=self.save, how=how or HOW_TO_READ)
+    freed = trim_hist(self.hist, need, self._counter(), keep=2, save=self.save, how=how or HOW_TO_READ, img=self.img_tokens)
     if freed: self.history_changed()
     return freed
 
@@ -422,13 +425,13 @@ def shrink_recent(self:Backend, need:int, how:str='') -> int:
     "Cut the newest two user or tool messages, largest first, to free about `need` tokens; what was freed."
     c, freed = self._counter(), 0
     idx = [i for i in range(len(self.hist) - 1, -1, -1) if self.hist[i].get('role') in ('user', 'tool')][:2]
-    for i in sorted(idx, key=lambda i: -msg_tokens(self.hist[i], c)):
+    for i in sorted(idx, key=lambda i: -msg_tokens(self.hist[i], c, self.img_tokens)):
         if freed >= need: break
-        m, before = self.hist[i], msg_tokens(self.hist[i], c)
+        m, before = self.hist[i], msg_tokens(self.hist[i], c, self.img_tokens)
         room = max(64, before - (need - freed))
         save = self.save or (lambda data, suffix: Path('(not saved)'))
-        self.hist[i] = {**m, 'content': fit_content(m.get('content'), room, save, how or HOW_TO_READ, c, tail=200)}
-        freed += before - msg_tokens(self.hist[i], c)
+        self.hist[i] = {**m, 'content': fit_content(m.get('content'), room, save, how or HOW_TO_READ, c, tail=200, img=self.img_tokens)}
+        freed += before - msg_tokens(self.hist[i], c, self.img_tokens)
     if freed: self.history_changed()
     return freed
 

@@ -20,7 +20,7 @@ from .failover import (Retries, Seam, Step, Timeouts, any_output, attempt_usage,
                                continuation, counts_against, next_step, prefix_of, status_fields, watch)
 from .replay import ReplayStore, prepare_history, store_for
 from .upstream import Call, Capabilities, Upstream, flattened
-from .routing import Router, context_window, prefill_caps, retirement, sampling_ladder
+from .routing import ConfigFile, Router, context_window, prefill_caps, retirement, sampling_ladder
 from .ledger import Ledger, LedgerError, message_hashes, first_change, now_iso
 from .limits import Admission, Limits, Refusals
 from .keys import Keyring, KeyStore
@@ -50,6 +50,7 @@ class GatewayConfig:
     readback: str = 'managed'          # sampling readback after llama.cpp calls: managed, all, or off
     readback_timeout: float = 5.0      # seconds a sampling readback may take
     keys_refresh: float = 5.0          # seconds between looks at the stored keys
+    image_tokens: int|None = None      # what a picture counts for in a budget's bound; None: the runtime's `IMG_TOKENS`
 
     def __post_init__(self):
         if self.reasoning_history not in ('auto', 'keep', 'drop'):
@@ -63,6 +64,7 @@ class Gateway(Router):
     def __init__(self, config:GatewayConfig|None=None, *,
                  ledger:Ledger|None=None,                # the ledger; default the SQLite file (`open_ledger` picks by `ledger.url`)
                  models:dict[str, ModelSpec]|None=None,  # extra or replacement catalog entries
+                 config_file:ConfigFile|None=None,       # config.toml, read again when it changes (`ConfigFile`); None: none
                  tokens:dict[str, tuple]|None=None,      # named tokens: NAME -> (secret, model patterns or None)
                  limits:dict|None=None,                  # named tokens' limits: NAME -> `NamedToken` (rpm, tpm, max_parallel, budget)
                  key_store:KeyStore|None=None,           # stored keys (`ramabana token add`), read every `keys_refresh` s
@@ -71,7 +73,7 @@ class Gateway(Router):
                  now=time.time,                          # Unix seconds: a token budget's UTC day or month, the refusals' minutes
                  **settings):                            # fields of `config` to replace
         cfg = self.config = dataclasses.replace(config or GatewayConfig(), **settings)
-        super().__init__(models, timeouts=cfg.timeouts, breaker_failures=cfg.breaker_failures, breaker_rate=cfg.breaker_rate,
+        super().__init__(models, config_file=config_file, timeouts=cfg.timeouts, breaker_failures=cfg.breaker_failures, breaker_rate=cfg.breaker_rate,
                          breaker_window=cfg.breaker_window, breaker_cooldown=cfg.breaker_cooldown, clock=clock)
         self.token, self.reasoning_history, self.structured_output = cfg.token, cfg.reasoning_history, cfg.structured_output
         self.trust_client, self.max_body, self.retry = cfg.trust_client, int(cfg.max_body_mib * 2**20), Retries(cfg.retries, cfg.retry_base, cfg.max_retry_wait)
@@ -84,7 +86,7 @@ class Gateway(Router):
         self.ledger = ledger if ledger is not None else Ledger()
         self.observers: list = []              # called with each finished call's ledger row (`Exchange.finish`)
         if key_store is not None: self.keys.read()   # before the first request: the keys made before this gateway started
-        self.limits = Limits(self.keys.tokens(), self.ledger, clock=clock, now=now, shared=rates)   # each limited token's windows and budget
+        self.limits = Limits(self.keys.tokens(), self.ledger, clock=clock, now=now, shared=rates, img_tokens=cfg.image_tokens)   # each limited token's windows and budget
         self.keys.on_change = self.limits.use   # a stored key made or revoked: its limits change in the same step as the key
         self.refusals = Refusals(self.ledger, now=now)   # what the doors refuse before a call, counted
         self.no_prefill: set[str] = set()      # models that refused a prefill: a cut answer is not offered to them again

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 from fastcore.basics import patch
 from .core import ModelSpec, NamedToken, price_of
+from .runtime import IMG_TOKENS
 from .errors import GatewayError, InvalidRequest, log
 from .ledger import Ledger, LedgerError, now_iso
 from .redisrates import RedisRates, RedisUnavailable
@@ -80,17 +81,16 @@ def _without_media(content) -> tuple:
     kept = [p for p in content if not isinstance(p, dict) or p.get('type', 'text') in _TEXT_TYPES]
     return kept, len(content) - len(kept)
 
-# %% ../nbs/05gb_limits.ipynb #37d00fda
-def prompt_bound(body:dict) -> int:
-    "At most how many prompt tokens the chat `body` makes: the UTF-8 bytes of its messages, tools and schema, and the template's own."
-    from ramabana.runtime import img_tokens   # lazy: only a token with a budget needs it
+# %% ../nbs/05gb_limits.ipynb #b3fa8f7a
+def prompt_bound(body:dict, img:int=IMG_TOKENS) -> int:
+    "At most how many prompt tokens the chat `body` makes: the UTF-8 bytes of its messages, tools and schema, the template's own, `img` a picture."
     msgs, media = [], 0
     for m in body.get('messages') or ():
         content, n = _without_media(m.get('content')) if isinstance(m, dict) else (None, 0)
         msgs.append({**m, 'content': content} if n else m)
         media += n
     text = json.dumps([msgs, body.get('tools'), body.get('response_format')], ensure_ascii=False, separators=(',', ':'))
-    return len(text.encode()) + TEMPLATE_TOKENS + (TOOLS_TOKENS if body.get('tools') else 0) + media * img_tokens()
+    return len(text.encode()) + TEMPLATE_TOKENS + (TOOLS_TOKENS if body.get('tools') else 0) + media * img
 
 # %% ../nbs/05gb_limits.ipynb #48fed11f
 def output_bound(body:dict, window:int|None) -> int:
@@ -154,9 +154,10 @@ class Limits:
                  ledger:Ledger,                   # where budgets are held
                  clock=time.monotonic,            # the windows' seconds
                  now=time.time,                   # Unix seconds: the budget's period, the holds' expiry
-                 shared:RedisRates|None=None):    # rates and calls in flight counted in Redis for every process (`limits.redis`)
+                 shared:RedisRates|None=None,     # rates and calls in flight counted in Redis for every process (`limits.redis`)
+                 img_tokens:int|None=None):       # what a picture counts for in a budget's bound (`window.image_tokens`); None: `IMG_TOKENS`
         self.use(tokens)
-        self.shared = shared
+        self.shared, self.img_tokens = shared, IMG_TOKENS if img_tokens is None else img_tokens
         self.ledger, self.clock, self.now = ledger, clock, now
         self.windows: dict[str, Window] = collections.defaultdict(Window)
         self._settling: set = set()                     # budget settlements running (tasks)
@@ -201,7 +202,7 @@ class Limits:
                    asked:dict|None=None) -> float:
         "What the call may cost at most: its cost bound at `spec` (sent `body`) and at each fallback; 403 when one has no price."
         asked = body if asked is None else asked   # a fallback gets the client's max_tokens, else its own sampling's
-        prompt = prompt_bound(body)
+        prompt = prompt_bound(body, self.img_tokens)
         outputs = [(spec, output_bound(body, window))]
         outputs += [(f, output_bound({**f.sampling, **{k: asked[k] for k in _MAX_KEYS if k in asked}}, f.ctx or None)) for f in fallbacks]
         costs = []

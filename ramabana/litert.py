@@ -16,8 +16,8 @@ from .chat import chunk
 from .upstream import Upstream, Capabilities, register_upstream
 
 # %% auto #0
-__all__ = ['BACKEND_ENV', 'SAMPLER_FIELDS', 'CONV_KW', 'backend_choice', 'engine_kw', 'load_engine', 'to_litert', 'from_litert',
-           'LiteRTUpstream']
+__all__ = ['BACKEND_ENV', 'NO_CAPTURE_ENV', 'SAMPLER_FIELDS', 'CONV_KW', 'backend_choice', 'engine_kw', 'load_engine',
+           'to_litert', 'from_litert', 'LiteRTUpstream']
 
 # %% ../nbs/08c_litert.ipynb #6b2cc788
 BACKEND_ENV = 'RAMABANA_LITERT_BACKEND'
@@ -44,13 +44,15 @@ def engine_kw(spec:ModelSpec, backend=None, eng_kw:dict|None=None) -> dict:
     b = b if b is not None and not isinstance(b, str) else (litert_lm.Backend.GPU() if name == 'gpu' else litert_lm.Backend.CPU())
     return dict(model_path=os.path.expanduser(spec.model_id), backend=b, max_num_tokens=spec.ctx or None, **kw)
 
-# %% ../nbs/08c_litert.ipynb #fda35690
+# %% ../nbs/08c_litert.ipynb #3c73044a
 _ENGINES: dict = {}
 _LOCK = threading.Lock()
 
+NO_CAPTURE_ENV = 'RAMABANA_NO_NATIVE_CAPTURE'   # set to 1: the engine loads with its output uncaptured
+
 def _load(kw):
     import litert_lm
-    return capture(litert_lm.Engine, **kw)[0]
+    return capture(litert_lm.Engine, enabled=os.environ.get(NO_CAPTURE_ENV) != '1', **kw)[0]
 
 # %% ../nbs/08c_litert.ipynb #6a597c38
 def _load_error(path, e) -> UpstreamError:

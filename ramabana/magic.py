@@ -22,8 +22,9 @@ from .serverext import saved_by_server
 
 # %% auto #0
 __all__ = ['NOTEBOOK_SP', 'NO_NOTEBOOK', 'SUBCOMMANDS', 'WINDOW_SOURCES', 'MagicError', 'parent_cell_id', 'cell_reader',
-           'Session', 'no_notebook_note', 'Report', 'subcommand', 'model_named', 'cost_line', 'as_typed', 'cell_args',
-           'session', 'ram', 'load_ipython_extension', 'stop_servers', 'unload_ipython_extension']
+           'agent_config', 'Session', 'no_notebook_note', 'Report', 'subcommand', 'model_named', 'cost_line',
+           'as_typed', 'cell_args', 'session', 'ram', 'load_ipython_extension', 'stop_servers',
+           'unload_ipython_extension']
 
 # %% ../nbs/09_magic.ipynb #128e75c1
 class MagicError(RamabanaError):
@@ -56,7 +57,13 @@ NOTEBOOK_SP = ("The notebook comes before the question, in a <notebook> block: o
                "and outputs (cells left out for room are listed in <context-compacted>; read_cell(id) shows any cell in "
                "full). Later questions bring only what changed, in a <notebook-changes> block.")
 
-# %% ../nbs/09_magic.ipynb #0026c587
+# %% ../nbs/09_magic.ipynb #baa7fa3c
+def agent_config():
+    "The agent's settings (`agent.AGENT_KEYS`) as they stand now, with config.toml's models."
+    from ramabana.agent import AgentConfig, AGENT_KEYS   # lazy, like the agent
+    return AgentConfig(file=load_config(), **{f: get(k) for f, k in AGENT_KEYS.items()})
+
+# %% ../nbs/09_magic.ipynb #dbfc641d
 class Session:
     "What `%%ram` remembers in one shell: the agent, the model, approvals, the last turn."
     def __init__(self, ip,
@@ -118,7 +125,7 @@ class Session:
             if self.agent is None:
                 from ramabana.agent import Agent   # lazy: the SDK and the gateway load with the first question
                 self.agent = Agent(spec, ns=self.ip.user_ns, sp_more=NOTEBOOK_SP, tools=[cell_reader(self)],
-                                   approve=self.approve, ask=self._ask_user)
+                                   approve=self.approve, ask=self._ask_user, config=agent_config())
             elif self.agent.spec.name != spec.name: self.agent.switch(spec)
             return self.agent
 

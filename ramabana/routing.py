@@ -8,15 +8,17 @@ Docs: https://ramabana.github.io/ramabana/routing.html.md"""
 # %% ../nbs/05ge_routing.ipynb #bcecbcbc
 from __future__ import annotations
 import dataclasses, datetime, functools, os, time
-from typing import NamedTuple
+from pathlib import Path
+from typing import Callable, NamedTuple
 from fastcore.basics import patch
-from .core import ModelSpec, ConfigError, catalog, config_path, load_config, split_profile
+from .core import ModelSpec, Config, ConfigError, catalog, split_profile
 from .errors import GatewayError, InvalidRequest, keep_secret, log
 from .failover import Breaker, Timeouts
 from .upstream import Capabilities, Upstream, new_client, upstream_for
 
 # %% auto #0
-__all__ = ['sampling_ladder', 'Catalog', 'Router', 'engines', 'context_window', 'retirement', 'prefill_caps']
+__all__ = ['NO_CONFIG', 'sampling_ladder', 'Catalog', 'ConfigFile', 'Router', 'engines', 'context_window', 'retirement',
+           'prefill_caps']
 
 # %% ../nbs/05ge_routing.ipynb #77da4d4c
 @functools.cache
@@ -41,9 +43,17 @@ def _spec_in(models:dict, name:str) -> ModelSpec:
     raise InvalidRequest(f"unknown model '{name[:100]}'; known models: {', '.join(sorted(models))}", status=404,
                          code='model_not_found', param='model')
 
+class ConfigFile(NamedTuple):
+    "Where a router finds config.toml and how it reads it, both handed in (by [app](05k_app.ipynb): from the settings)."
+    path: Callable[[], str]         # the file's path now, asked at each look (the environment may name another)
+    read: Callable[[str], Config]   # the file at a path, read and checked
+
+NO_CONFIG = Config(Path('config.toml'), {}, {})   # a router with no config file: the built-in models and its own
+
 class Router:
     "The models a gateway serves, and each one's route, upstream and circuit."
     def __init__(self, models:dict[str, ModelSpec]|None=None, *,  # extra or replacement catalog entries
+                 config_file:ConfigFile|None=None,  # config.toml, read again when it changes; None: none
                  timeouts:Timeouts=Timeouts(),   # how long an upstream may stay silent
                  breaker_failures:int=3,         # failed calls in the window, at least, that open a model's circuit
                  breaker_rate:float=0.5,         # and the share of the window's calls they are, at least
@@ -58,7 +68,7 @@ class Router:
         self._upstreams: dict = {}               # model name -> (what the upstream was made from, the upstream, its model)
         self._client = None                      # the HTTP client the upstreams share, made with the first
         self._catalog: Catalog|None = None
-        self._cfg_path = None                    # (the environment it was derived from, the config file's path)
+        self.config_file = config_file
 
     def models(self) -> dict[str, ModelSpec]:
         "Every model served: the catalog (config.toml over the built-ins) and `extra_models`."
@@ -94,21 +104,20 @@ class Router:
 @patch
 def catalog(self:Router) -> Catalog:
     "The models and sampling tables now: config.toml over the built-ins, and the extra models."
-    env = (os.environ.get('RAMABANA_CONFIG'), os.environ.get('XDG_CONFIG_HOME'))
-    if self._cfg_path is None or self._cfg_path[0] != env: self._cfg_path = (env, str(config_path()))
-    path, had = self._cfg_path[1], self._catalog is not None and self._catalog.key[1] is not None
+    src = self.config_file
+    path, had = src.path() if src else '', self._catalog is not None and self._catalog.key[1] is not None
     try:   # a file seen last time is looked at; one that was not is asked for first, as a failed `stat` costs an exception
-        st = os.stat(path) if had or os.access(path, os.F_OK) else None
+        st = os.stat(path) if path and (had or os.access(path, os.F_OK)) else None
     except OSError: st = None   # gone since
     key = (path, st.st_mtime_ns, st.st_size) if st else (path, None, None)
     extra = tuple((k, id(v)) for k, v in self.extra_models.items())   # a model added, removed or replaced
     c = self._catalog
     if c is None or c.key != key or c.extra != extra:
         try:
-            cfg = load_config()
+            cfg = src.read(path) if src else NO_CONFIG
             c = self._catalog = Catalog(key, extra, {**catalog(cfg), **self.extra_models}, sampling_ladder().sampling_tables(cfg), {})
         except ConfigError as e:   # config.toml is wrong: the operator's to fix, in a line naming file, table and key
-            said = str(e).replace(path, os.path.basename(path))   # a client is not told where the server keeps its files
+            said = str(e).replace(path, os.path.basename(path)) if path else str(e)   # a client is not told where the server keeps its files
             if said != self.config_error: log.error('%s; %s', e, 'serving the last config that read' if c else 'serving nothing')
             self.config_error = said
             if c is None: raise GatewayError(said, status=500, code='config_error') from None

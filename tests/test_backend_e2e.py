@@ -12,6 +12,7 @@ import pytest
 from fastcore.test import test_eq as eq   # renamed: pytest would collect `test_*` names as tests
 from ramabana.core import ModelSpec, get
 from ramabana.backend import make_backend, CANCELLED_CALL, FAILED_CALL
+from ramabana.magic import agent_config
 from ramabana.conversation import apply_piece, Discard
 from ramabana.callerrors import explain_error, Unreachable, CallFailed, NotAuthorised
 from ramabana.llama_double import Reply, tool_call
@@ -129,9 +130,9 @@ def test_claude_thinking_effort(fspec, hosted, monkeypatch):
         assert not be.send('hi').startswith('[error'), be.turn_error
         return fa.requests[-1].json.get('thinking')
     eq(sent_thinking(thinker), {'type': 'enabled', 'budget_tokens': 24576})
-    with monkeypatch.context() as m:
+    with monkeypatch.context() as m:   # the setting reaches the backend through the magic's `agent_config`
         m.setenv('RAMABANA_EFFORT', 'low')
-        eq(sent_thinking(thinker), {'type': 'enabled', 'budget_tokens': 2048})
+        eq(sent_thinking(thinker, effort=agent_config().effort), {'type': 'enabled', 'budget_tokens': 2048})
     eq(sent_thinking(thinker, effort='none'), None)   # thinking off
     eq(sent_thinking(claude), None)
     eq((make_backend(fspec).effort, make_backend(thinker).effort), (None, 'high'))

@@ -18,7 +18,7 @@ from ramabana.errors import log, redact
 from ramabana.upstream import FunctionUpstream, aiter_sse, register_upstream
 from ramabana.ledger import Ledger
 from ramabana.gateway import Gateway
-from ramabana.app import GatewayServer
+from ramabana.app import GatewayServer, SETTINGS_FILE
 from ramabana.llama_double import FakeLlamaServer, Reply, Slot, toy_tokenize
 from ramabana.hosted_doubles import FakeOpenAI
 from ramabana.testing import BackgroundServer
@@ -52,7 +52,8 @@ class Site:
         self.local = ModelSpec('local', 'llamacpp', base_url=self.fake.url, ctx=4096)
         echo = ModelSpec('echo', 'function', ctx=4096)
         # every fault here meets a closed circuit (the circuits are the notebook's scripted examples' subject)
-        self.gw = Gateway(ledger=self.led, retry_base=0.005, breaker_failures=10**6, models={'local': self.local, 'echo': echo})
+        self.gw = Gateway(ledger=self.led, retry_base=0.005, breaker_failures=10**6, models={'local': self.local, 'echo': echo},
+                          config_file=SETTINGS_FILE)   # config.toml as the settings name it, read live (the tests edit it)
         self.srv = GatewayServer(self.gw).start()
         self.oai = openai.OpenAI(base_url=self.srv.url, api_key='unused', max_retries=0)
         self.hc = httpx.Client(base_url=self.srv.url, timeout=30)   # the gateway's own endpoints
