@@ -445,6 +445,7 @@ _DATE_TEXT = re.compile(r'\s*\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\s*
 
 def text_kind(col) -> str|None:
     "None when column `col` is not text; else 'numbers' or 'dates' when its first values are written as such, or ''."
+    if getattr(col, 'ndim', 1) != 1: return None   # a label two columns share selects both: a table, not a column
     sample = col.dropna().head(200)
     if not len(sample) or not all(type(v) is str for v in sample): return None
     return next((what for what, rx in (('numbers', _NUMBER_TEXT), ('dates', _DATE_TEXT))
