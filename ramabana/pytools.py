@@ -19,10 +19,10 @@ from .conversation import Tool
 __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'FRAME_COLS', 'NOTHING_TO_RUN', 'MISSING_MODULE',
            'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'KERNEL_NAMES', 'TEXT_VALUES', 'TEXT_LINE', 'TEXT_ROWS',
            'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR', 'repr_head', 'shape_of', 'access_hint', 'numbers_line',
-           'strings_line', 'items_line', 'is_frame', 'frame_lines', 'describe', 'data_line', 'Stopped', 'run_code',
-           'format_run', 'used_names', 'error_hints', 'column_hint', 'view_file', 'overwrites', 'without_overwrites',
-           'as_code', 'python_tools', 'users', 'kernel_line', 'text_kind', 'text_line', 'glance', 'named_columns',
-           'glances', 'unheld', 'dated']
+           'strings_line', 'items_line', 'is_frame', 'is_table', 'frame_lines', 'describe', 'data_line', 'Stopped',
+           'run_code', 'format_run', 'used_names', 'error_hints', 'column_hint', 'view_file', 'overwrites',
+           'without_overwrites', 'as_code', 'python_tools', 'users', 'kernel_line', 'text_kind', 'text_line', 'glance',
+           'named_columns', 'glances', 'unheld', 'dated']
 
 # %% ../nbs/08a_pytools.ipynb #45e6e883
 REPR_HEAD = 600
@@ -140,6 +140,10 @@ FRAME_ROWS, FRAME_COLS = 5, 20   # rows of the head, and columns of the head and
 def is_frame(obj) -> bool:
     "Whether `obj` is a pandas DataFrame or Series."
     return type(obj).__module__.split('.')[0] == 'pandas' and type(obj).__name__ in ('DataFrame', 'Series')
+
+def is_table(obj) -> bool:
+    "Whether `obj` is a pandas DataFrame (not a Series)."
+    return is_frame(obj) and type(obj).__name__ == 'DataFrame'
 
 def frame_lines(obj, summary:bool=True) -> list[str]:
     "What `describe` says of a DataFrame or Series: columns and dtypes, missing values, the head, the numeric summary."
@@ -302,7 +306,7 @@ def error_hints(code:str, ns:dict, error:str) -> str:
 
 def column_hint(col:str, used:list, ns:dict) -> str|None:
     "Where the column `col` a KeyError names is, when the tables in `used` lack it: another table of `ns` (and what to join on), or a near spelling."
-    frames = {k: v for k, v in ns.items() if not k.startswith('_') and is_frame(v) and type(v).__name__ == 'DataFrame'}
+    frames = {k: v for k, v in ns.items() if not k.startswith('_') and is_table(v)}
     mine = [k for k in used if k in frames]
     if not mine or any(col in frames[k].columns for k in mine): return None
     names = ', '.join(f'`{k}`' for k in mine)
@@ -463,7 +467,7 @@ def text_line(col, name:str) -> str|None:
     line = f"{name}: text{f' ({kind} written as text)' if kind else ''}, {len(counts):,} distinct{part}: {shown}"
     return line if len(line) <= TEXT_LINE else line[:TEXT_LINE - 2] + ' …'
 
-# %% ../nbs/08a_pytools.ipynb #9ffe3cef
+# %% ../nbs/08a_pytools.ipynb #b2fc92ed
 GLANCE_NAMES, GLANCE_CHARS, GLANCE_REPR = 3, 900, 240   # the variables a question names that a turn shows; characters a glance, and its repr, take at most
 
 def glance(v, name:str, columns:list|tuple=()) -> str:
@@ -501,9 +505,9 @@ def glances(prompt:str, ns:dict, n:int=GLANCE_NAMES,
     seen = []
     for k, v in users(ns):
         if callable(v): continue
-        cols = named_columns(v, prompt) if is_frame(v) and type(v).__name__ == 'DataFrame' else []
-        at = [i for i in [prompt.find(k) if _named(k, prompt) else -1] + [prompt.lower().find(c.lower()) for c in cols] if i >= 0]
-        if _named(k, prompt) or cols: seen.append((min(at, default=len(prompt)), k, cols))
+        cols, named = named_columns(v, prompt) if is_table(v) else [], _named(k, prompt)
+        at = [i for i in [prompt.find(k) if named else -1] + [prompt.lower().find(c.lower()) for c in cols] if i >= 0]
+        if named or cols: seen.append((min(at, default=len(prompt)), k, cols))
     if not seen: return ''
     blocks = [b for _, k, cols in sorted(seen)[:n] if (b := unheld(glance(ns[k], k, cols + dated(ns[k], cols)), held))]
     return 'What the kernel holds for the names you used:\n' + '\n\n'.join(blocks) if blocks else ''
@@ -518,5 +522,5 @@ def unheld(block:str, held:str) -> str:
 
 def dated(v, named:list) -> list:
     "The columns of table `v` besides `named` that hold dates written as text: a question of months or hours needs to know."
-    if type(v).__name__ != 'DataFrame' or not is_frame(v): return []
+    if not is_table(v): return []
     return [c for c in v.columns if c not in named and text_kind(v[c]) == 'dates']
