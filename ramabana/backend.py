@@ -16,16 +16,16 @@ from .runtime import ThinkFilter, Usage, THINK_OPEN, LoopGuard, LOOP_NOTE
 from .compaction import media_bytes
 from .chat import Assembler   # the gateway's own fold of a stream, from the format alone
 from .codeacts import CodeFence, code_call, code_turns, CODE_OPEN, CODE_TOOL, Echo, shown_output
-from .claims import NoticeFilter, unbacked, claims_run, without, no_notices, failure, about_failure, tool_lines, said_in, code_of
+from .claims import NoticeFilter, unbacked, claims_run, without, no_notices, failure, about_failure, recites, tool_lines, said_in, code_of
 from .callerrors import explain_error
 from .conversation import Backend, reply_reserve, user_msg, why_failed, Discard, EMPTY_REPLY, WARM_PROMPT
 
 # %% auto #0
 __all__ = ['LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'STUCK_AFTER', 'STUCK_NOTE', 'SAME_NOTE', 'CANCELLED_CALL',
-           'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE', 'FAILED_NOTE',
-           'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS', 'COUNT_CACHE',
-           'COUNT_TIMEOUT', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url', 'stop_local_gateway',
-           'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'make_backend']
+           'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE', 'RECITED_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE',
+           'FAILED_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS',
+           'COUNT_CACHE', 'COUNT_TIMEOUT', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
+           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #0f8915ab
 _MK_CHAT: Callable|None = None
@@ -415,9 +415,10 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
     seen = collections.Counter()      # each call of this turn with its result: how often it came back so
     while True:
         before = self._said
-        # a model acting in code is made to start with a block only until one ran: after an output, the choice between
-        # another block and an answer is its own (forced, it wrote its answer as a block, then again and again)
-        must = bool(tool_first) and (not self._blocks if self.acts_in_code else self.must_call(start, 'run' if tool_first is True else tool_first))
+        # a model acting in code is made to start with a block only until one ran without failing: after a good output,
+        # the choice between another block and an answer is its own (forced, it wrote its answer as a block, again and
+        # again); after an error or a block of comments alone, left free it wrote the same block again, word for word
+        must = bool(tool_first) and self.must_call(start, 'run' if tool_first is True else tool_first)
         retry = RETRY_TEMPERATURE if must and self.steps and failure(self.hist[-1].get('content')) else None
         # a step that must act: a JSON tool call, or for a model acting in code an answer that starts a block
         how = dict(prefill=CODE_OPEN) if must and self.acts_in_code else dict(tool_choice='required') if must else {}
@@ -480,10 +481,11 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             yield ('\n\n' if said else '') + STEPS_NOTE.format(n=self.steps)
             return
 
-# %% ../nbs/08_backend.ipynb #394f09ab
+# %% ../nbs/08_backend.ipynb #9502ef61
 MISCALL_NOTE = ("[Your reply was written as a tool call but is not one ({why}), so nothing ran. Your tools:\n{tools}\n"
                 "Call the one that does what you meant, or answer in words.]")
 ECHO_NOTE = "[You repeated the {tags} block instead of answering. Answer the question in your own words.]"
+RECITED_NOTE = "[You repeated lines of your prompt instead of answering. Answer the question in your own words.]"
 SILENT_NOTE = "[You said nothing. Answer the question from the results above.]"
 UNBACKED_NOTE = ("[Your answer states {nums}, which no code run in this turn printed. Work {them} out {how} and answer "
                  "from the output, or answer without {them}.]")
@@ -492,7 +494,7 @@ FAILED_NOTE = ("[Your last code failed ({error}), so no code computed that answe
                "answer from its output; if the question is why it fails, answer that.]")
 SEND_BACKS = 2   # answers a turn sends back: each costs a step, and a model that misses twice is shown what it said
 
-# %% ../nbs/08_backend.ipynb #06985cfc
+# %% ../nbs/08_backend.ipynb #887fc713
 FORCED_STEPS = 3   # steps of a turn that must call a tool: enough to look, run, and fix once
 RETRY_TEMPERATURE = 0.7   # a forced step after a failed call: decoded greedily, the same model writes the same call again
 FORCED_UNTIL = ('look', 'run')   # a question's steps are forced until a tool answered, an action's until its code ran
@@ -511,8 +513,12 @@ TEMPLATE_TAGS = {'tools', 'tool_response'}   # blocks chat templates wrap tools 
 @patch
 def _prompt_tags(self:GatewayBackend, start:int) -> set:
     "The tags of the blocks this turn's prompt is made of (system prompt and user messages), and `TEMPLATE_TAGS`."
-    prompt = [self.sp or ''] + [x['content'] for x in self.hist[:start] if x.get('role') == 'user' and isinstance(x.get('content'), str)]
-    return {t for p in prompt for t in _re_tag.findall(p)} | TEMPLATE_TAGS
+    return {t for p in self._prompt(start) for t in _re_tag.findall(p)} | TEMPLATE_TAGS
+
+@patch
+def _prompt(self:GatewayBackend, start:int) -> list[str]:
+    "The texts this turn's prompt is made of: the system prompt and the user messages before `start`."
+    return [self.sp or ''] + [x['content'] for x in self.hist[:start] if x.get('role') == 'user' and isinstance(x.get('content'), str)]
 
 @patch
 def recital(self:GatewayBackend, m:dict, start:int) -> int:
@@ -541,7 +547,8 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
     if echoed := sorted(self._prompt_tags(start) & set(_re_tag.findall(text))):
         return ECHO_NOTE.format(tags=', '.join(f'<{t}>' for t in echoed))
     results = [x for x in self.hist[start:-1] if x.get('role') == 'tool']
-    if not results: return None
+    # nothing ran and the answer is its prompt copied back (quoting an output it read later is an answer)
+    if not results: return RECITED_NOTE if recites(text, '\n'.join(self._prompt(start))) else None
     return SILENT_NOTE if not text.strip() else None
 
 @patch

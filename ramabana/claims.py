@@ -10,7 +10,7 @@ import json, re
 
 # %% auto #0
 __all__ = ['SMALL', 'DROPPED', 'NOTICE_OPEN', 'NOTICE_CLOSE', 'stated', 'unbacked', 'claims_run', 'without', 'NoticeFilter',
-           'no_notices', 'failure', 'about_failure', 'said_in', 'code_of', 'tool_lines']
+           'no_notices', 'failure', 'about_failure', 'recites', 'said_in', 'code_of', 'tool_lines']
 
 # %% ../nbs/07b_claims.ipynb #3689409a
 _NUM = re.compile(r'(?<![\w.])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?)(?![\w]|\.\d)')
@@ -120,6 +120,16 @@ def about_failure(answer:str, error:str) -> bool:
     "Whether `answer` speaks of the failure `error` (or of failing), rather than giving a result none computed."
     name = re.match(r'(?:\w+ raised )?(\w+)', error)
     return not answer.strip() or bool(_FAILING.search(answer)) or bool(name and name[1] in answer)
+
+# %% ../nbs/07b_claims.ipynb #1ab4cfe3
+def _words(line:str) -> str: return ' '.join(re.findall(r'[^\W_]+', line.lower()))
+
+def recites(answer:str, prompt:str) -> bool:
+    "Whether `answer` is mostly lines copied from `prompt` (two or more, and half of its lines or more)."
+    lines = [w for l in answer.splitlines() if len(w := _words(l)) >= 8]
+    have = {w for l in prompt.splitlines() if (w := _words(l))}
+    copied = sum(w in have for w in lines)
+    return copied >= 2 and 2 * copied >= len(lines)
 
 # %% ../nbs/07b_claims.ipynb #a98d833f
 def said_in(content) -> str:
