@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast, re, sys
 
 # %% auto #0
-__all__ = ['PURE_STR', 'ROWS_MAX', 'CHECKS', 'column_of', 'is_text', 'equal_text', 'text_sum', 'coerced', 'pivot_mean',
-           'unmatched', 'extract_misses', 'data_notes']
+__all__ = ['PURE_STR', 'ROWS_MAX', 'CHECKS', 'column_of', 'text_kind', 'is_text', 'equal_text', 'text_sum', 'coerced',
+           'pivot_mean', 'unmatched', 'extract_misses', 'date_groups', 'data_notes']
 
 # %% ../nbs/07h_datachecks.ipynb #6dce40be
 PURE_STR = {'strip', 'lstrip', 'rstrip', 'lower', 'upper', 'casefold', 'title'}   # `.str` methods a check may run
@@ -34,11 +34,20 @@ def column_of(node, ns:dict):
     try: return t[key] if key in t.columns and t.columns.is_unique else None
     except TypeError: return None   # an unhashable key
 
+_NUMBER_TEXT = re.compile(r'\s*[-+]?[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*%?\s*')
+_DATE_TEXT = re.compile(r'\s*\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\s*')
+
+def text_kind(col) -> str|None:
+    "None when column `col` is not text; else 'numbers' or 'dates' when its first values are written as such, or ''."
+    if getattr(col, 'ndim', 1) != 1: return None   # a label two columns share selects both: a table, not a column
+    sample = col.dropna().head(200)
+    if not len(sample) or not all(type(v) is str for v in sample): return None
+    return next((what for what, rx in (('numbers', _NUMBER_TEXT), ('dates', _DATE_TEXT))
+                 if sample.map(lambda v: rx.fullmatch(v) is not None).mean() >= 0.9), '')
+
 def is_text(col) -> bool:
-    "Whether Series `col` holds text (object or string dtype, its values strings)."
-    pd = _pandas()
-    return (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)) and \
-        bool(len(v := col.dropna())) and all(isinstance(x, str) for x in v.head(100))
+    "Whether Series `col` holds text (`text_kind` says what text)."
+    return text_kind(col) is not None
 
 # %% ../nbs/07h_datachecks.ipynb #05327f62
 def _eg(values, n:int=3) -> str:
@@ -119,8 +128,20 @@ def extract_misses(node, ns:dict) -> str|None:
     return (f"the pattern {p.value!r} finds nothing in {int(miss.sum())} of {int(col.notna().sum())} values of "
             f"`{ast.unparse(f.value.value)}` ({_eg(col[miss])}); those rows get NaN")
 
-# %% ../nbs/07h_datachecks.ipynb #d6f8d525
-CHECKS = (equal_text, text_sum, coerced, pivot_mean, unmatched, extract_misses)
+# %% ../nbs/07h_datachecks.ipynb #607b8959
+def date_groups(node, ns:dict) -> str|None:
+    "A note on `groupby` by a column of dates written as text: a group per distinct text, not per month or hour."
+    if not (isinstance(node, ast.Call) and isinstance(f := node.func, ast.Attribute) and f.attr == 'groupby'): return None
+    if (t := _frame(f.value, ns)) is None: return None
+    by = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == 'by'), None)
+    keys = by.elts if isinstance(by, (ast.List, ast.Tuple)) else [by]
+    cols = [t[k.value] if isinstance(k, ast.Constant) and k.value in t.columns else column_of(k, ns) for k in keys]
+    dates = [(ast.unparse(k), c) for k, c in zip(keys, cols) if c is not None and getattr(c, 'ndim', 1) == 1 and text_kind(c) == 'dates']
+    return '; '.join(f"`{ast.unparse(f.value)}.groupby` by {k}, dates written as text, makes a group of each distinct text "
+                     f"({c.nunique():,} of them); for months or hours, make them dates first (pd.to_datetime)" for k, c in dates) or None
+
+# %% ../nbs/07h_datachecks.ipynb #805d2de3
+CHECKS = (equal_text, text_sum, coerced, pivot_mean, unmatched, extract_misses, date_groups)
 
 def data_notes(code:str, ns:dict) -> list[str]:
     "What `CHECKS` find in `code` about the data of `ns` it reads, before it runs: one note per finding."

@@ -15,7 +15,7 @@ from .runtime import safe_repr
 from .runs import current_run
 from .conversation import Tool
 from .claims import NOTICE_OPEN, NOTICE_CLOSE
-from .datachecks import data_notes
+from .datachecks import data_notes, text_kind
 
 # %% auto #0
 __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'FRAME_COLS', 'NOTHING_TO_RUN', 'MISSING_MODULE',
@@ -24,7 +24,7 @@ __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'F
            'access_hint', 'numbers_line', 'strings_line', 'items_line', 'is_frame', 'is_table', 'frame_lines',
            'describe', 'data_line', 'Stopped', 'run_code', 'format_run', 'used_names', 'error_hints', 'column_hint',
            'view_file', 'overwrites', 'without_overwrites', 'as_code', 'data_notice', 'python_tools', 'users',
-           'kernel_line', 'text_kind', 'text_line', 'glance', 'named_columns', 'glances', 'unheld', 'dated']
+           'kernel_line', 'text_line', 'glance', 'named_columns', 'glances', 'unheld', 'dated']
 
 # %% ../nbs/08a_pytools.ipynb #45e6e883
 REPR_HEAD = 600
@@ -450,20 +450,9 @@ def kernel_line(ns:dict, n:int=KERNEL_NAMES) -> str:
     if not (mine := users(ns)): return ''
     return 'Variables in the kernel: ' + ', '.join(f'{k} ({_what(v)})' for k, v in mine[-n:])
 
-# %% ../nbs/08a_pytools.ipynb #c90b0fac
+# %% ../nbs/08a_pytools.ipynb #a27fc122
 TEXT_VALUES, TEXT_LINE = 6, 200   # the values of a text column a glance lists, and the characters its line takes at most
 TEXT_ROWS = 100_000   # rows a text line counts: a glance is read before every first question, and counting is not free
-_NUMBER_TEXT = re.compile(r'\s*[-+]?[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*%?\s*')
-_DATE_TEXT = re.compile(r'\s*\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\s*')
-
-def text_kind(col) -> str|None:
-    "None when column `col` is not text; else 'numbers' or 'dates' when its first values are written as such, or ''."
-    if getattr(col, 'ndim', 1) != 1: return None   # a label two columns share selects both: a table, not a column
-    sample = col.dropna().head(200)
-    if not len(sample) or not all(type(v) is str for v in sample): return None
-    return next((what for what, rx in (('numbers', _NUMBER_TEXT), ('dates', _DATE_TEXT))
-                 if sample.map(lambda v: rx.fullmatch(v) is not None).mean() >= 0.9), '')
-
 def text_line(col, name:str) -> str|None:
     "What text column `col` holds, in one line: its values and their counts when few, else a few; text that reads as numbers or dates says so."
     if (kind := text_kind(col)) is None: return None
