@@ -886,10 +886,10 @@ def warm_cell(model:str) -> str:
     "A cell that starts the model's llama-server in the kernel (when it is a managed local one) and prints its pid."
     return f'''def __agent_tasks_warm():
     import json
-    from ramabana.core import resolve
+    from ramabana.core import engine_config, resolve
     from ramabana import llamaserver
     spec = resolve({model!r})
-    if spec.runtime == 'llamacpp' and not spec.base_url: llamaserver.server_url(spec)
+    if spec.runtime == 'llamacpp' and not spec.base_url: llamaserver.server_url(spec, engine_config=engine_config())   # as the gateway will
     from ramabana.magic import session
     if (w := session().warming) is not None: w.join()   # %load_ext's warm-up, done while a user writes the question
     s = llamaserver.running(spec)

@@ -20,7 +20,7 @@ import argparse, dataclasses, json, os, statistics, subprocess, sys, tempfile, t
 from pathlib import Path
 import httpx
 from ramabana import llamaserver as L, llamabuild as LB
-from ramabana.core import BUILTIN_MODELS, cache_dir, format_table
+from ramabana.core import BUILTIN_MODELS, cache_dir, engine_config, format_table
 
 THREADS, PP, TG, REPS = 2, 512, 128, 5
 
@@ -125,7 +125,7 @@ def rss_mib(pid) -> float:
 
 def rss_after(spec, n=50) -> tuple[float, float]:
     "Server RSS (MiB) when idle and after `n` requests of different conversations."
-    url = L.server_url(spec)
+    url = L.server_url(spec, engine_config=engine_config())
     pid = L.running(spec).pid
     before = rss_mib(pid)
     for i in range(n):
@@ -145,13 +145,14 @@ def main():
     from ramabana.gateway import Gateway
     from ramabana.app import GatewayServer
     from ramabana.ledger import Ledger
-    paths = L.setup(progress=False)
+    engines = engine_config()   # the settings' threads and binary, for this process's server and the gateway's alike
+    paths = L.setup(progress=False, spec=BUILTIN_MODELS['smollm2'], engine_config=engines)
     bench = build_llama_bench()
     spec = dataclasses.replace(BUILTIN_MODELS['smollm2'], name='smollm2-bench', threads=THREADS)
     lb = llama_bench(bench, paths['model'])
-    server = L.server_url(spec)
+    server = L.server_url(spec, engine_config=engines)
     with tempfile.TemporaryDirectory() as d:
-        gw = GatewayServer(Gateway(ledger=Ledger(Path(d)/'calls.db'), models={spec.name: spec})).start()
+        gw = GatewayServer(Gateway(ledger=Ledger(Path(d)/'calls.db'), models={spec.name: spec}, engines=engines)).start()
         try:
             sp = speed(dict(direct=server + '/v1', gateway=gw.url), server)
             direct, via = sp['direct'], sp['gateway']

@@ -202,7 +202,7 @@ def prefill(model:str="qwen2.5-coder-1.5b", rounds:int=3) -> list[list]:
     "Per round: the warm-up's prompt read in a kernel and the same body read by the server alone: tokens, tokens/s, CPU s."
     import httpx, psutil
     from ramabana import llamaserver
-    from ramabana.core import resolve
+    from ramabana.core import engine_config, resolve
     rows = []
     for r in range(rounds):
         tmp = Path(tempfile.mkdtemp(prefix='nbprefill-'))
@@ -217,7 +217,8 @@ def prefill(model:str="qwen2.5-coder-1.5b", rounds:int=3) -> list[list]:
             for c in cells:
                 if c['cell_type'] == 'code': k.run(c['source'], cell_id=c['id'])
             k.run('import os; os.environ["RAMABANA_AGENT_WARM"] = "false"\n%load_ext ramabana')   # the warm-up is started below, measured
-            k.run('import ramabana.magic as _m, ramabana.llamaserver as _ls; _be = _m.session().get_agent().backend; _ls.server_url(_be.spec)\n'
+            k.run('import ramabana.magic as _m, ramabana.llamaserver as _ls, ramabana.core as _c; _be = _m.session().get_agent().backend; '
+                  '_ls.server_url(_be.spec, engine_config=_c.engine_config())\n'
                   f'open({str(tmp/"server.pid")!r}, "w").write(str(_ls.running(_be.spec).pid))')   # the server up, nothing read yet
             procs = {'kernel': psutil.Process(k.pid), 'server': psutil.Process(int((tmp/'server.pid').read_text()))}
             before = {n: cpu_seconds(p) for n, p in procs.items()}
@@ -229,7 +230,7 @@ def prefill(model:str="qwen2.5-coder-1.5b", rounds:int=3) -> list[list]:
         kernel_tps = w['evaluated_tokens'] / (w['prefill_ms'] / 1000)
         body = {**json.loads((tmp/'warm.json').read_text()), 'stream': False, 'cache_prompt': False, 'max_tokens': 1, 'model': model}
         for k in ('stream_options', 'reasoning_budget_tokens'): body.pop(k, None)   # the gateway's own fields: the server needs neither
-        url = llamaserver.server_url(resolve(model))
+        url = llamaserver.server_url(resolve(model), engine_config=engine_config())
         try: t = httpx.post(url + '/v1/chat/completions', json=body, timeout=600).json()['timings']
         finally: llamaserver.stop_all()
         rows.append([f'round {r + 1}', f"{w['evaluated_tokens']:,}", f'{kernel_tps:.1f}', f"{t['prompt_n']:,}",
@@ -317,7 +318,8 @@ def main():
     a = ap.parse_args()
     if a.ledgers: print(turn_table(*map(ledger_turns, a.ledgers))); return
     from ramabana import llamaserver
-    llamaserver.setup(progress=True, model=a.model)
+    from ramabana.core import engine_config, resolve
+    llamaserver.setup(progress=True, spec=resolve(a.model), engine_config=engine_config())
     if a.only == 'answers':
         turns(True, a.model)
         print(f'1b. five %%ram questions on a 14-cell notebook ({a.model}, greedy, after the %load_ext warm-up), as the cell '

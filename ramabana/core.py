@@ -16,11 +16,12 @@ except ModuleNotFoundError: import tomli as tomllib  # Python 3.10
 # %% auto #0
 __all__ = ['PURPOSE_HEADER', 'TASK_HEADER', 'DISCARD_HEADER', 'CALL_ID_HEADER', 'OVERHEAD_HEADER', 'SAMPLING_HEADER',
            'SOURCES_HEADER', 'COUNT_HEADER', 'HEADER_PREFIX', 'CHUNK_KEY', 'LOG_LEVELS', 'SETTINGS', 'TOKEN_KEYS',
-           'BUDGET_PERIODS', 'RUNTIMES', 'ACTS', 'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS', 'PRICE_KEYS',
-           'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS', 'REPLICA_KEYS', 'RamabanaError', 'ConfigError', 'UnknownModel',
-           'config_path', 'cache_dir', 'data_dir', 'task_dir', 'is_loopback', 'write_json_atomic', 'append_jsonl',
-           'file_lock', 'Setting', 'Config', 'NamedToken', 'token_limits', 'load_config', 'Resolved', 'env_name',
-           'setting', 'get', 'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'split_profile',
+           'BUDGET_PERIODS', 'LLAMA_SERVER_ENV', 'LITERT_BACKEND_ENV', 'NO_CAPTURE_ENV', 'RUNTIMES', 'ACTS',
+           'SERVER_KEYS', 'PRICES_CHECKED', 'BUILTIN_MODELS', 'PRICE_KEYS', 'LOCAL_RUNTIMES', 'FREE', 'TIMEOUT_KEYS',
+           'REPLICA_KEYS', 'RamabanaError', 'ConfigError', 'UnknownModel', 'config_path', 'cache_dir', 'data_dir',
+           'task_dir', 'is_loopback', 'write_json_atomic', 'append_jsonl', 'file_lock', 'Setting', 'Config',
+           'NamedToken', 'token_limits', 'load_config', 'Resolved', 'env_name', 'setting', 'get', 'EngineConfig',
+           'engine_config', 'ModelSpec', 'price_of', 'call_cost', 'model_from_table', 'check_price', 'split_profile',
            'catalog', 'resolve', 'config_table', 'format_table', 'usd']
 
 # %% ../nbs/00_core.ipynb #8bd5e0c0
@@ -349,6 +350,30 @@ def setting(key:str, flag:Any=None, cfg:Config|None=None) -> Resolved:
 def get(key:str, flag:Any=None):
     "Just the value of `setting(key, flag)`."
     return setting(key, flag).value
+
+# %% ../nbs/00_core.ipynb #e5f259e6
+LLAMA_SERVER_ENV = 'RAMABANA_LLAMA_SERVER'         # a llama-server binary, named before the `llamacpp.server` setting
+LITERT_BACKEND_ENV = 'RAMABANA_LITERT_BACKEND'     # cpu or gpu: LiteRT's backend, without the fallback to the CPU
+NO_CAPTURE_ENV = 'RAMABANA_NO_NATIVE_CAPTURE'      # 1: a native engine loads with its output uncaptured
+
+@dataclass(frozen=True)
+class EngineConfig:
+    "The settings of the engines on this machine, each default what it is when nothing is set."
+    threads: int|None = None          # llama-server's threads over each profile's (`llamacpp.threads`); None: the profile's
+    saved_slots_mib: int = SETTINGS['llamacpp.saved_slots_mib'].default   # disk for the slots servers save (0: none saved)
+    server: str|None = None           # a llama-server binary you named instead of a build; None: a build from the cache
+    server_named_by: str = ''         # where you named it, as errors say it
+    litert_backend: str|None = None   # LiteRT's backend as written, cpu or gpu; None: the GPU, falling back to the CPU
+    native_capture: bool = True       # capture what a native engine prints as it loads, for its error
+
+# %% ../nbs/00_core.ipynb #069ba4f0
+def engine_config(**kw) -> EngineConfig:
+    "The engines' settings as they stand now (`EngineConfig`); `kw` overrides its fields."
+    named = [(v, by) for by, v in ((LLAMA_SERVER_ENV, os.environ.get(LLAMA_SERVER_ENV)), ('the llamacpp.server setting', get('llamacpp.server'))) if v]
+    server, by = named[0] if named else (None, '')
+    return EngineConfig(**{'threads': get('llamacpp.threads'), 'saved_slots_mib': get('llamacpp.saved_slots_mib'), 'server': server,
+                           'server_named_by': by, 'litert_backend': os.environ.get(LITERT_BACKEND_ENV),
+                           'native_capture': os.environ.get(NO_CAPTURE_ENV) != '1', **kw})
 
 # %% ../nbs/00_core.ipynb #b198c548
 RUNTIMES = ('llamacpp', 'openai', 'openai_compatible', 'anthropic', 'gemini', 'litert', 'ollama')

@@ -11,7 +11,7 @@ import asyncio, collections, contextlib, dataclasses, fnmatch, json, os, re, tim
 from dataclasses import dataclass, field
 from typing import AsyncIterator
 from fastcore.basics import patch
-from .core import ModelSpec, ConfigError, task_dir, NamedToken
+from .core import ModelSpec, ConfigError, EngineConfig, task_dir, NamedToken
 from .core import PURPOSE_HEADER, TASK_HEADER, DISCARD_HEADER, CHUNK_KEY
 from .errors import (CircuitOpen, ContextOverflow, GatewayError, InvalidRequest, UpstreamError,
                              UpstreamUnavailable, keep_secret, log)
@@ -51,6 +51,7 @@ class GatewayConfig:
     readback_timeout: float = 5.0      # seconds a sampling readback may take
     keys_refresh: float = 5.0          # seconds between looks at the stored keys
     image_tokens: int|None = None      # what a picture counts for in a budget's bound; None: the runtime's `IMG_TOKENS`
+    engines: EngineConfig = EngineConfig()   # the engines on this machine: llama-server's threads and binary, saved slots, LiteRT's backend
 
     def __post_init__(self):
         if self.reasoning_history not in ('auto', 'keep', 'drop'):
@@ -74,7 +75,7 @@ class Gateway(Router):
                  **settings):                            # fields of `config` to replace
         cfg = self.config = dataclasses.replace(config or GatewayConfig(), **settings)
         super().__init__(models, config_file=config_file, timeouts=cfg.timeouts, breaker_failures=cfg.breaker_failures, breaker_rate=cfg.breaker_rate,
-                         breaker_window=cfg.breaker_window, breaker_cooldown=cfg.breaker_cooldown, clock=clock)
+                         breaker_window=cfg.breaker_window, breaker_cooldown=cfg.breaker_cooldown, engine_config=cfg.engines, clock=clock)
         self.token, self.reasoning_history, self.structured_output = cfg.token, cfg.reasoning_history, cfg.structured_output
         self.trust_client, self.max_body, self.retry = cfg.trust_client, int(cfg.max_body_mib * 2**20), Retries(cfg.retries, cfg.retry_base, cfg.max_retry_wait)
         self.readback, self.readback_timeout = cfg.readback, cfg.readback_timeout

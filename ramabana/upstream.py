@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import AsyncIterator, Callable
 import httpx
 from fastcore.basics import patch
-from .core import RamabanaError, ModelSpec
+from .core import RamabanaError, ModelSpec, EngineConfig
 from .errors import (GatewayError, BrokenStream, LlamaServerError, MalformedResponse, RateLimited,
                              UpstreamError, UpstreamUnavailable, classify_error, keep_secret, redact)
 from .localhttp import DEFAULT_TIMEOUT, LocalHTTP
@@ -92,6 +92,7 @@ def new_client(**kw) -> httpx.AsyncClient:
 class Upstream:
     "One model provider behind the gateway: the only seam a provider implements."
     runtime: str = ''
+    takes_engine_config: bool = False   # an engine on this machine: its constructor also takes `engine_config` (`upstream_for`)
     def __init__(self,
                  spec:ModelSpec,                     # the model this upstream serves
                  client:httpx.AsyncClient|None=None  # shared HTTP client; one is made (and closed) if None
@@ -149,13 +150,16 @@ def register_upstream(runtime:str, factory:Callable[..., Upstream]) -> Callable[
     UPSTREAMS[runtime] = factory
     return factory
 
-# %% ../nbs/05d_upstream.ipynb #bbef26ad
-def upstream_for(spec:ModelSpec, client:httpx.AsyncClient|None=None) -> Upstream:
+# %% ../nbs/05d_upstream.ipynb #021ecb3d
+def upstream_for(spec:ModelSpec, client:httpx.AsyncClient|None=None,
+                 engine_config:EngineConfig=EngineConfig(),   # the engines' settings, for a factory that `takes_engine_config`
+                ) -> Upstream:
     "A new upstream for `spec`, from the factory registered for its runtime."
     if spec.runtime not in UPSTREAMS:
         raise UpstreamError(f"no upstream is registered for runtime '{spec.runtime}' (model '{spec.name}')", status=501,
                             code='runtime_not_supported')
-    return UPSTREAMS[spec.runtime](spec, client)
+    f = UPSTREAMS[spec.runtime]
+    return f(spec, client, engine_config=engine_config) if getattr(f, 'takes_engine_config', False) else f(spec, client)
 
 # %% ../nbs/05d_upstream.ipynb #042ea8cd
 class FunctionUpstream(Upstream):

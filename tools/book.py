@@ -9,9 +9,10 @@
 - @patch: the share of exported cells that are `@patch` methods
 - long prose: markdown cells over 300 words
 - module lines: lines of each module in ramabana/ (the generated `_modidx.py` aside)
-- settings read: the modules of ramabana/ that read a setting, by calling core's `get`, `setting` or `load_config`,
-  or `resolve` or `catalog` without handing them the config, or by reading a `RAMABANA_*` variable of `os.environ` (core,
-  which defines them, and the generated `_modidx.py` aside; the test doubles too, which are no product module)
+- settings read: the modules of ramabana/ that read a setting, by calling core's `get`, `setting`, `load_config` or
+  `engine_config`, or `resolve` or `catalog` without handing them the config, or by reading a `RAMABANA_*` variable of
+  `os.environ` (core, which defines them, and the generated `_modidx.py` aside; the test doubles too, which are no
+  product module)
 """
 import ast, json, re, sys
 from pathlib import Path
@@ -44,7 +45,7 @@ def measure(nb):
             if k == 'code' and s.strip() and not s.lstrip().startswith('#| hide'): with_ex += 1; break
     return dict(defs=defs, with_ex=with_ex, patches=patches, exported=exp, long_md=long_md)
 
-READERS = {'get', 'setting', 'resolve', 'catalog', 'load_config'}   # core's functions that read the settings
+READERS = {'get', 'setting', 'resolve', 'catalog', 'load_config', 'engine_config'}   # core's functions that read the settings
 DOUBLES = {'testing', 'llama_double', 'cassettes', 'fault_server', 'hosted_doubles', 'hosted_base', 'openai_double',
            'anthropic_double', 'gemini_double', 'ollama_double'}
 
