@@ -156,6 +156,7 @@ class GatewayBackend(Backend):
         self.base_url, self.api_key, self.timeout, self.think, self.progress = base_url, api_key, timeout, think, progress
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
         self._blocks = 0   # code blocks the turn's steps wrote (a model acting in code)
+        self._forced = False   # this turn's first steps had to act (`tool_first`)
         self._notes = set()   # the notes that sent answers back: they quote the answer, so they are no source of numbers
         self._inflight = self._stale = False
         self._said, self._thought, self._finish = False, 0, None   # this turn said something; the last step's thinking, finish
@@ -340,7 +341,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
     ended = fence is not None and not self._cancel.is_set() and fence.end(complete=asm.finish != 'length')
     # made to start a block, it answered in words inside it, closed or left open: the words are its answer, without the fence
     if prefill and fence is not None and not self._cancel.is_set() and (not fence.parses if ended else asm.finish != 'length'):
-        yield Discard(len(''.join(text))); yield (said := fence.code.strip() if ended else ''.join(text)[len(prefill):].strip())
+        yield Discard(len(''.join(text))); yield (said := fence.words if ended else ''.join(text)[len(prefill):].strip())
         msg = asm.message(said); msg['model'] = writer(self.spec)
         return msg, asm.usage
     if ended:
@@ -409,7 +410,7 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             **kw):
     "One turn: send, stream, run the tool calls, repeat until an answer or `max_steps`."
     if msg is not None: self.hist.append(user_msg(msg))
-    if not again: self._turn_usage, self.steps, self._said, self._blocks = Usage(self.spec.name), 0, False, 0
+    if not again: self._turn_usage, self.steps, self._said, self._blocks, self._forced = Usage(self.spec.name), 0, False, 0, bool(tool_first)
     start, told = len(self.hist), 0   # where this turn's steps begin; answers sent back this turn (`SEND_BACKS` at most)
     sent = None                       # the answer last sent back
     seen = collections.Counter()      # each call of this turn with its result: how often it came back so
@@ -419,7 +420,8 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
         # the choice between another block and an answer is its own (forced, it wrote its answer as a block, again and
         # again); after an error or a block of comments alone, left free it wrote the same block again, word for word
         must = bool(tool_first) and self.must_call(start, 'run' if tool_first is True else tool_first)
-        retry = RETRY_TEMPERATURE if must and self.steps and failure(self.hist[-1].get('content')) else None
+        # after a failure, or an answer sent back, greedy decoding writes the same again: a forced step samples wider
+        retry = RETRY_TEMPERATURE if must and self.steps and (failure(last := self.hist[-1].get('content')) or isinstance(last, str) and last in self._notes) else None
         # a step that must act: a JSON tool call, or for a model acting in code an answer that starts a block
         how = dict(prefill=CODE_OPEN) if must and self.acts_in_code else dict(tool_choice='required') if must else {}
         try: m, u = yield from _apart(self._step(self._messages(), purpose, temperature=retry, **how), self._said)
@@ -562,10 +564,11 @@ def sources(self:GatewayBackend) -> list[str]:
 
 @patch
 def uncomputed(self:GatewayBackend, m:dict, start:int) -> list[str]:
-    "The numbers final answer `m` states that nothing the conversation saw holds, once the turn ran code or says it did."
+    "The numbers final answer `m` states that nothing the conversation saw holds, once the turn ran code, says it did, or had to."
     text = m.get('content')
     if not isinstance(text, str) or not text.strip(): return []
-    if not any(x.get('role') == 'tool' for x in self.hist[start:]) and not claims_run(text): return []
+    # a turn made to act first (`tool_first`) answers from what it computed, whatever ran: its numbers are held to that
+    if not any(x.get('role') == 'tool' for x in self.hist[start:]) and not claims_run(text) and not self._forced: return []
     return unbacked(text, self.sources())
 
 @patch

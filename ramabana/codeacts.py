@@ -61,8 +61,15 @@ class CodeFence:
 
     @property
     def parses(self) -> bool:
-        "Whether the block's code is Python (a model made to start a block may write its answer in it instead)."
+        "Whether the block's code is Python with a statement (a model made to start a block may write its answer in it instead)."
         return self.code is not None and _parses(self.code)
+
+    @property
+    def words(self) -> str:
+        "The block's text as the answer it is when it does not parse: the code, less the `#` before each line of comments alone."
+        lines = (self.code or '').strip().splitlines()
+        if lines and all(l.lstrip().startswith('#') for l in lines): lines = [l.lstrip().lstrip('#').strip() for l in lines]
+        return '\n'.join(lines).strip()
 
     @property
     def prose(self) -> str:
@@ -70,7 +77,8 @@ class CodeFence:
         return (self.text[:self.opened.start()] if self.opened is not None else self.text).rstrip()
 
 def _parses(code:str) -> bool:
-    try: ast.parse(code); return bool(code.strip())
+    # comments alone parse, to nothing: "# The mean is 16.99" is an answer written in a block, not code to run
+    try: return bool(ast.parse(code).body)
     except SyntaxError: return False
 
 # %% ../nbs/07a_codeacts.ipynb #f63622c4
