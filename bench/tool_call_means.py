@@ -26,14 +26,14 @@ def questions(n:int|None) -> list[str]:
 
 def request(question:str) -> dict:
     "The first request of an agent turn asking `question`: the magic's system prompt and tools, greedy decoding."
-    from ramabana.agent import SP
+    from ramabana.agent import SYSTEM_PROMPT
     from ramabana.pytools import python_tools
     from ramabana.magic import NOTEBOOK_SP
     from ramabana.conversation import Tool
     def read_cell(id:str) -> str:
         "The full source and outputs of one cell of the user's notebook, including cells left out of the prompt."
     tools = [t.schema for t in python_tools({})] + [Tool(read_cell).schema]
-    return dict(messages=[{'role': 'system', 'content': f'{SP}\n\n{NOTEBOOK_SP}'}, {'role': 'user', 'content': question}],
+    return dict(messages=[{'role': 'system', 'content': f'{SYSTEM_PROMPT}\n\n{NOTEBOOK_SP}'}, {'role': 'user', 'content': question}],
                 tools=tools, temperature=0, top_k=1, max_tokens=256)
 
 def judge(message:dict, tools:list) -> tuple[int, int]:

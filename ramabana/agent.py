@@ -22,9 +22,9 @@ from .claims import failure
 from .pytools import python_tools, kernel_line, glances, TIMEOUT
 
 # %% auto #0
-__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'AGENT_KEYS', 'SP', 'CODE_SP', 'REPEAT_AFTER', 'REPEAT_NOTICE',
-           'REPEAT_FAILED', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals', 'SessionFile',
-           'AgentConfig', 'new_task', 'Agent']
+__all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'AGENT_KEYS', 'SYSTEM_PROMPT', 'CODE_SYSTEM_PROMPT', 'REPEAT_AFTER',
+           'REPEAT_NOTICE', 'REPEAT_FAILED', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals',
+           'SessionFile', 'AgentConfig', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -163,14 +163,14 @@ class AgentConfig:
         return model if isinstance(model, ModelSpec) else resolve(model or self.model, self.file)
 
 # %% ../nbs/08b_agent.ipynb #97f56864
-SP = ("You are ramabana, an assistant inside the user's Jupyter notebook. Your tools work in the user's running Python "
+SYSTEM_PROMPT = ("You are ramabana, an assistant inside the user's Jupyter notebook. Your tools work in the user's running Python "
       "kernel: inspect_python shows a variable, run_python runs code (the user may decline), view_file reads a file.\n"
       "- Variables live in the kernel, not in this conversation. When an answer depends on a value you cannot see, call "
       "a tool to look it up or compute it before you say anything about it. Never make up data or guess what a tool "
       "will show. Work numbers out with run_python (sums, means, counts, the largest), not in your head.\n"
       "- When asked to write or define code, run it with run_python so that it exists in the kernel.\n"
       "- Answer briefly, with the values you found; when you ran code, say what it showed.")
-CODE_SP = ("You are ramabana, an assistant inside the user's Jupyter notebook, working in their running Python kernel.\n"
+CODE_SYSTEM_PROMPT = ("You are ramabana, an assistant inside the user's Jupyter notebook, working in their running Python kernel.\n"
            "To look at data or compute anything, write Python in a ```python block. The block runs in the kernel as soon as "
            "you close it (the user may decline), and the next message shows you what it printed and the value of its last "
            "line. Then go on from that output.\n"
@@ -198,7 +198,7 @@ class Agent:
                  model:str|ModelSpec|None=None,  # a model name or spec; None: `config.model`
                  ns:dict|None=None,              # the namespace the Python tools work in
                  task:str|None=None,             # the task (session and spilled files); an existing one resumes
-                 sp:str|None=None,               # the system prompt; None: `SP`, or `CODE_SP` for a model acting in code
+                 sp:str|None=None,               # the system prompt; None: `SYSTEM_PROMPT`, or `CODE_SYSTEM_PROMPT` for a model acting in code
                  sp_more:str='',                 # said after the system prompt, whichever it is (what the notebook block is)
                  tools:tuple=(),                 # more tools: functions or `Tool`s
                  approve:str|None=None,          # mode of code-running tools: auto | ask | deny; None: `config.approve`
@@ -227,7 +227,7 @@ class Agent:
 
     def _make(self, model) -> Backend:
         spec = self.config.spec(model)
-        sp = self.sp if self.sp is not None else CODE_SP if spec.acts == 'code' else SP
+        sp = self.sp if self.sp is not None else CODE_SYSTEM_PROMPT if spec.acts == 'code' else SYSTEM_PROMPT
         if self.sp_more: sp = f'{sp}\n\n{self.sp_more}'   # after a `switch`, the new model's prompt gets it too
         be = make_backend(spec, sp=sp, tools=self.tools, approve=self._approve, task=self.task, **self.kw)
         return be.add_cb(_Hooks(self))
@@ -387,7 +387,7 @@ def fits(self:Agent, prompt, context:str='') -> bool:
     "Whether the turn `ask(prompt, context=context)` would send fits the window, with the conversation as it is."
     return self.backend.fits(self.message(prompt, context))
 
-def _holds(m, context:str) -> bool:
+def _carries_context(m, context:str) -> bool:
     return isinstance(m, dict) and m.get('role') == 'user' and isinstance(m.get('content'), str) and m['content'].startswith(context)
 
 @patch
@@ -395,7 +395,7 @@ def holds_contexts(self:Agent, contexts:list) -> bool:
     "Whether every one of `contexts` is still in the conversation, on the message that carried it."
     be = self.backend
     h, live = be.live_hist, {c for i, _, c in self._contexts}
-    return bool(contexts) and all(c in live for c in contexts) and all(i < len(h) and _holds(h[i], c) for i, _, c in self._contexts)
+    return bool(contexts) and all(c in live for c in contexts) and all(i < len(h) and _carries_context(h[i], c) for i, _, c in self._contexts)
 
 @patch
 def drop_contexts(self:Agent) -> bool:
@@ -404,7 +404,7 @@ def drop_contexts(self:Agent) -> bool:
     be = self.backend
     h = be.live_hist
     for i, text, c in self._contexts:
-        if i < len(h) and _holds(h[i], c): h[i] = _without_context(h[i], text)
+        if i < len(h) and _carries_context(h[i], c): h[i] = _without_context(h[i], text)
     self._contexts, self._drops = [], self._drops + 1
     be.history_changed()
     return True

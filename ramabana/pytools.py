@@ -99,7 +99,7 @@ def access_hint(name:str, obj, code:str='') -> str|None:
 # %% ../nbs/08a_pytools.ipynb #b9c7d940
 NUMBERS_MAX = 1_000_000   # items in a collection summarised with numbers; past it, the repr alone (a summary would be slow)
 
-def _at(obj, v) -> str:
+def _where_in(obj, v) -> str:
     "` (KEY)` naming the first key of dict `obj` holding `v`; '' for other collections."
     return f' ({next(k for k, x in obj.items() if x == v)!r})' if isinstance(obj, dict) else ''
 
@@ -110,8 +110,8 @@ def numbers_line(obj) -> str|None:
     nums = [v for v in vals if type(v) in (int, float) and v == v]   # bools, NaN and other types are not counted
     if len(nums) + sum(v is None for v in vals) != len(vals) or not nums: return None
     missing, lo, hi = len(vals) - len(nums), min(nums), max(nums)
-    return (f'numbers: {len(nums):,}' + (f' (and {missing:,} None)' if missing else '') + f'; min {lo:g}{_at(obj, lo)}, '
-            f'max {hi:g}{_at(obj, hi)}, sum {math.fsum(nums):g}, mean {statistics.fmean(nums):g}, median {statistics.median(nums):g}')
+    return (f'numbers: {len(nums):,}' + (f' (and {missing:,} None)' if missing else '') + f'; min {lo:g}{_where_in(obj, lo)}, '
+            f'max {hi:g}{_where_in(obj, hi)}, sum {math.fsum(nums):g}, mean {statistics.fmean(nums):g}, median {statistics.median(nums):g}')
 
 # %% ../nbs/08a_pytools.ipynb #f0fec20d
 def strings_line(obj) -> str|None:
