@@ -10,7 +10,7 @@ import ast, re, sys
 
 # %% auto #0
 __all__ = ['PURE_STR', 'ROWS_MAX', 'CHECKS', 'column_of', 'text_kind', 'is_text', 'equal_text', 'text_sum', 'coerced',
-           'pivot_mean', 'unmatched', 'extract_misses', 'date_groups', 'data_notes']
+           'pivot_mean', 'unmatched', 'extract_misses', 'date_groups', 'dt_on_text', 'data_notes']
 
 # %% ../nbs/07h_datachecks.ipynb #6dce40be
 PURE_STR = {'strip', 'lstrip', 'rstrip', 'lower', 'upper', 'casefold', 'title'}   # `.str` methods a check may run
@@ -140,8 +140,16 @@ def date_groups(node, ns:dict) -> str|None:
     return '; '.join(f"`{ast.unparse(f.value)}.groupby` by {k}, dates written as text, makes a group of each distinct text "
                      f"({c.nunique():,} of them); for months or hours, make them dates first (pd.to_datetime)" for k, c in dates) or None
 
-# %% ../nbs/07h_datachecks.ipynb #805d2de3
-CHECKS = (equal_text, text_sum, coerced, pivot_mean, unmatched, extract_misses, date_groups)
+# %% ../nbs/07h_datachecks.ipynb #89146bcb
+def dt_on_text(node, ns:dict) -> str|None:
+    "A note on `col.dt` when the column holds dates written as text."
+    if not (isinstance(node, ast.Attribute) and node.attr == 'dt'): return None
+    if (col := column_of(node.value, ns)) is None or text_kind(col) != 'dates': return None
+    expr = ast.unparse(node.value)
+    return f"`{expr}` holds dates written as text ({_eg(col.dropna(), 2)}): `.dt` needs dates; pd.to_datetime({expr}) makes them"
+
+# %% ../nbs/07h_datachecks.ipynb #6181ae56
+CHECKS = (equal_text, text_sum, coerced, pivot_mean, unmatched, extract_misses, date_groups, dt_on_text)
 
 def data_notes(code:str, ns:dict) -> list[str]:
     "What `CHECKS` find in `code` about the data of `ns` it reads, before it runs: one note per finding."

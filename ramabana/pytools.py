@@ -420,7 +420,9 @@ def python_tools(ns:dict, timeout:float=TIMEOUT,
         before, notes = set(ns), data_notes(code, ns)   # read before the code changes the data it reads
         res = run_code(code, ns, timeout)
         made.update(set(ns) - before)
-        if 'Traceback' in (res['error'] or '') and (h := error_hints(code, ns, res['error'])): res['error'] += '\n' + h
+        if 'Traceback' in (res['error'] or ''):   # a failure's hints: the data's notes first, in plain sight with the error
+            hints = [f'note: {n}' for n in notes] + ([h] if (h := error_hints(code, ns, res['error'])) else [])
+            if hints: res['error'] += '\n' + '\n'.join(hints)
         return format_run(res) + (data_notice(notes) if notes and not res['error'] else '')
     return [Tool(inspect_python, redirect=as_code), Tool(run_python, code=True), Tool(view_file)]
 
