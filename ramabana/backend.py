@@ -17,6 +17,7 @@ from .compaction import media_bytes
 from .chat import Assembler   # the gateway's own fold of a stream, from the format alone
 from .codeacts import CodeFence, code_call, code_turns, CODE_OPEN, CODE_TOOL, Echo, shown_output
 from .claims import NoticeFilter, unbacked, claims_run, without, no_notices, failure, about_failure, recites, tool_lines, said_in, code_of
+from .datachecks import noted
 from .callerrors import explain_error
 from .conversation import Backend, reply_reserve, user_msg, why_failed, Discard, EMPTY_REPLY, WARM_PROMPT
 
@@ -507,7 +508,9 @@ def must_call(self:GatewayBackend, start:int, until:str='run') -> bool:
     if until not in FORCED_UNTIL: raise ValueError(f"until should be one of {', '.join(FORCED_UNTIL)}, got {until!r}")
     if self.steps >= FORCED_STEPS: return False
     wanted = {t.name for t in self.tools if t.code or until == 'look'}
-    return not any(m.get('role') == 'tool' and m.get('name') in wanted and not failure(m.get('content')) for m in self.hist[start:])
+    # a run the data checks had notes on is not done yet: told its pivot table averaged, the 1.5B, left free, answered the mean
+    return not any(m.get('role') == 'tool' and m.get('name') in wanted and not failure(c := m.get('content')) and not noted(c)
+                   for m in self.hist[start:])
 
 _re_tag = re.compile(r'</?([a-z][\w-]*)>')
 TEMPLATE_TAGS = {'tools', 'tool_response'}   # blocks chat templates wrap tools and results in (Hermes, Qwen2.5)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast, re, sys
 
 # %% auto #0
-__all__ = ['PURE_STR', 'ROWS_MAX', 'CHECKS', 'column_of', 'text_kind', 'is_text', 'equal_text', 'text_sum', 'coerced',
-           'pivot_mean', 'unmatched', 'extract_misses', 'date_groups', 'dt_on_text', 'data_notes']
+__all__ = ['PURE_STR', 'ROWS_MAX', 'DATA_NOTES', 'CHECKS', 'column_of', 'text_kind', 'is_text', 'equal_text', 'text_sum',
+           'coerced', 'pivot_mean', 'unmatched', 'extract_misses', 'date_groups', 'dt_on_text', 'noted', 'data_notes']
 
 # %% ../nbs/07h_datachecks.ipynb #6dce40be
 PURE_STR = {'strip', 'lstrip', 'rstrip', 'lower', 'upper', 'casefold', 'title'}   # `.str` methods a check may run
@@ -148,7 +148,13 @@ def dt_on_text(node, ns:dict) -> str|None:
     expr = ast.unparse(node.value)
     return f"`{expr}` holds dates written as text ({_eg(col.dropna(), 2)}): `.dt` needs dates; pd.to_datetime({expr}) makes them"
 
-# %% ../nbs/07h_datachecks.ipynb #6181ae56
+# %% ../nbs/07h_datachecks.ipynb #868c785d
+DATA_NOTES = 'What the data makes of this code (checked before it ran):'   # heads the notes after a run's output
+
+def noted(result) -> bool:
+    "Whether a run's `result` carries notes from `data_notes` (the backend lets its model act on them)."
+    return isinstance(result, str) and DATA_NOTES in result
+
 CHECKS = (equal_text, text_sum, coerced, pivot_mean, unmatched, extract_misses, date_groups, dt_on_text)
 
 def data_notes(code:str, ns:dict) -> list[str]:

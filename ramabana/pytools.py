@@ -15,16 +15,16 @@ from .runtime import safe_repr
 from .runs import current_run
 from .conversation import Tool
 from .claims import NOTICE_OPEN, NOTICE_CLOSE
-from .datachecks import data_notes, text_kind
+from .datachecks import data_notes, text_kind, DATA_NOTES
 
 # %% auto #0
 __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'FRAME_COLS', 'NOTHING_TO_RUN', 'MISSING_MODULE',
-           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'DATA_NOTES', 'KERNEL_NAMES', 'TEXT_VALUES',
-           'TEXT_LINE', 'TEXT_ROWS', 'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR', 'repr_head', 'shape_of',
-           'access_hint', 'numbers_line', 'strings_line', 'items_line', 'is_frame', 'is_table', 'frame_lines',
-           'describe', 'data_line', 'Stopped', 'run_code', 'format_run', 'used_names', 'error_hints', 'column_hint',
-           'view_file', 'overwrites', 'without_overwrites', 'as_code', 'data_notice', 'python_tools', 'users',
-           'kernel_line', 'text_line', 'glance', 'named_columns', 'glances', 'unheld', 'dated']
+           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'KERNEL_NAMES', 'TEXT_VALUES', 'TEXT_LINE', 'TEXT_ROWS',
+           'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR', 'repr_head', 'shape_of', 'access_hint', 'numbers_line',
+           'strings_line', 'items_line', 'is_frame', 'is_table', 'frame_lines', 'describe', 'data_line', 'Stopped',
+           'run_code', 'format_run', 'used_names', 'error_hints', 'column_hint', 'view_file', 'overwrites',
+           'without_overwrites', 'as_code', 'data_notice', 'python_tools', 'users', 'kernel_line', 'text_line',
+           'glance', 'named_columns', 'glances', 'unheld', 'dated']
 
 # %% ../nbs/08a_pytools.ipynb #45e6e883
 REPR_HEAD = 600
@@ -385,9 +385,7 @@ def as_code(args:dict):
     try: _path(node); return None
     except NameError: return 'run_python', {'code': name.strip()}
 
-# %% ../nbs/08a_pytools.ipynb #b4dd9651
-DATA_NOTES = 'What the data makes of this code (checked before it ran):'
-
+# %% ../nbs/08a_pytools.ipynb #3fd72192
 def data_notice(notes:list) -> str:
     "`notes` from `data_notes` as a notice to follow a run's output."
     return f'\n{NOTICE_OPEN}\n{DATA_NOTES}\n' + '\n'.join(f'- {n}' for n in notes) + f'\n{NOTICE_CLOSE}'
