@@ -10,7 +10,8 @@ import ast, re, sys
 
 # %% auto #0
 __all__ = ['PURE_STR', 'ROWS_MAX', 'DATA_NOTES', 'CHECKS', 'column_of', 'text_kind', 'is_text', 'equal_text', 'text_sum',
-           'coerced', 'pivot_mean', 'unmatched', 'extract_misses', 'date_groups', 'dt_on_text', 'noted', 'data_notes']
+           'coerced', 'lossy_writes', 'pivot_mean', 'unmatched', 'extract_misses', 'date_groups', 'dt_on_text', 'noted',
+           'data_notes']
 
 # %% ../nbs/07h_datachecks.ipynb #6dce40be
 PURE_STR = {'strip', 'lstrip', 'rstrip', 'lower', 'upper', 'casefold', 'title'}   # `.str` methods a check may run
@@ -90,6 +91,14 @@ def coerced(node, ns:dict) -> str|None:
     return (f"errors='coerce' turns {int(lost.sum())} of {int(col.notna().sum())} values of `{ast.unparse(node.args[0])}` "
             f"into NaN ({_eg(col[lost])}): as written they are not numbers")
 
+# %% ../nbs/07h_datachecks.ipynb #acddea6c
+def lossy_writes(code:str, ns:dict) -> list[str]:
+    "The statements of `code` that write a coercion back over the column it reads, losing values (`coerced` says which)."
+    try: tree = ast.parse(code)
+    except SyntaxError: return []
+    return [note for st in tree.body if isinstance(st, ast.Assign) and isinstance(call := st.value, ast.Call) and call.args
+            and any(ast.unparse(t) == ast.unparse(call.args[0]) for t in st.targets) and (note := coerced(call, ns))]
+
 # %% ../nbs/07h_datachecks.ipynb #489fb4e0
 def pivot_mean(node, ns:dict) -> str|None:
     "A note on `pivot_table` called without `aggfunc`: each cell is a mean."
@@ -149,7 +158,7 @@ def dt_on_text(node, ns:dict) -> str|None:
     return f"`{expr}` holds dates written as text ({_eg(col.dropna(), 2)}): `.dt` needs dates; pd.to_datetime({expr}) makes them"
 
 # %% ../nbs/07h_datachecks.ipynb #868c785d
-DATA_NOTES = 'What the data makes of this code (checked before it ran):'   # heads the notes after a run's output
+DATA_NOTES = 'Facts about the data this code read, checked before it ran:'   # heads the notes after a run's output
 
 def noted(result) -> bool:
     "Whether a run's `result` carries notes from `data_notes` (the backend lets its model act on them)."

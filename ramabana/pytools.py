@@ -15,16 +15,16 @@ from .runtime import safe_repr
 from .runs import current_run
 from .conversation import Tool
 from .claims import NOTICE_OPEN, NOTICE_CLOSE
-from .datachecks import data_notes, text_kind, DATA_NOTES
+from .datachecks import data_notes, lossy_writes, text_kind, DATA_NOTES
 
 # %% auto #0
 __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'FRAME_COLS', 'NOTHING_TO_RUN', 'MISSING_MODULE',
-           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'KERNEL_NAMES', 'TEXT_VALUES', 'TEXT_LINE', 'TEXT_ROWS',
-           'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR', 'repr_head', 'shape_of', 'access_hint', 'numbers_line',
-           'strings_line', 'items_line', 'is_frame', 'is_table', 'frame_lines', 'describe', 'data_line', 'Stopped',
-           'run_code', 'format_run', 'used_names', 'error_hints', 'column_hint', 'view_file', 'overwrites',
-           'without_overwrites', 'as_code', 'data_notice', 'python_tools', 'users', 'kernel_line', 'text_line',
-           'glance', 'named_columns', 'glances', 'unheld', 'dated']
+           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'LOSSY_NOTE', 'KERNEL_NAMES', 'TEXT_VALUES',
+           'TEXT_LINE', 'TEXT_ROWS', 'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR', 'repr_head', 'shape_of',
+           'access_hint', 'numbers_line', 'strings_line', 'items_line', 'is_frame', 'is_table', 'frame_lines',
+           'describe', 'data_line', 'Stopped', 'run_code', 'format_run', 'used_names', 'error_hints', 'column_hint',
+           'view_file', 'overwrites', 'without_overwrites', 'as_code', 'data_notice', 'python_tools', 'users',
+           'kernel_line', 'text_line', 'glance', 'named_columns', 'glances', 'unheld', 'dated']
 
 # %% ../nbs/08a_pytools.ipynb #45e6e883
 REPR_HEAD = 600
@@ -370,11 +370,12 @@ def without_overwrites(code:str, ns:dict) -> str:
     tree = ast.parse(code)
     return ast.unparse(ast.Module([st for st in tree.body if not _replaced(st, ns)], type_ignores=[]))
 
-# %% ../nbs/08a_pytools.ipynb #4d3d4204
+# %% ../nbs/08a_pytools.ipynb #0e1a3ef0
 OVERWRITE_NOTE = ("error: not run: {names} already {hold} the user's data, and this code would replace it with values written "
                   "in the code. Use the variable as it is (inspect_python shows it).")
 KEPT_NOTE = ("note: {names} already {hold} the user's data, so the code ran without the line giving {it} values written "
              "in the code:")
+LOSSY_NOTE = "error: not run: it would write over the user's data and lose values: {why}. Keep them (convert them as written)."
 
 def as_code(args:dict):
     "`inspect_python`'s arguments, when they are an expression rather than a name: the `run_python` call they mean."
@@ -412,6 +413,7 @@ def python_tools(ns:dict, timeout:float=TIMEOUT,
             held, hold, it = ', '.join(f'`{n}`' for n in names), *(('holds', 'it') if len(names) == 1 else ('hold', 'them'))
             if not (rest := without_overwrites(code, theirs)).strip(): return OVERWRITE_NOTE.format(names=held, hold=hold)
             return KEPT_NOTE.format(names=held, hold=hold, it=it) + '\n' + run(rest)
+        if lost := lossy_writes(code, theirs): return LOSSY_NOTE.format(why='; '.join(lost))
         return run(code)
     made = set()   # the names runs of run_python added to `ns`
     def run(code):
