@@ -421,8 +421,10 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
         # the choice between another block and an answer is its own (forced, it wrote its answer as a block, again and
         # again); after an error or a block of comments alone, left free it wrote the same block again, word for word
         must = bool(tool_first) and self.must_call(start, 'run' if tool_first is True else tool_first)
-        # after a failure, or an answer sent back, greedy decoding writes the same again: a forced step samples wider
-        retry = RETRY_TEMPERATURE if must and self.steps and (failure(last := self.hist[-1].get('content')) or isinstance(last, str) and last in self._notes) else None
+        # after a failure, a run with data notes or an answer sent back, greedy decoding writes the same block again (the
+        # 1.5B grouped by the date text four times, told each time what that makes): a forced step samples wider
+        last = self.hist[-1].get('content')
+        retry = RETRY_TEMPERATURE if must and self.steps and (failure(last) or noted(last) or isinstance(last, str) and last in self._notes) else None
         # a step that must act: a JSON tool call, or for a model acting in code an answer that starts a block
         how = dict(prefill=CODE_OPEN) if must and self.acts_in_code else dict(tool_choice='required') if must else {}
         try: m, u = yield from _apart(self._step(self._messages(), purpose, temperature=retry, **how), self._said)
