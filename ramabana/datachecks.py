@@ -97,7 +97,12 @@ def lossy_writes(code:str, ns:dict) -> list[str]:
     try: tree = ast.parse(code)
     except SyntaxError: return []
     return [note for st in tree.body if isinstance(st, ast.Assign) and isinstance(call := st.value, ast.Call) and call.args
-            and any(ast.unparse(t) == ast.unparse(call.args[0]) for t in st.targets) and (note := coerced(call, ns))]
+            and any(ast.unparse(t) == ast.unparse(call.args[0]) for t in st.targets) and (note := _checked(coerced, call, ns))]
+
+def _checked(check, node, ns:dict) -> str|None:
+    "`check(node, ns)`, or None for a column pandas will not compare or convert (mixed types, an extension dtype)."
+    try: return check(node, ns)
+    except (TypeError, ValueError, KeyError, AttributeError): return None
 
 # %% ../nbs/07h_datachecks.ipynb #489fb4e0
 def pivot_mean(node, ns:dict) -> str|None:
@@ -157,7 +162,7 @@ def dt_on_text(node, ns:dict) -> str|None:
     expr = ast.unparse(node.value)
     return f"`{expr}` holds dates written as text ({_eg(col.dropna(), 2)}): `.dt` needs dates; pd.to_datetime({expr}) makes them"
 
-# %% ../nbs/07h_datachecks.ipynb #868c785d
+# %% ../nbs/07h_datachecks.ipynb #9346cc43
 DATA_NOTES = 'Facts about the data this code read, checked before it ran:'   # heads the notes after a run's output
 
 def noted(result) -> bool:
@@ -174,8 +179,5 @@ def data_notes(code:str, ns:dict) -> list[str]:
     notes = []
     for n in ast.walk(tree):
         for check in CHECKS:
-            # pandas refuses some odd columns (mixed types, extension dtypes): no note on those
-            try: note = check(n, ns)
-            except (TypeError, ValueError, KeyError, AttributeError): note = None
-            if note and note not in notes: notes.append(note)
+            if (note := _checked(check, n, ns)) and note not in notes: notes.append(note)
     return notes
