@@ -20,9 +20,14 @@ ROWS_MAX = 1_000_000   # a longer column is not checked: the checks run before e
 def _pandas():
     return sys.modules.get('pandas')   # a kernel that never imported pandas holds no tables
 
+def _frame(node, ns:dict):
+    "The DataFrame the name `node` holds in `ns`, when it is short enough to check; else None."
+    pd = _pandas()
+    v = ns.get(node.id) if isinstance(node, ast.Name) else None
+    return v if pd is not None and isinstance(v, pd.DataFrame) and len(v) <= ROWS_MAX else None
+
 def column_of(node, ns:dict):
     "The Series expression `node` reads from a DataFrame in `ns` without side effects; None for any other expression."
-    if (pd := _pandas()) is None: return None
     if isinstance(node, ast.Call) and isinstance(f := node.func, ast.Attribute) and f.attr in PURE_STR and not node.keywords \
             and isinstance(f.value, ast.Attribute) and f.value.attr == 'str' and all(isinstance(a, ast.Constant) for a in node.args):
         col = column_of(f.value.value, ns)
@@ -30,8 +35,7 @@ def column_of(node, ns:dict):
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant): name, key = node.value, node.slice.value
     elif isinstance(node, ast.Attribute): name, key = node.value, node.attr
     else: return None
-    t = ns.get(name.id) if isinstance(name, ast.Name) else None
-    if not isinstance(t, pd.DataFrame) or len(t) > ROWS_MAX: return None
+    if (t := _frame(name, ns)) is None: return None
     try: return t[key] if key in t.columns and t.columns.is_unique else None
     except TypeError: return None   # an unhashable key
 
@@ -104,17 +108,12 @@ def _checked(check, node, ns:dict) -> str|None:
     try: return check(node, ns)
     except (TypeError, ValueError, KeyError, AttributeError): return None
 
-# %% ../nbs/07h_datachecks.ipynb #489fb4e0
+# %% ../nbs/07h_datachecks.ipynb #c797ec1b
 def pivot_mean(node, ns:dict) -> str|None:
     "A note on `pivot_table` called without `aggfunc`: each cell is a mean."
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'pivot_table'): return None
     if any(k.arg == 'aggfunc' for k in node.keywords) or len(node.args) > 3: return None
     return "pivot_table without aggfunc averages the values in each cell (its default is 'mean'); aggfunc='sum' adds them"
-
-def _frame(node, ns:dict):
-    pd = _pandas()
-    v = ns.get(node.id) if isinstance(node, ast.Name) else None
-    return v if pd is not None and isinstance(v, pd.DataFrame) and len(v) <= ROWS_MAX else None
 
 def unmatched(node, ns:dict) -> str|None:
     "A note on a merge whose `how` keeps rows with no match on `on`: how many, from which table."
