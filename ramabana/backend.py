@@ -17,16 +17,17 @@ from .compaction import media_bytes
 from .chat import Assembler   # the gateway's own fold of a stream, from the format alone
 from .codeacts import CodeFence, code_call, code_turns, CODE_OPEN, CODE_TOOL, Echo, shown_output
 from .claims import NoticeFilter, unbacked, claims_run, without, no_notices, failure, about_failure, recites, tool_lines, said_in, code_of
-from .datachecks import noted
+from .datachecks import noted, notes_in
 from .callerrors import explain_error
 from .conversation import Backend, reply_reserve, user_msg, why_failed, Discard, EMPTY_REPLY, WARM_PROMPT
 
 # %% auto #0
 __all__ = ['LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'STUCK_AFTER', 'STUCK_NOTE', 'SAME_NOTE', 'CANCELLED_CALL',
            'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE', 'RECITED_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE',
-           'FAILED_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS',
-           'COUNT_CACHE', 'COUNT_TIMEOUT', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
-           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'make_backend']
+           'FAILED_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'NOTES_LED',
+           'TEMPLATE_TAGS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'use_chat', 'LocalGateway', 'local_gateway',
+           'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer',
+           'make_backend']
 
 # %% ../nbs/08_backend.ipynb #0f8915ab
 _MK_CHAT: Callable|None = None
@@ -426,7 +427,7 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
         last = self.hist[-1].get('content')
         retry = RETRY_TEMPERATURE if must and self.steps and (failure(last) or noted(last) or isinstance(last, str) and last in self._notes) else None
         # a step that must act: a JSON tool call, or for a model acting in code an answer that starts a block
-        how = dict(prefill=CODE_OPEN) if must and self.acts_in_code else dict(tool_choice='required') if must else {}
+        how = dict(prefill=self.opening(self.hist[-1])) if must and self.acts_in_code else dict(tool_choice='required') if must else {}
         try: m, u = yield from _apart(self._step(self._messages(), purpose, temperature=retry, **how), self._said)
         # stopped mid-answer: the caller closed this generator, or a cancel closed the stream under the reader (which
         # may raise anything, as in `cancel`); the history keeps what the user saw. A failure is the caller's to handle.
@@ -513,6 +514,15 @@ def must_call(self:GatewayBackend, start:int, until:str='run') -> bool:
     # a run the data checks had notes on is not done yet: told its pivot table averaged, the 1.5B, left free, answered the mean
     return not any(m.get('role') == 'tool' and m.get('name') in wanted and not failure(c := m.get('content')) and not noted(c)
                    for m in self.hist[start:])
+
+NOTES_LED = 3   # the notes of the last run a forced block begins with, at most
+
+@patch
+def opening(self:GatewayBackend, last:dict) -> str:
+    "How a forced block begins: `CODE_OPEN`, then the notes on the run `last` reported (`notes_in`) as comments."
+    notes = notes_in(last.get('content')) if last.get('role') == 'tool' else []
+    # read in the output above, a note lost to what the 1.5B had just written: it put `.dt` on text dates three times
+    return CODE_OPEN + ''.join(f"# {' '.join(n.split())}\n" for n in notes[:NOTES_LED])
 
 _re_tag = re.compile(r'</?([a-z][\w-]*)>')
 TEMPLATE_TAGS = {'tools', 'tool_response'}   # blocks chat templates wrap tools and results in (Hermes, Qwen2.5)

@@ -25,7 +25,7 @@ def _closing(text:str, opened:re.Match, final:bool=False) -> re.Match|None:
 # %% ../nbs/07a_codeacts.ipynb #07460489
 class CodeFence:
     "Watches a streamed reply for its first ```python block, and says where the reply stops: right after that block."
-    def __init__(self): self.text, self.opened, self.closed = '', None, None
+    def __init__(self): self.text, self.opened, self.closed, self.given = '', None, None, 0
 
     def feed(self, piece:str) -> str:
         "The part of `piece` to show: all of it until the block closes, nothing after."
@@ -40,7 +40,7 @@ class CodeFence:
 
     def read(self, text:str) -> CodeFence:
         "This fence, having read `text` (the start of the answer the backend wrote for the model)."
-        self.feed(text); return self
+        self.feed(text); self.given = len(self.text); return self
 
     @property
     def done(self) -> bool: return self.closed is not None
@@ -67,7 +67,8 @@ class CodeFence:
     @property
     def words(self) -> str:
         "The block's text as the answer it is when it does not parse: the code, less the `#` before each line of comments alone."
-        lines = (self.code or '').strip().splitlines()
+        skip = max(0, self.given - self.opened.end()) if self.opened is not None else 0   # lines the backend began it with
+        lines = (self.code or '')[skip:].strip().splitlines()
         if lines and all(l.lstrip().startswith('#') for l in lines): lines = [l.lstrip().lstrip('#').strip() for l in lines]
         return '\n'.join(lines).strip()
 
