@@ -19,12 +19,12 @@ from .compaction import Compactor
 from .conversation import Backend, Tool, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 from .backend import make_backend
 from .claims import failure
-from .pytools import python_tools, kernel_line, glances, TIMEOUT
+from .pytools import python_tools, kernel_line, glances, asked_names, made_instead, TIMEOUT
 
 # %% auto #0
 __all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'AGENT_KEYS', 'SYSTEM_PROMPT', 'CODE_SYSTEM_PROMPT', 'REPEAT_AFTER',
-           'REPEAT_NOTICE', 'REPEAT_FAILED', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'ApprovalError', 'ask_input', 'Approvals',
-           'SessionFile', 'AgentConfig', 'new_task', 'Agent']
+           'REPEAT_NOTICE', 'REPEAT_FAILED', 'BUDGET_NOTE', 'CONTEXT_NOTE', 'RENAMED_NOTE', 'ApprovalError',
+           'ask_input', 'Approvals', 'SessionFile', 'AgentConfig', 'new_task', 'Agent']
 
 # %% ../nbs/08b_agent.ipynb #f57ee173
 APPROVAL_MODES = ('auto', 'ask', 'deny')
@@ -296,7 +296,7 @@ def _approve(self:Agent, tool:Tool, args:dict):
     self._emit('on_tool', {'name': tool.name, 'arguments': json.dumps(args, ensure_ascii=False), 'inline': self.backend.acts_in_code}, None)
     return self.approvals(tool, args)
 
-# %% ../nbs/08b_agent.ipynb #9ead3573
+# %% ../nbs/08b_agent.ipynb #1e204469
 @patch
 def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text, picture bytes)
         on_text:Callable|None=None,      # called with each piece of the answer
@@ -331,7 +331,8 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
             if not run.stopped:
                 self._question = isinstance(prompt, str) and Q_NOTICE in prompt_notices(prompt)
                 first = {'tool_first': m} if (m := self.tool_first(prompt, error_shown and bool(context))) else {}
-                for piece in self.backend.stream(sent, run=run, **first):
+                check = {'check': c} if (c := self.answer_check(prompt)) else {}
+                for piece in self.backend.stream(sent, run=run, **first, **check):
                     answer = apply_piece(answer, piece)
                     if isinstance(piece, Discard): self._emit('on_discard', answer)
                     else: run.hear(piece); self._emit('on_text', piece)
@@ -420,6 +421,20 @@ def tool_first(self:Agent, prompt,
     if ACTION_NOTICE in notices: return 'run'
     # a question about an error the prompt shows is answered from the traceback; forced, the model chases names in it
     return 'look' if Q_NOTICE in notices and not error_shown else None
+
+# %% ../nbs/08b_agent.ipynb #d3c32d64
+RENAMED_NOTE = "[The request asks for {name}, which the kernel does not have; this turn made {made}. Make {name}, by that name, {how}, then answer.]"
+
+@patch
+def answer_check(self:Agent, prompt) -> Callable|None:
+    "For an action naming variables the kernel lacks: a check that sends back an answer that made one under another name."
+    if not isinstance(prompt, str) or ACTION_NOTICE not in prompt_notices(prompt) or not (wanted := asked_names(prompt, self.ns)): return None
+    before, how = set(self.ns), 'in a ```python block' if self.backend.acts_in_code else 'with run_python'
+    def check():
+        if not (gone := made_instead(wanted, before, self.ns)): return None
+        name, made = next(iter(gone.items()))
+        return RENAMED_NOTE.format(name=f'`{name}`', made=', '.join(f'`{k}`' for k in made), how=how)
+    return check
 
 # %% ../nbs/08b_agent.ipynb #ed0dd6d0
 @patch

@@ -159,6 +159,7 @@ class GatewayBackend(Backend):
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
         self._blocks = 0   # code blocks the turn's steps wrote (a model acting in code)
         self._forced = False   # this turn's first steps had to act (`tool_first`)
+        self._check = None   # the caller's check of this turn's answer (`_stream`'s `check`)
         self._notes = set()   # the notes that sent answers back: they quote the answer, so they are no source of numbers
         self._inflight = self._stale = False
         self._said, self._thought, self._finish = False, 0, None   # this turn said something; the last step's thinking, finish
@@ -409,10 +410,11 @@ FAILED_CALL = 'not run: the turn failed before this call'
 def _stream(self:GatewayBackend, msg, purpose:str='turn',
             again:bool=False, # a retry of the same turn (after `_recover`): its usage, steps and text go on
             tool_first:bool|str=False, # the turn's first steps must call a tool: 'look' or 'run' (`FORCED_UNTIL`); True is 'run'
+            check:Callable|None=None, # the caller's own check of the turn's answer, once code ran: a note to send it back with, or None
             **kw):
     "One turn: send, stream, run the tool calls, repeat until an answer or `max_steps`."
     if msg is not None: self.hist.append(user_msg(msg))
-    if not again: self._turn_usage, self.steps, self._said, self._blocks, self._forced = Usage(self.spec.name), 0, False, 0, bool(tool_first)
+    if not again: self._turn_usage, self.steps, self._said, self._blocks, self._forced, self._check = Usage(self.spec.name), 0, False, 0, bool(tool_first), check
     start, told = len(self.hist), 0   # where this turn's steps begin; answers sent back this turn (`SEND_BACKS` at most)
     sent = None                       # the answer last sent back
     seen = collections.Counter()      # each call of this turn with its result: how often it came back so
@@ -558,6 +560,7 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
         # its last run failed, and it answered anyway: whatever the answer says, no code computed it
         if runs and (err := failure(runs[-1].get('content'))) and not about_failure(m.get('content') or '', err):
             return FAILED_NOTE.format(error=err, how=how)
+        if runs and self._check is not None and (note := self._check()): return note
     if not self.spec.tool_first: return None   # the checks below are for a small model (`ModelSpec.tool_first`)
     text = m.get('content') or ''
     # a tag of the prompt's own blocks in the answer: the model recited its context instead of answering
