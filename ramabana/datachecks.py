@@ -11,7 +11,7 @@ import ast, re, sys, itertools
 # %% auto #0
 __all__ = ['PURE_STR', 'ROWS_MAX', 'DATA_NOTES', 'NOTE_MARK', 'CHECKS', 'column_of', 'text_kind', 'is_text', 'equal_text',
            'text_sum', 'coerced', 'lossy_writes', 'pivot_mean', 'unmatched', 'extract_misses', 'date_groups',
-           'dt_on_text', 'missing_share', 'noted', 'notes_in', 'data_notes']
+           'dt_on_text', 'missing_share', 'missing_denominator', 'noted', 'notes_in', 'data_notes']
 
 # %% ../nbs/07h_datachecks.ipynb #6dce40be
 PURE_STR = {'strip', 'lstrip', 'rstrip', 'lower', 'upper', 'casefold', 'title'}   # `.str` methods a check may run
@@ -175,7 +175,35 @@ def missing_share(node, ns:dict) -> str|None:
     return (f"`{expr}` has {gone} missing values of {len(col)}; `{ast.unparse(c)}` is False for them, so this mean is a share "
             f"of all {len(col)} rows; of the {len(col) - gone} values present alone, compare `{expr}.dropna()`")
 
-# %% ../nbs/07h_datachecks.ipynb #b3bee395
+# %% ../nbs/07h_datachecks.ipynb #ceaf848d
+def _denominator(node, ns:dict):
+    "The table whose length `node` takes (`len(t)`, `t.shape[0]`, `t.index.size`), or None."
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'len' and len(node.args) == 1: t = node.args[0]
+    elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == 'shape' \
+            and isinstance(node.slice, ast.Constant) and node.slice.value == 0: t = node.value.value
+    else: return None
+    return (t, f) if (f := _frame(t, ns)) is not None else None
+
+def missing_denominator(tree, ns:dict) -> list[str]:
+    "Notes on a division by a table's length when the code reads columns of it with missing values: they are in the count."
+    notes = []
+    for d in (n for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)):
+        if (found := _denominator(d.right, ns)) is None: continue
+        t, frame = found
+        read = {c for n in ast.walk(tree) if (c := _column_name(n, t)) is not None and c in frame.columns}
+        if gaps := {c: g for c in sorted(read) if (g := int(frame[c].isna().sum()))}:
+            cols = ', '.join(f"{g} with no {c!r}" for c, g in gaps.items())
+            notes.append(f"`{ast.unparse(d.right)}` counts all {len(frame)} rows of `{ast.unparse(t)}`, {cols}; "
+                         f"of the rows with a value alone, divide by `{ast.unparse(t)}[{next(iter(gaps))!r}].count()`")
+    return notes
+
+def _column_name(node, t):
+    "The column name `node` reads from the table expression `t` (`t['c']` or `t.c`), or None."
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == ast.unparse(t) and isinstance(node.slice, ast.Constant): return node.slice.value
+    if isinstance(node, ast.Attribute) and ast.unparse(node.value) == ast.unparse(t) and isinstance(node.ctx, ast.Load): return node.attr
+    return None
+
+# %% ../nbs/07h_datachecks.ipynb #16084261
 DATA_NOTES = 'Facts about the data this code read, checked before it ran:'   # heads the notes after a run's output
 
 def noted(result) -> bool:
@@ -204,4 +232,5 @@ def data_notes(code:str, ns:dict) -> list[str]:
     for n in ast.walk(tree):
         for check in CHECKS:
             if (note := _checked(check, n, ns)) and note not in notes: notes.append(note)
+    notes += [n for n in _checked(missing_denominator, tree, ns) or [] if n not in notes]   # it reads the whole code: which columns
     return notes
