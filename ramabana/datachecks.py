@@ -175,9 +175,9 @@ def missing_share(node, ns:dict) -> str|None:
     return (f"`{expr}` has {gone} missing values of {len(col)}; `{ast.unparse(c)}` is False for them, so this mean is a share "
             f"of all {len(col)} rows; of the {len(col) - gone} values present alone, compare `{expr}.dropna()`")
 
-# %% ../nbs/07h_datachecks.ipynb #ceaf848d
+# %% ../nbs/07h_datachecks.ipynb #888127b2
 def _denominator(node, ns:dict):
-    "The table whose length `node` takes (`len(t)`, `t.shape[0]`, `t.index.size`), or None."
+    "The table `t` whose length `node` takes (`len(t)`, `t.shape[0]`), with its DataFrame; or None."
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'len' and len(node.args) == 1: t = node.args[0]
     elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == 'shape' \
             and isinstance(node.slice, ast.Constant) and node.slice.value == 0: t = node.value.value
