@@ -17,17 +17,16 @@ from .compaction import media_bytes
 from .chat import Assembler   # the gateway's own fold of a stream, from the format alone
 from .codeacts import CodeFence, code_call, code_turns, CODE_OPEN, CODE_TOOL, Echo, shown_output
 from .claims import NoticeFilter, unbacked, claims_run, without, no_notices, failure, about_failure, recites, tool_lines, said_in, code_of
-from .datachecks import noted, notes_in
+from .datachecks import noted, notes_in, as_comments
 from .callerrors import explain_error
 from .conversation import Backend, reply_reserve, user_msg, why_failed, Discard, EMPTY_REPLY, WARM_PROMPT
 
 # %% auto #0
 __all__ = ['LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'STUCK_AFTER', 'STUCK_NOTE', 'SAME_NOTE', 'CANCELLED_CALL',
            'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE', 'RECITED_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE',
-           'FAILED_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'NOTES_LED',
-           'TEMPLATE_TAGS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'use_chat', 'LocalGateway', 'local_gateway',
-           'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer',
-           'make_backend']
+           'FAILED_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS',
+           'COUNT_CACHE', 'COUNT_TIMEOUT', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
+           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'make_backend']
 
 # %% ../nbs/08_backend.ipynb #0f8915ab
 _MK_CHAT: Callable|None = None
@@ -158,8 +157,7 @@ class GatewayBackend(Backend):
         self.base_url, self.api_key, self.timeout, self.think, self.progress = base_url, api_key, timeout, think, progress
         self.steps, self._resp, self._turn_usage, self._tok = 0, None, Usage(self.spec.name), None
         self._blocks = 0   # code blocks the turn's steps wrote (a model acting in code)
-        self._forced = False   # this turn's first steps had to act (`tool_first`)
-        self._check = None   # the caller's check of this turn's answer (`_stream`'s `check`)
+        self._forced, self._check = False, None   # this turn's first steps had to act (`tool_first`); the caller's check of its answer
         self._notes = set()   # the notes that sent answers back: they quote the answer, so they are no source of numbers
         self._inflight = self._stale = False
         self._said, self._thought, self._finish = False, 0, None   # this turn said something; the last step's thinking, finish
@@ -429,7 +427,10 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
         last = self.hist[-1].get('content')
         retry = RETRY_TEMPERATURE if must and self.steps and (failure(last) or noted(last) or isinstance(last, str) and last in self._notes) else None
         # a step that must act: a JSON tool call, or for a model acting in code an answer that starts a block
-        how = dict(prefill=self.opening(self.hist[-1])) if must and self.acts_in_code else dict(tool_choice='required') if must else {}
+        # a forced block begins with the last run's notes as comments: read in the output above, a note was lost to what the
+        # 1.5B had just written (it put `.dt` on text dates three times, each time told they were text)
+        lead = as_comments(notes_in(last)) if self.hist[-1].get('role') == 'tool' else ''
+        how = dict(prefill=CODE_OPEN + lead) if must and self.acts_in_code else dict(tool_choice='required') if must else {}
         try: m, u = yield from _apart(self._step(self._messages(), purpose, temperature=retry, **how), self._said)
         # stopped mid-answer: the caller closed this generator, or a cancel closed the stream under the reader (which
         # may raise anything, as in `cancel`); the history keeps what the user saw. A failure is the caller's to handle.
@@ -516,15 +517,6 @@ def must_call(self:GatewayBackend, start:int, until:str='run') -> bool:
     # a run the data checks had notes on is not done yet: told its pivot table averaged, the 1.5B, left free, answered the mean
     return not any(m.get('role') == 'tool' and m.get('name') in wanted and not failure(c := m.get('content')) and not noted(c)
                    for m in self.hist[start:])
-
-NOTES_LED = 3   # the notes of the last run a forced block begins with, at most
-
-@patch
-def opening(self:GatewayBackend, last:dict) -> str:
-    "How a forced block begins: `CODE_OPEN`, then the notes on the run `last` reported (`notes_in`) as comments."
-    notes = notes_in(last.get('content')) if last.get('role') == 'tool' else []
-    # read in the output above, a note lost to what the 1.5B had just written: it put `.dt` on text dates three times
-    return CODE_OPEN + ''.join(f"# {' '.join(n.split())}\n" for n in notes[:NOTES_LED])
 
 _re_tag = re.compile(r'</?([a-z][\w-]*)>')
 TEMPLATE_TAGS = {'tools', 'tool_response'}   # blocks chat templates wrap tools and results in (Hermes, Qwen2.5)

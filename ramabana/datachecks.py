@@ -9,9 +9,10 @@ from __future__ import annotations
 import ast, re, sys, itertools
 
 # %% auto #0
-__all__ = ['PURE_STR', 'ROWS_MAX', 'DATA_NOTES', 'NOTE_MARK', 'CHECKS', 'column_of', 'text_kind', 'is_text', 'equal_text',
-           'text_sum', 'coerced', 'lossy_writes', 'pivot_mean', 'unmatched', 'extract_misses', 'date_groups',
-           'dt_on_text', 'missing_share', 'missing_denominator', 'noted', 'notes_in', 'data_notes']
+__all__ = ['PURE_STR', 'ROWS_MAX', 'DATA_NOTES', 'NOTE_MARK', 'NOTES_LED', 'CHECKS', 'column_of', 'text_kind', 'is_text',
+           'equal_text', 'text_sum', 'coerced', 'lossy_writes', 'pivot_mean', 'unmatched', 'extract_misses',
+           'date_groups', 'dt_on_text', 'missing_share', 'missing_denominator', 'noted', 'notes_in', 'as_comments',
+           'data_notes']
 
 # %% ../nbs/07h_datachecks.ipynb #6dce40be
 PURE_STR = {'strip', 'lstrip', 'rstrip', 'lower', 'upper', 'casefold', 'title'}   # `.str` methods a check may run
@@ -220,6 +221,12 @@ def notes_in(result) -> list[str]:
     # a note printed by the user's code is theirs: the hints come after the error
     if (at := next((i for i, l in enumerate(lines) if l.startswith('error:')), None)) is None: return []
     return [l[len(NOTE_MARK):] for l in lines[at:] if l.startswith(NOTE_MARK)]
+
+NOTES_LED = 3   # the notes a block is begun with, at most
+
+def as_comments(notes:list) -> str:
+    "The first `NOTES_LED` of `notes` as Python comments, one line each (the backend begins a forced block with them)."
+    return ''.join(f"# {' '.join(n.split())}\n" for n in notes[:NOTES_LED])
 
 CHECKS = (equal_text, text_sum, coerced, pivot_mean, unmatched, extract_misses, date_groups, dt_on_text, missing_share)
 
