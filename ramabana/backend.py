@@ -427,9 +427,10 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
         last = self.hist[-1].get('content')
         retry = RETRY_TEMPERATURE if must and self.steps and (failure(last) or noted(last) or isinstance(last, str) and last in self._notes) else None
         # a step that must act: a JSON tool call, or for a model acting in code an answer that starts a block
-        # a forced block begins with the last run's notes as comments: read in the output above, a note was lost to what the
-        # 1.5B had just written (it put `.dt` on text dates three times, each time told they were text)
-        lead = as_comments(notes_in(last)) if self.hist[-1].get('role') == 'tool' else ''
+        # a forced block begins with the last run's error and notes as comments: read in the output above, they were lost to
+        # what the 1.5B had just written (it put `.dt` on text dates three times, each time told they were text)
+        failed = [f'the block above failed: {e}'] if (e := failure(last)) else []
+        lead = as_comments(failed + notes_in(last)) if self.hist[-1].get('role') == 'tool' else ''
         how = dict(prefill=CODE_OPEN + lead) if must and self.acts_in_code else dict(tool_choice='required') if must else {}
         try: m, u = yield from _apart(self._step(self._messages(), purpose, temperature=retry, **how), self._said)
         # stopped mid-answer: the caller closed this generator, or a cancel closed the stream under the reader (which

@@ -11,8 +11,8 @@ import ast, re, sys, itertools
 # %% auto #0
 __all__ = ['PURE_STR', 'ROWS_MAX', 'DATA_NOTES', 'NOTE_MARK', 'NOTES_LED', 'CHECKS', 'column_of', 'text_kind', 'is_text',
            'equal_text', 'text_sum', 'coerced', 'lossy_writes', 'pivot_mean', 'unmatched', 'extract_misses',
-           'date_groups', 'dt_on_text', 'missing_share', 'missing_denominator', 'noted', 'notes_in', 'as_comments',
-           'data_notes']
+           'date_groups', 'dt_on_text', 'missing_share', 'missing_denominator', 'inplace_copy', 'noted', 'notes_in',
+           'as_comments', 'data_notes']
 
 # %% ../nbs/07h_datachecks.ipynb #6dce40be
 PURE_STR = {'strip', 'lstrip', 'rstrip', 'lower', 'upper', 'casefold', 'title'}   # `.str` methods a check may run
@@ -204,7 +204,16 @@ def _column_name(node, t):
     if isinstance(node, ast.Attribute) and ast.unparse(node.value) == ast.unparse(t) and isinstance(node.ctx, ast.Load): return node.attr
     return None
 
-# %% ../nbs/07h_datachecks.ipynb #16084261
+# %% ../nbs/07h_datachecks.ipynb #7ada40b8
+def inplace_copy(node, ns:dict) -> str|None:
+    "A note on `table['col'].method(..., inplace=True)`: it changes a copy of the column, not the table."
+    if not (isinstance(node, ast.Call) and isinstance(f := node.func, ast.Attribute)
+            and any(k.arg == 'inplace' and isinstance(k.value, ast.Constant) and k.value.value is True for k in node.keywords)): return None
+    if column_of(f.value, ns) is None: return None
+    col, call = ast.unparse(f.value), ast.unparse(ast.Call(ast.Attribute(f.value, f.attr), node.args, [k for k in node.keywords if k.arg != 'inplace']))
+    return f"`{ast.unparse(node)}` changes a copy of the column and leaves the table as it was (Copy-on-Write); `{col} = {call}` changes it"
+
+# %% ../nbs/07h_datachecks.ipynb #1a8fe400
 DATA_NOTES = 'Facts about the data this code read, checked before it ran:'   # heads the notes after a run's output
 
 def noted(result) -> bool:
@@ -228,15 +237,32 @@ def as_comments(notes:list) -> str:
     "The first `NOTES_LED` of `notes` as Python comments, one line each (the backend begins a forced block with them)."
     return ''.join(f"# {' '.join(n.split())}\n" for n in notes[:NOTES_LED])
 
-CHECKS = (equal_text, text_sum, coerced, pivot_mean, unmatched, extract_misses, date_groups, dt_on_text, missing_share)
+CHECKS = (equal_text, text_sum, coerced, pivot_mean, unmatched, extract_misses, date_groups, dt_on_text, missing_share, inplace_copy)
+
+def _root(x) -> str|None:
+    while isinstance(x, (ast.Subscript, ast.Attribute)): x = x.value
+    return x.id if isinstance(x, ast.Name) else None
+
+def _written(tree, ns:dict) -> set[str]:
+    "What the code assigns to of the data in `ns`: names, columns and attributes, as written (`df`, `df['date']`)."
+    def each(t):   # `a, df['x'] = ...` writes both
+        if isinstance(t, (ast.Tuple, ast.List)): return [x for e in t.elts for x in each(e)]
+        return each(t.value) if isinstance(t, ast.Starred) else [t]
+    return {ast.unparse(x) for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) for x in each(t) if _root(x) in ns}
+
+def _reads(node, written:set) -> bool:
+    "Whether `node` reads any of `written` (a name, or a column or attribute written out the same way)."
+    return bool(written) and any(isinstance(x, (ast.Name, ast.Subscript, ast.Attribute)) and ast.unparse(x) in written for x in ast.walk(node))
 
 def data_notes(code:str, ns:dict) -> list[str]:
     "What `CHECKS` find in `code` about the data of `ns` it reads, before it runs: one note per finding."
     if _pandas() is None: return []
     try: tree = ast.parse(code)
     except SyntaxError: return []
-    notes = []
+    notes, written = [], _written(tree, ns)
     for n in ast.walk(tree):
+        if _reads(n, written): continue   # the code changes that data first: the data as it is now says nothing of it
         for check in CHECKS:
             if (note := _checked(check, n, ns)) and note not in notes: notes.append(note)
     notes += [n for n in _checked(missing_denominator, tree, ns) or [] if n not in notes]   # it reads the whole code: which columns
