@@ -24,9 +24,10 @@ from .conversation import Backend, reply_reserve, user_msg, why_failed, Discard,
 # %% auto #0
 __all__ = ['LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'STUCK_AFTER', 'STUCK_NOTE', 'SAME_NOTE', 'CANCELLED_CALL',
            'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE', 'RECITED_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE',
-           'FAILED_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL', 'TEMPLATE_TAGS',
-           'COUNT_CACHE', 'COUNT_TIMEOUT', 'use_chat', 'LocalGateway', 'local_gateway', 'local_gateway_url',
-           'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer', 'make_backend']
+           'FAILED_NOTE', 'NOTED_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL',
+           'TEMPLATE_TAGS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'use_chat', 'LocalGateway', 'local_gateway',
+           'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer',
+           'make_backend']
 
 # %% ../nbs/08_backend.ipynb #0f8915ab
 _MK_CHAT: Callable|None = None
@@ -65,18 +66,13 @@ class LocalGateway:
         s.stop()
         return True
 
-# %% ../nbs/08_backend.ipynb #62d772a2
+# %% ../nbs/08_backend.ipynb #78c8d9f2
 LOCAL_GATEWAY = LocalGateway()   # one per process: a kernel's backends share it
 
 def local_gateway(): return LOCAL_GATEWAY.get()
-
-# %% ../nbs/08_backend.ipynb #fce9cee8
 def local_gateway_url() -> str|None: return LOCAL_GATEWAY.url
-
-# %% ../nbs/08_backend.ipynb #ddf5b6b8
 def stop_local_gateway() -> bool: return LOCAL_GATEWAY.stop()
 
-# %% ../nbs/08_backend.ipynb #509e895b
 def gateway_url(base_url:str|None=None) -> str:
     "Where to send requests: `base_url` (the agent's `gateway.url` setting), else the in-process gateway."
     return (base_url or local_gateway().url).rstrip('/')
@@ -502,6 +498,8 @@ UNBACKED_NOTE = ("[Your answer states {nums}, which no code run in this turn pri
 CLAIMED_NOTE = "[Your answer says '{words}', but no code ran in this turn. Run the code {how} and answer from its real output.]"
 FAILED_NOTE = ("[Your last code failed ({error}), so no code computed that answer. Fix the code and run it {how}, then "
                "answer from its output; if the question is why it fails, answer that.]")
+NOTED_NOTE = ("[The facts noted after your last block say its result may not be the answer: {notes}. Change the code and "
+              "run it {how}, or answer saying why they do not matter here.]")
 SEND_BACKS = 2   # answers a turn sends back: each costs a step, and a model that misses twice is shown what it said
 
 # %% ../nbs/08_backend.ipynb #887fc713
@@ -553,6 +551,9 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
         # its last run failed, and it answered anyway: whatever the answer says, no code computed it
         if runs and (err := failure(runs[-1].get('content'))) and not about_failure(m.get('content') or '', err):
             return FAILED_NOTE.format(error=err, how=how)
+        # its last run had notes on the data (`datachecks`), and it answered from that run anyway: once more, with them
+        if runs and (notes := notes_in(runs[-1].get('content'))) and noted(runs[-1].get('content')):
+            return NOTED_NOTE.format(notes='; '.join(notes), how=how)
         if runs and self._check is not None and (note := self._check()): return note
     if not self.spec.tool_first: return None   # the checks below are for a small model (`ModelSpec.tool_first`)
     text = m.get('content') or ''
