@@ -251,9 +251,16 @@ def _written(tree, ns:dict) -> set[str]:
     return {ast.unparse(x) for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) for x in each(t) if _root(x) in ns}
 
-def _reads(node, written:set) -> bool:
-    "Whether `node` reads any of `written` (a name, or a column or attribute written out the same way)."
-    return bool(written) and any(isinstance(x, (ast.Name, ast.Subscript, ast.Attribute)) and ast.unparse(x) in written for x in ast.walk(node))
+def _named_columns(call, table:str) -> set:
+    "The column names a method call on `table` passes as text (`df.groupby('date')`, `df.pivot_table(index=['a'])`)."
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and ast.unparse(call.func.value) == table): return set()
+    return {f"{table}[{c.value!r}]" for a in [*call.args, *(k.value for k in call.keywords)] for c in ast.walk(a)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+
+def _reads(node, written:set, tables:set) -> bool:
+    "Whether `node` reads any of `written` (a name, a column or attribute written out the same way, a column a method of one of `tables` names)."
+    return any(isinstance(x, (ast.Name, ast.Subscript, ast.Attribute)) and ast.unparse(x) in written
+               or any(_named_columns(x, t) & written for t in tables) for x in ast.walk(node))
 
 def data_notes(code:str, ns:dict) -> list[str]:
     "What `CHECKS` find in `code` about the data of `ns` it reads, before it runs: one note per finding."
@@ -261,8 +268,9 @@ def data_notes(code:str, ns:dict) -> list[str]:
     try: tree = ast.parse(code)
     except SyntaxError: return []
     notes, written = [], _written(tree, ns)
+    tables = {ast.unparse(x.value) for w in written if isinstance(x := ast.parse(w, mode='eval').body, ast.Subscript)}
     for n in ast.walk(tree):
-        if _reads(n, written): continue   # the code changes that data first: the data as it is now says nothing of it
+        if written and _reads(n, written, tables): continue   # the code changes that data first: as it is now, it says nothing
         for check in CHECKS:
             if (note := _checked(check, n, ns)) and note not in notes: notes.append(note)
     notes += [n for n in _checked(missing_denominator, tree, ns) or [] if n not in notes]   # it reads the whole code: which columns
