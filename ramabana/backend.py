@@ -502,7 +502,7 @@ NOTED_NOTE = ("[The facts noted after your last block say its result may not be 
               "run it {how}, or answer saying why they do not matter here.]")
 SEND_BACKS = 2   # answers a turn sends back: each costs a step, and a model that misses twice is shown what it said
 
-# %% ../nbs/08_backend.ipynb #887fc713
+# %% ../nbs/08_backend.ipynb #4df5e97e
 FORCED_STEPS = 3   # steps of a turn that must call a tool: enough to look, run, and fix once
 RETRY_TEMPERATURE = 0.7   # a forced step after a failed call: decoded greedily, the same model writes the same call again
 FORCED_UNTIL = ('look', 'run')   # a question's steps are forced until a tool answered, an action's until its code ran
@@ -551,10 +551,10 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
         # its last run failed, and it answered anyway: whatever the answer says, no code computed it
         if runs and (err := failure(runs[-1].get('content'))) and not about_failure(m.get('content') or '', err):
             return FAILED_NOTE.format(error=err, how=how)
+        if runs and self._check is not None and (note := self._check()): return note   # the user's own words first
         # its last run had notes on the data (`datachecks`), and it answered from that run anyway: once more, with them
         if runs and (notes := notes_in(runs[-1].get('content'))) and noted(runs[-1].get('content')):
             return NOTED_NOTE.format(notes='; '.join(notes), how=how)
-        if runs and self._check is not None and (note := self._check()): return note
     if not self.spec.tool_first: return None   # the checks below are for a small model (`ModelSpec.tool_first`)
     text = m.get('content') or ''
     # a tag of the prompt's own blocks in the answer: the model recited its context instead of answering
