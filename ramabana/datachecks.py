@@ -71,7 +71,8 @@ def equal_text(node, ns:dict) -> str|None:
         return (f"`{expr}` matches {exact} rows, but {int(loose.sum())} match once case and spaces are set aside "
                 f"({_eg(text[loose])})")
     if exact == 0 and (has := text.str.contains(want, case=False, regex=False)).any():
-        return f"`{expr}` matches no row: no value is exactly {want!r}, but {int(has.sum())} contain it ({_eg(text[has])})"
+        return (f"`{expr}` matches no row: no value is exactly {want!r}, but {int(has.sum())} contain it ({_eg(text[has])}, …); "
+                f"`{ast.unparse(node.left)}.str.contains({want!r}, case=False)` finds them all")
     return None
 
 # %% ../nbs/07h_datachecks.ipynb #5a20dba3
@@ -188,13 +189,16 @@ def _denominator(node, ns:dict):
 def missing_denominator(tree, ns:dict) -> list[str]:
     "Notes on a division by a table's length when the code reads columns of it with missing values: they are in the count."
     notes = []
+    # `total = len(df)` then `n / total`: the name stands for the length it was given
+    named = {t.id: a.value for a in ast.walk(tree) if isinstance(a, ast.Assign) for t in a.targets if isinstance(t, ast.Name)}
     for d in (n for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)):
-        if (found := _denominator(d.right, ns)) is None: continue
+        right = named.get(d.right.id, d.right) if isinstance(d.right, ast.Name) else d.right
+        if (found := _denominator(right, ns)) is None: continue
         t, frame = found
         read = {c for n in ast.walk(tree) if (c := _column_name(n, t)) is not None and c in frame.columns}
         if gaps := {c: g for c in sorted(read) if (g := int(frame[c].isna().sum()))}:
             cols = ', '.join(f"{g} with no {c!r}" for c, g in gaps.items())
-            notes.append(f"`{ast.unparse(d.right)}` counts all {len(frame)} rows of `{ast.unparse(t)}`, {cols}; "
+            notes.append(f"`{ast.unparse(right)}` counts all {len(frame)} rows of `{ast.unparse(t)}`, {cols}; "
                          f"of the rows with a value alone, divide by `{ast.unparse(t)}[{next(iter(gaps))!r}].count()`")
     return notes
 
