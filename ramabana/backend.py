@@ -382,7 +382,7 @@ def cancel(self:GatewayBackend) -> bool:
     except Exception as e: self.problem(f'closing the stream: {why_failed(e)}')
     return True
 
-# %% ../nbs/08_backend.ipynb #b9e63b77
+# %% ../nbs/08_backend.ipynb #51ae2347
 STEPS_NOTE = '[stopped after {n} tool steps without a final answer; say "." to let it continue]'
 STUCK_AFTER = 3   # the same call with the same result this often in a turn: the model is going round in circles
 STUCK_NOTE = '[stopped: the same call failed {n} times ({error}); it was not run again]'
@@ -469,10 +469,10 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
                     yield ('' if ''.join(self._text).endswith('\n') else '\n') + shown_output(no_notices(r.get('content') or ''))
                     self._said = said = True
                 if self._cancel.is_set(): return
-                # told that it repeats itself, a small model still sent one block 19 times (the eval's names_by_age,
-                # a TypeError each time; df_fix_chained_assignment, 33 runs of one good line): the turn ends, saying why
+                # told it repeats itself, a small model still sent one block 19 times (names_by_age; 33 runs of one good line in
+                # df_fix_chained_assignment): the turn ends; a failure counts by its error (its hints show data it changed halfway)
                 got = no_notices(r.get('content') or '')   # the reminders on a result count the repeats: not the result
-                key = (json.dumps(tc.get('function'), sort_keys=True), got)
+                key = (json.dumps(tc.get('function'), sort_keys=True), failure(got) or got)
                 seen[key] += 1
                 if seen[key] >= STUCK_AFTER and ((err := failure(got)) or not must):   # a forced step's repeat is not its own
                     note = STUCK_NOTE.format(n=seen[key], error=err) if err else SAME_NOTE.format(n=seen[key])
