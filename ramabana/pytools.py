@@ -19,13 +19,13 @@ from .datachecks import data_notes, lossy_writes, text_kind, DATA_NOTES, NOTE_MA
 
 # %% auto #0
 __all__ = ['REPR_HEAD', 'TIMEOUT', 'NOT_A_NAME', 'NUMBERS_MAX', 'FRAME_ROWS', 'FRAME_COLS', 'NOTHING_TO_RUN', 'MISSING_MODULE',
-           'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'LOSSY_NOTE', 'KERNEL_NAMES', 'TEXT_VALUES',
-           'TEXT_LINE', 'TEXT_ROWS', 'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR', 'repr_head', 'shape_of',
-           'access_hint', 'numbers_line', 'strings_line', 'items_line', 'is_frame', 'is_table', 'frame_lines',
-           'describe', 'data_line', 'Stopped', 'user_traceback', 'run_code', 'format_run', 'used_names', 'error_hints',
-           'column_hint', 'view_file', 'overwrites', 'without_overwrites', 'as_code', 'data_notice', 'python_tools',
-           'users', 'kernel_line', 'text_line', 'glance', 'named_columns', 'glances', 'unheld', 'dated', 'asked_names',
-           'made_instead']
+           'FAILED_CELL', 'VIEW_N', 'BIG_FILE', 'OVERWRITE_NOTE', 'KEPT_NOTE', 'LOSSY_NOTE', 'KERNEL_NAMES',
+           'TEXT_VALUES', 'TEXT_LINE', 'TEXT_ROWS', 'GLANCE_NAMES', 'GLANCE_CHARS', 'GLANCE_REPR', 'repr_head',
+           'shape_of', 'access_hint', 'numbers_line', 'strings_line', 'items_line', 'is_frame', 'is_table',
+           'frame_lines', 'describe', 'data_line', 'Stopped', 'user_traceback', 'run_code', 'format_run', 'used_names',
+           'error_hints', 'column_hint', 'failed_cell', 'view_file', 'overwrites', 'without_overwrites', 'as_code',
+           'data_notice', 'python_tools', 'users', 'kernel_line', 'text_line', 'glance', 'named_columns', 'glances',
+           'unheld', 'dated', 'asked_names', 'made_instead']
 
 # %% ../nbs/08a_pytools.ipynb #45e6e883
 REPR_HEAD = 600
@@ -310,7 +310,7 @@ def format_run(res:dict) -> str:
     if res['error']: parts.append('error:\n' + res['error'])
     return '\n'.join(parts) or '(no output)'
 
-# %% ../nbs/08a_pytools.ipynb #bca5febc
+# %% ../nbs/08a_pytools.ipynb #ce765003
 MISSING_MODULE = ("note: {mod} is not installed in this kernel; do it without {mod}, with what is (the standard library "
                   "has statistics, collections, math, ...)")
 
@@ -339,9 +339,22 @@ def column_hint(col:str, used:list, ns:dict) -> str|None:
     names = ', '.join(f'`{k}`' for k in mine)
     if holder := next((k for k, v in frames.items() if k not in mine and col in v.columns), None):
         shared = [c for c in frames[holder].columns if any(c in frames[k].columns for k in mine)]
-        return f"note: {col!r} is a column of `{holder}`, not of {names}" + (f"; join on {', '.join(map(repr, shared))}, which both have" if shared else '')
+        said = f"note: {col!r} is a column of `{holder}`, not of {names}"
+        if len(shared) != 1: return said + (f"; join on {', '.join(map(repr, shared))}, which both have" if shared else '')
+        # the code to copy, on the last table the code used that can join: the one its failing line most likely read
+        on, t = shared[0], next(k for k in reversed(mine) if shared[0] in frames[k].columns)
+        return said + f"; `{t}.merge({holder}, on={on!r})[{col!r}]` reads it, joined on {on!r}, which both have"
     near = difflib.get_close_matches(col, list(dict.fromkeys(str(c) for k in mine for c in frames[k].columns)), n=3, cutoff=0.6)
     return f"note: {names} has no column {col!r}; the nearest: {', '.join(map(repr, near))}" if near else None
+
+# %% ../nbs/08a_pytools.ipynb #9bea27fe
+FAILED_CELL = 'Checked in the kernel, about the cell that failed:'
+
+def failed_cell(code:str, error:str, ns:dict) -> str:
+    "What the data checks and the error's hints say about the user's `code` that failed with `error`; '' for nothing."
+    hints = [h[len(NOTE_MARK):] for h in error_hints(code, ns, error).splitlines() if h.startswith(NOTE_MARK)]
+    notes = list(dict.fromkeys(data_notes(code, ns) + hints))
+    return FAILED_CELL + ''.join(f'\n- {n}' for n in notes) if notes else ''
 
 # %% ../nbs/08a_pytools.ipynb #9e3429f7
 VIEW_N = 4000
@@ -400,8 +413,7 @@ OVERWRITE_NOTE = ("error: not run: {names} already {hold} the user's data, and t
                   "in the code. Use the variable as it is (inspect_python shows it).")
 KEPT_NOTE = ("note: {names} already {hold} the user's data, so the code ran without the line giving {it} values written "
              "in the code:")
-LOSSY_NOTE = ("error: not run: it would write over the user's data and lose values.\n" + NOTE_MARK + "{why}; keep them: make "
-              "them numbers as they are written (the separators, currency signs or spaces in them taken out first)")
+LOSSY_NOTE = "error: not run: it would write over the user's data and lose values.\n" + NOTE_MARK + "{why}"   # why: how to keep them
 
 def as_code(args:dict):
     "`inspect_python`'s arguments, when they are an expression rather than a name: the `run_python` call they mean."
