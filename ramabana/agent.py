@@ -19,7 +19,7 @@ from .compaction import Compactor
 from .conversation import Backend, Tool, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 from .backend import make_backend
 from .claims import failure
-from .pytools import python_tools, kernel_line, glances, asked_names, made_instead, TIMEOUT
+from .pytools import python_tools, kernel_line, glances, failed_cell, asked_names, made_instead, TIMEOUT
 
 # %% auto #0
 __all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'AGENT_KEYS', 'SYSTEM_PROMPT', 'CODE_SYSTEM_PROMPT', 'REPEAT_AFTER',
@@ -306,11 +306,11 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
         on_discard:Callable|None=None,   # called with the whole answer so far after a resend took back partial text
         context:str='',                  # material sent before the prompt (the notebook), kept in the conversation
         refresh:Callable|None=None,      # `refresh()`: the context to send instead when the conversation is compacted first
-        error_shown:bool=False           # `context` ends in the traceback of a cell that just failed (see `tool_first`)
+        failed:tuple|None=None           # (code, error) of the cell that just failed, when `context` ends in its traceback
        ) -> str:
     "One turn: the answer's text (failures come back as text; `turn_error` says why)."
     self._cb = dict(on_text=on_text, on_tool=on_tool, on_progress=on_progress, on_status=on_status, on_discard=on_discard)
-    text, sent = self._turn_text(prompt), self.message(prompt, context)
+    text, sent = self._turn_text(prompt, failed), self.message(prompt, context, failed)
     run = Run(f'{self.task}.{len(self.runs) + 1}', question=prompt if isinstance(prompt, str) else '',
               model=self.spec.name, grace=2.0, budget=self.budget or self.backend.max_steps,
               log=task_dir(self.task)/'transcript.log')
@@ -324,13 +324,13 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
             if refresh is not None and self._drops != drops:   # what `context` built on went with the old history
                 context = refresh()
             if compacted or self._drops != drops:   # and what the turn left out as held may have gone with it
-                text, sent = self._turn_text(prompt), self.message(prompt, context)
+                text, sent = self._turn_text(prompt, failed), self.message(prompt, context, failed)
             if context and isinstance(text, str):   # where this turn's message lands (after a resumed conversation not applied yet)
                 be = self.backend
                 self._contexts.append((len(be.live_hist), text, context))
             if not run.stopped:
                 self._question = isinstance(prompt, str) and Q_NOTICE in prompt_notices(prompt)
-                first = {'tool_first': m} if (m := self.tool_first(prompt, error_shown and bool(context))) else {}
+                first = {'tool_first': m} if (m := self.tool_first(prompt, bool(failed and context))) else {}
                 check = {'check': c} if (c := self.answer_check(prompt)) else {}
                 for piece in self.backend.stream(sent, run=run, **first, **check):
                     answer = apply_piece(answer, piece)
@@ -361,7 +361,7 @@ def save(self:Agent):
         if self._saved <= i < len(h): new[i - self._saved] = _without_context(h[i], text)
     self.session.append(new); self._saved = len(h)
 
-# %% ../nbs/08b_agent.ipynb #7b8c6b6e
+# %% ../nbs/08b_agent.ipynb #1b6e1e86
 CONTEXT_NOTE = '[the notebook as it was for this message was shown here; later messages show it as it is now]'
 
 def _without_context(m:dict, text:str) -> dict:
@@ -369,18 +369,19 @@ def _without_context(m:dict, text:str) -> dict:
     return {**m, 'content': f'{CONTEXT_NOTE}\n\n{text}'}
 
 @patch
-def _turn_text(self:Agent, prompt):
-    "The prompt as the history keeps it: for a model acting in code the kernel's names and a glance at those it uses; its notices."
+def _turn_text(self:Agent, prompt, failed:tuple|None=None):
+    "The prompt as the history keeps it: the checks on a cell that `failed`; for a model acting in code the kernel's names and glances; its notices."
     if not isinstance(prompt, str): return prompt
     # what an earlier message of the conversation holds word for word is not read again (a follow-up's prefill is its wait)
     held = '\n'.join(m['content'] for m in self.backend.live_hist if m.get('role') == 'user' and isinstance(m.get('content'), str))
-    seen = [kernel_line(self.ns), glances(prompt, self.ns, held=held)] if self.backend.acts_in_code else []
+    seen = [failed_cell(*failed, self.ns)] if failed else []
+    seen += [kernel_line(self.ns), glances(prompt, self.ns, held=held)] if self.backend.acts_in_code else []
     return prompt + ''.join(f'\n\n{s}' for s in seen if s and s not in held) + notices_block(prompt)
 
 @patch
-def message(self:Agent, prompt, context:str='') -> str|list:
+def message(self:Agent, prompt, context:str='', failed:tuple|None=None) -> str|list:
     "The user message a turn sends for `prompt` and `context`: the context, then the prompt with its notices."
-    text = self._turn_text(prompt)
+    text = self._turn_text(prompt, failed)
     return f'{context}\n\n{text}' if context and isinstance(text, str) else text
 
 @patch

@@ -94,14 +94,16 @@ class Session:
         "The running cell's index in `inputs` and its source: IPython stores a cell's input before running it."
         return (len(inputs) - 1, inputs[-1]) if len(inputs) > 1 else (None, None)
 
-    def just_failed(self) -> bool:
-        "Whether the last cell of the user's own code, run before the running one, raised an error."
+    def just_failed(self) -> tuple|None:
+        "The last cell of the user's own code, run before the running one, as `(code, error)` when it raised; else None."
         inputs = self.kernel_history()[0]
         n, _ = self.current(inputs)
-        if n is None: return False
+        if n is None: return None
         errors = getattr(getattr(self.ip, 'history_manager', None), 'exceptions', None) or {}
         last = next((i for i in range(n - 1, 0, -1) if not ramabana_cell(inputs[i])), None)   # `%ram model ...` is not the work
-        return last is not None and last in errors
+        if last is None or last not in errors: return None
+        e = errors[last]
+        return inputs[last], f"{e.get('ename', 'Error')}: {e.get('evalue', '')}"
 
     def spec(self):
         "The model to use: the one chosen with `%ram model` or `-m`, else `model.default`."
@@ -195,7 +197,7 @@ def _error_lines(err:str) -> tuple[str, str]:
     "The forms in which the backend writes a failed turn's reason into its text: a failure, and an empty reply."
     return f'[error: {err}]', f'[{err}]'
 
-# %% ../nbs/09_magic.ipynb #d983252d
+# %% ../nbs/09_magic.ipynb #1c513731
 @patch
 def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, surgical:bool=False) -> TurnResult:
     "Answer `question` in the current cell: attach, fit, stream, show the status line."
@@ -205,7 +207,7 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
     if surgical: agent.compactor.strategy = 'surgical'
     question = question.strip()
     block, refresh = self.context(question, notebook)
-    failed = bool(block) and self.just_failed()   # the block shown ends in that cell's traceback
+    failed = self.just_failed() if block else None   # the block shown ends in that cell's traceback
     view = CellView(self.show)
     view.working(f'asking {agent.spec.name}')   # the first question also starts the model: say something at once
     runs = []   # the turn's finished tool calls, `(call, result)`: what ran lands in the notebook (`land`)
@@ -216,7 +218,7 @@ def ask(self:Session, question:str, model:str|None=None, notebook:bool=True, sur
         def tool(call, result=None):
             if result is not None: runs.append((call, result))
             on_tool(call, result)
-        try: return agent.ask(question, context=block, refresh=refresh, on_text=text, on_tool=tool, error_shown=failed,
+        try: return agent.ask(question, context=block, refresh=refresh, on_text=text, on_tool=tool, failed=failed,
                               on_progress=on_progress, on_status=on_status, on_discard=on_discard)
         finally: self._approve = None
     res = run_turn(work, agent.cancel, view, self.confirm)
