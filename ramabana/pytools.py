@@ -153,7 +153,8 @@ def frame_lines(obj, summary:bool=True) -> list[str]:
     table = type(obj).__name__ == 'DataFrame'
     lines = ['columns: ' + ', '.join(f'{c} ({t})' for c, t in list(obj.dtypes.items())[:FRAME_COLS])] if table else []
     na = obj.isna().sum()
-    gaps = ', '.join(f'{c}: {int(n)}' for c, n in na.items() if n) if table else (str(int(na)) if na else '')
+    # most first: read "age: 9, satisfaction: 21, income: 47, comment: 26", the 1.5B named the last as the column with most
+    gaps = ', '.join(f'{c}: {int(n)}' for c, n in sorted(na.items(), key=lambda x: -x[1]) if n) if table else (str(int(na)) if na else '')
     lines.append(f"missing values: {gaps or 'none'}")
     lines.append('head:\n' + (obj.head(FRAME_ROWS).to_string(max_cols=FRAME_COLS) if table else obj.head(FRAME_ROWS).to_string()))
     if not summary: return lines   # a glance (below) leaves it out: on a large table it is the slow part (a sort a column)
