@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from .runs import Run, run_context
 from .runtime import notices_block, prompt_notices, Q_NOTICE, ACTION_NOTICE, Usage, estimate_tokens
 from .compaction import Compactor
-from .conversation import Backend, Tool, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
+from .conversation import Backend, Tool, as_tool, REFUSED, Discard, apply_piece, CHAT_CALLBACKS
 from .backend import make_backend
 from .claims import failure
-from .pytools import python_tools, kernel_line, glances, failed_cell, asked_names, made_instead, TIMEOUT
+from .pytools import python_tools, Loans, kernel_line, glances, failed_cell, asked_names, made_instead, TIMEOUT
 
 # %% auto #0
 __all__ = ['APPROVAL_MODES', 'DENIED', 'NO_ASKER', 'AGENT_KEYS', 'SYSTEM_PROMPT', 'CODE_SYSTEM_PROMPT', 'REPEAT_AFTER',
@@ -215,7 +215,8 @@ class Agent:
         self.task, self.sp, self.sp_more, self.kw, self.budget = task or new_task(), sp, sp_more, {**c.backend_kw(), **kw}, budget
         self.approvals = Approvals(code=approve or c.approve, ask=ask)
         self._question = False   # this turn asks a question (the user's variables are then read, never replaced)
-        self.tools = python_tools(self.ns, timeout, asked=lambda: self._question) + [t if isinstance(t, Tool) else Tool(t) for t in tools]
+        self._loans = Loans(self.ns)   # what a question's code changed of the user's, given back when the turn ends
+        self.tools = python_tools(self.ns, timeout, asked=lambda: self._question, loans=self._loans) + [as_tool(t) for t in tools]
         self.compactor = compactor or Compactor(c.reserve, c.keep_recent, auto=c.auto_compact, strategy=c.strategy)
         self.summariser_model = summariser if summariser is not None else c.summariser
         self.session = SessionFile(task_dir(self.task)/'session.jsonl')
@@ -337,6 +338,7 @@ def ask(self:Agent, prompt, # the user's message: text, or a list of parts (text
                     if isinstance(piece, Discard): self._emit('on_discard', answer)
                     else: run.hear(piece); self._emit('on_text', piece)
     finally:
+        self._loans.give_back()   # a question leaves the kernel as it found it
         run.finish(answer, RamabanaError(self.backend.turn_error) if self.backend.turn_error else None)
         self.save()
         self._cb = {}
