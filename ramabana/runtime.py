@@ -103,7 +103,7 @@ _AS_NAME = re.compile(r'\bas\s+`?[A-Za-z_][\w.\-/]*`?$')
 # %% ../nbs/02_runtime.ipynb #462e9b1e
 def _words(p): return re.findall(r"[a-z][a-z'\-]*", p.lower())
 
-# %% ../nbs/02_runtime.ipynb #fb2de2e7
+# %% ../nbs/02_runtime.ipynb #7cdec1c5
 def prompt_notices(prompt): # the text the user submitted
     "Notices a submitted prompt earns, after aai-coding's `UserPromptSubmit` hook."
     p = (prompt or '').strip()
@@ -116,10 +116,17 @@ def prompt_notices(prompt): # the text the user submitted
         res.append(APPROVAL_NOTICE)
     btw = bool(ws) and ws[0] == 'btw'
     if btw: res.append(BTW_NOTICE)
-    rest = ws[1:] if btw else ws
-    while rest and rest[0] in APPROVAL_WORDS: rest = rest[1:]   # "ok, fix it", "please add", "let's run it"
-    if (rest and rest[0] in ACTION_VERBS) or _AS_NAME.search(p): res.append(ACTION_NOTICE)
+    if any(_orders(s) for s in _SENTENCE.split(p)) or _AS_NAME.search(p): res.append(ACTION_NOTICE)
     return res
+
+_SENTENCE = re.compile(r'(?<=[.!:;])\s+|\n')   # "The last cell fails. Fix `df` so that ...": the order is the second
+
+def _orders(sentence:str) -> bool:
+    "Whether `sentence` begins with a verb of `ACTION_VERBS`, after a 'BTW' and words that say yes."
+    rest = _words(sentence)
+    if rest and rest[0] == 'btw': rest = rest[1:]
+    while rest and rest[0] in APPROVAL_WORDS: rest = rest[1:]   # "ok, fix it", "please add", "let's run it"
+    return bool(rest) and rest[0] in ACTION_VERBS
 
 # %% ../nbs/02_runtime.ipynb #8a1d9a67
 def notices_block(prompt): # the text the user submitted
