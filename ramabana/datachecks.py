@@ -211,8 +211,9 @@ def dates_compared(node, ns:dict) -> str|None:
     other = node.comparators[0]
     if isinstance(other, ast.Constant) or (col := column_of(node.left, ns)) is None or text_kind(col) != 'dates': return None
     expr = ast.unparse(node.left)
+    dates = ast.Call(ast.Attribute(ast.Name('pd'), 'to_datetime'), [node.left], [])
     return (f"`{expr}` holds dates written as text ({_eg(col.dropna(), 2)}): compared with `{ast.unparse(other)}` it fails; "
-            f"`pd.to_datetime({expr}) {ast.unparse(ast.Compare(ast.Name('_'), node.ops, [other]))[2:]}` compares dates")
+            f"`{ast.unparse(ast.Compare(dates, node.ops, [other]))}` compares dates")
 
 # %% ../nbs/07h_datachecks.ipynb #5da0505f
 _COMPARE_METHODS = {'ge', 'gt', 'le', 'lt', 'eq', 'ne'}
