@@ -24,7 +24,7 @@ from .conversation import Backend, reply_reserve, user_msg, why_failed, Discard,
 # %% auto #0
 __all__ = ['LOCAL_GATEWAY', 'CLAUDE_EFFORT', 'STEPS_NOTE', 'STUCK_AFTER', 'STUCK_NOTE', 'SAME_NOTE', 'CANCELLED_CALL',
            'FAILED_CALL', 'MISCALL_NOTE', 'ECHO_NOTE', 'RECITED_NOTE', 'SILENT_NOTE', 'UNBACKED_NOTE', 'CLAIMED_NOTE',
-           'FAILED_NOTE', 'NOTED_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL',
+           'UNRUN_NOTE', 'FAILED_NOTE', 'NOTED_NOTE', 'SEND_BACKS', 'FORCED_STEPS', 'RETRY_TEMPERATURE', 'FORCED_UNTIL',
            'TEMPLATE_TAGS', 'COUNT_CACHE', 'COUNT_TIMEOUT', 'use_chat', 'LocalGateway', 'local_gateway',
            'local_gateway_url', 'stop_local_gateway', 'gateway_url', 'task_header', 'GatewayBackend', 'writer',
            'make_backend']
@@ -271,7 +271,7 @@ def request_body(self:GatewayBackend, messages:list, purpose:str, max_tokens:int
     if not think: extra['reasoning_budget_tokens'] = 0   # the gateway turns it into each provider's way of not thinking
     return body, extra
 
-# %% ../nbs/08_backend.ipynb #07df07fe
+# %% ../nbs/08_backend.ipynb #157c35a5
 @patch
 def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int|None=None, tools:bool=True,
           think:bool=True, # False: ask the model not to think (a summary, a one-shot question)
@@ -337,7 +337,7 @@ def _step(self:GatewayBackend, messages:list, purpose:str='turn', max_tokens:int
         yield Discard(k); text[:] = [said.rstrip()]
     ended = fence is not None and not self._cancel.is_set() and fence.end(complete=asm.finish != 'length')
     # made to start a block, it answered in words inside it, closed or left open: the words are its answer, without the fence
-    if prefill and fence is not None and not self._cancel.is_set() and (not fence.parses if ended else asm.finish != 'length'):
+    if prefill and fence is not None and not self._cancel.is_set() and (not fence.is_code if ended else asm.finish != 'length'):
         yield Discard(len(''.join(text))); yield (said := fence.words if ended else ''.join(text)[len(prefill):].strip())
         msg = asm.message(said); msg['model'] = writer(self.spec)
         return msg, asm.usage
@@ -487,7 +487,7 @@ def _stream(self:GatewayBackend, msg, purpose:str='turn',
             yield ('\n\n' if said else '') + STEPS_NOTE.format(n=self.steps)
             return
 
-# %% ../nbs/08_backend.ipynb #9502ef61
+# %% ../nbs/08_backend.ipynb #38493fe7
 MISCALL_NOTE = ("[Your reply was written as a tool call but is not one ({why}), so nothing ran. Your tools:\n{tools}\n"
                 "Call the one that does what you meant, or answer in words.]")
 ECHO_NOTE = "[You repeated the {tags} block instead of answering. Answer the question in your own words.]"
@@ -496,6 +496,7 @@ SILENT_NOTE = "[You said nothing. Answer the question from the results above.]"
 UNBACKED_NOTE = ("[Your answer states {nums}, which no code run in this turn printed. Work {them} out {how} and answer "
                  "from the output, or answer without {them}.]")
 CLAIMED_NOTE = "[Your answer says '{words}', but no code ran in this turn. Run the code {how} and answer from its real output.]"
+UNRUN_NOTE = "[Nothing ran in this turn, so nothing computed that answer. Work it out {how} and answer from the output; if it needs no computing, say it again.]"
 FAILED_NOTE = ("[Your last code failed ({error}), so no code computed that answer. Fix the code and run it {how}, then "
                "answer from its output; if the question is why it fails, answer that.]")
 NOTED_NOTE = ("[The facts noted after your last block say its result may not be the answer: {notes}. Change the code and "
@@ -542,8 +543,8 @@ def recital(self:GatewayBackend, m:dict, start:int) -> int:
 def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
     "The note that sends final answer `m` back to the model for one more step, or None to keep it."
     if not self.acts_in_code and (why := self.miscall(m)): return MISCALL_NOTE.format(why=why, tools=tool_lines(self.tools))
+    how = 'in a ```python block' if self.acts_in_code else f'with {CODE_TOOL}'
     if any(t.name == CODE_TOOL for t in self.tools):   # it can compute what it states: have it do so
-        how = 'in a ```python block' if self.acts_in_code else f'with {CODE_TOOL}'
         if nums := self.uncomputed(m, start):
             return UNBACKED_NOTE.format(nums=', '.join(nums), them='it' if len(nums) == 1 else 'them', how=how)
         runs = [x for x in self.hist[start:-1] if x.get('role') == 'tool' and x.get('name') == CODE_TOOL]
@@ -561,8 +562,8 @@ def send_back(self:GatewayBackend, m:dict, start:int) -> str|None:
     if echoed := sorted(self._prompt_tags(start) & set(_re_tag.findall(text))):
         return ECHO_NOTE.format(tags=', '.join(f'<{t}>' for t in echoed))
     results = [x for x in self.hist[start:-1] if x.get('role') == 'tool']
-    # nothing ran and the answer is its prompt copied back (quoting an output it read later is an answer)
-    if not results: return RECITED_NOTE if recites(text, '\n'.join(self._prompt(start))) else None
+    # nothing ran and the answer is its prompt copied back (quoting an output it read later is an answer), or a guess
+    if not results: return RECITED_NOTE if recites(text, '\n'.join(self._prompt(start))) else UNRUN_NOTE.format(how=how) if self._forced else None
     return SILENT_NOTE if not text.strip() else None
 
 @patch
@@ -577,8 +578,7 @@ def sources(self:GatewayBackend) -> list[str]:
 @patch
 def uncomputed(self:GatewayBackend, m:dict, start:int) -> list[str]:
     "The numbers final answer `m` states that nothing the conversation saw holds, once the turn ran code, says it did, or had to."
-    text = m.get('content')
-    if not isinstance(text, str) or not text.strip(): return []
+    if not isinstance(text := m.get('content'), str) or not text.strip(): return []
     # a turn made to act first (`tool_first`) answers from what it computed, whatever ran: its numbers are held to that
     if not any(x.get('role') == 'tool' for x in self.hist[start:]) and not claims_run(text) and not self._forced: return []
     return unbacked(text, self.sources())

@@ -60,9 +60,13 @@ class CodeFence:
         return self.text[self.opened.end():self.closed.start()].rstrip('\n')
 
     @property
-    def parses(self) -> bool:
-        "Whether the block's code is Python with a statement (a model made to start a block may write its answer in it instead)."
-        return self.code is not None and _parses(self.code)
+    def is_code(self) -> bool:
+        "Whether the block is code to run (a model made to start a block may write its answer in it instead): see below."
+        if self.code is None: return False
+        if _parses(self.code): return True
+        # code with a typo: most of its lines parse alone (a sentence seldom does), and running it shows the SyntaxError
+        lines = [l.strip() for l in self.code.splitlines() if l.strip() and not l.lstrip().startswith('#')]
+        return len(lines) >= 2 and 2 * sum(map(_parses, lines)) > len(lines)
 
     @property
     def words(self) -> str:

@@ -68,8 +68,9 @@ def equal_text(node, ns:dict) -> str|None:
     exact, loose = int((text == want).sum()), text.str.strip().str.casefold() == want.strip().casefold()
     expr = ast.unparse(node)
     if int(loose.sum()) > exact:
+        tidy = f"{ast.unparse(node.left)}.str.strip().str.casefold() == {want.strip().casefold()!r}"
         return (f"`{expr}` matches {exact} rows, but {int(loose.sum())} match once case and spaces are set aside "
-                f"({_eg(text[loose])})")
+                f"({_eg(text[loose])}); `{tidy}` finds them all")
     if exact == 0 and (has := text.str.contains(want, case=False, regex=False)).any():
         return (f"`{expr}` matches no row: no value is exactly {want!r}, but {int(has.sum())} contain it ({_eg(text[has])}, …); "
                 f"`{ast.unparse(node.left)}.str.contains({want!r}, case=False)` finds them all")
@@ -133,7 +134,8 @@ def pivot_mean(node, ns:dict) -> str|None:
     "A note on `pivot_table` called without `aggfunc`: each cell is a mean."
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'pivot_table'): return None
     if any(k.arg == 'aggfunc' for k in node.keywords) or len(node.args) > 3: return None
-    return "pivot_table without aggfunc averages the values in each cell (its default is 'mean'); aggfunc='sum' adds them"
+    summed = ast.Call(node.func, node.args, [*node.keywords, ast.keyword('aggfunc', ast.Constant('sum'))])
+    return f"pivot_table without aggfunc averages the values in each cell (its default is 'mean'); `{ast.unparse(summed)}` adds them"
 
 def unmatched(node, ns:dict) -> str|None:
     "A note on a merge whose `how` keeps rows with no match on `on`: how many, from which table."
@@ -229,7 +231,7 @@ def missing_share(node, ns:dict) -> str|None:
     return (f"`{expr}` has {gone} missing values of {len(col)}; `{ast.unparse(c)}` is False for them, so this mean is a share "
             f"of all {len(col)} rows; of the {len(col) - gone} values present alone, compare `{expr}.dropna()`")
 
-# %% ../nbs/07h_datachecks.ipynb #888127b2
+# %% ../nbs/07h_datachecks.ipynb #d4ff5f11
 def _denominator(node, ns:dict):
     "The table `t` whose length `node` takes (`len(t)`, `t.shape[0]`), with its DataFrame; or None."
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'len' and len(node.args) == 1: t = node.args[0]
@@ -250,8 +252,9 @@ def missing_denominator(tree, ns:dict) -> list[str]:
         read = {c for n in ast.walk(tree) if (c := _column_name(n, t)) is not None and c in frame.columns}
         if gaps := {c: g for c in sorted(read) if (g := int(frame[c].isna().sum()))}:
             cols = ', '.join(f"{g} with no {c!r}" for c, g in gaps.items())
+            counted = f"{ast.unparse(d.left)} / {ast.unparse(t)}[{next(iter(gaps))!r}].count()"
             notes.append(f"`{ast.unparse(right)}` counts all {len(frame)} rows of `{ast.unparse(t)}`, {cols}; "
-                         f"of the rows with a value alone, divide by `{ast.unparse(t)}[{next(iter(gaps))!r}].count()`")
+                         f"of the rows with a value alone, `{counted}`")
     return notes
 
 def _column_name(node, t):
