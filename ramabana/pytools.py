@@ -456,7 +456,7 @@ class Loans:
     "The user's values a question's code changes, held while the turn works on copies; `give_back` restores them."
     def __init__(self, ns:dict): self.ns, self.held = ns, {}
     def lend(self, names:list):
-        "Put a copy in place of each of `names` not lent yet (a name that is rebound needs no copy, only remembering)."
+        "Put a copy in place of each of `names` not lent yet, keeping the original to give back."
         for k in names:
             if k in self.held: continue
             v = self.ns[k]
